@@ -1,0 +1,36 @@
+# Thin task runner. Every target that needs the virtual environment creates it first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+CORPUS ?= $(or $(MLSUBMIT_CORPUS),../shared/corpus)
+RULESET ?= 1.1.0
+
+.PHONY: install test demo check bench lint test-browser clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	MLSUBMIT_CORPUS=$(CORPUS) $(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(PY) tools/demo.py build/demo
+
+check: $(STAMP)
+	$(VENV)/bin/mlsubmit check --ruleset $(RULESET) systems
+
+bench: $(STAMP)
+	MLSUBMIT_CORPUS=$(CORPUS) $(PY) tools/bench.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy mlsubmit checker submission tools
+
+clean:
+	rm -rf build dist *.egg-info .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""mlsubmit.checker: reading run logs and checking logs, systems and submission trees."""

@@ -1,0 +1,312 @@
+"""Stream `:::MLLOG` records out of a run log, as mlperf-logging's parser reads them, with real line numbers.
+
+What mlperf-logging does (mlp_parser/ruleset_1xx.py and later, identical for training 1.0.0 to 6.1.0): open the
+file as latin-1 text with universal newlines, keep the lines that contain `:::MLLOG `, drop everything before the
+*last* token on the line, strip whitespace, JSON-decode the rest, and number the kept lines from 0. We do the same
+on bytes, one line at a time, so memory does not grow with the file (only the records are kept), and give each
+record the 1-based number of the physical line (counted by `\\n`) it sits on. Records separated by a bare CR share
+their physical line's number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+
+TOKEN = ":::MLLOG "
+_BTOKEN = TOKEN.encode("ascii")
+MAX_LINE = 16 * 1024 * 1024  # longer physical lines are skipped (LOG010) so memory stays bounded
+_REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
+
+
+@dataclass(slots=True)
+class Record:
+    """One MLLOG record. Attribute names follow mlperf-logging's LogLine, which the rule files read.
+
+    `value` is `{"value": ..., "metadata": ...}` as in LogLine; `lineno` is mlperf-logging's 0-based index among
+    MLLOG lines (what its messages call "line"); `line` is the real 1-based line in the file.
+    """
+
+    key: str
+    value: dict[str, Any]
+    timestamp: float
+    line: int
+    lineno: int
+    full_string: str = ""
+
+    @property
+    def payload(self) -> Any:
+        return self.value["value"]
+
+    @property
+    def metadata(self) -> Any:
+        return self.value["metadata"]
+
+
+@dataclass
+class ParsedLog:
+    path: str
+    records: list[Record] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    sha256: str = ""
+    size: int = 0
+    lines: int = 0
+    parse_errors: int = 0  # MLLOG lines that did not give a record (mlperf-logging fails the log for these)
+    readable: bool = True
+
+    def first(self, key: str) -> Record | None:
+        return next((r for r in self.records if r.key == key), None)
+
+    def all(self, key: str) -> list[Record]:
+        return [r for r in self.records if r.key == key]
+
+
+class _RecordError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        dups = sorted({k for k, _ in pairs if k in seen or seen.add(k)})  # type: ignore[func-returns-value]
+        raise _DuplicateKeys(out, dups)
+    return out
+
+
+class _DuplicateKeys(Exception):
+    def __init__(self, obj: dict[str, Any], keys: list[str]) -> None:
+        super().__init__(keys)
+        self.obj = obj
+        self.keys = keys
+
+
+def _nonfinite(name: str) -> float:
+    _NONFINITE_SEEN[0] = True
+    return float(name.replace("Infinity", "inf"))
+
+
+_NONFINITE_SEEN = [False]
+_DECODE = json.JSONDecoder(parse_constant=_nonfinite).decode
+
+
+def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
+    """Decode the JSON after the token; return key, LogLine-style value, time and warnings, or raise."""
+    _NONFINITE_SEEN[0] = False
+    warnings: list[str] = []
+    try:
+        obj = _DECODE(text)
+    except RecursionError:
+        raise _RecordError("LOG004", "record is nested too deeply to decode") from None
+    except ValueError as exc:
+        raise _RecordError("LOG004", f"record is not valid JSON: {exc}") from None
+    if _NONFINITE_SEEN[0]:
+        warnings.append("LOG008")
+    if not isinstance(obj, dict):
+        raise _RecordError("LOG005", f"record is a JSON {type(obj).__name__}, not an object")
+    missing = [k for k in ("time_ms", "key", "value", "metadata") if k not in obj]
+    if missing:
+        raise _RecordError("LOG005", "record has no " + ", ".join(f"'{k}'" for k in missing))
+    try:
+        ts = float(obj["time_ms"])
+    except (TypeError, ValueError):
+        raise _RecordError("LOG006", f"time_ms {obj['time_ms']!r} is not a number") from None
+    key = obj["key"]
+    if not isinstance(key, str):
+        raise _RecordError("LOG005", f"record key {key!r} is not a string")
+    if text.count('":') > _shallow_keys(obj):
+        warnings.append("LOG007")
+    return key, {"value": obj["value"], "metadata": obj["metadata"]}, ts, warnings
+
+
+def _shallow_keys(obj: dict[str, Any]) -> int:
+    """Keys in the record, its value and its metadata: each is written `"name":` by mllog.
+
+    More `":` in the text than that means a repeated key, a deeper object or a string holding `":`; only
+    then is the slower, exact duplicate scan run, so ordinary records pay one str.count for the check.
+    """
+    n = len(obj)
+    for part in (obj["value"], obj["metadata"]):
+        if isinstance(part, dict):
+            n += len(part)
+    return n
+
+
+def _duplicate_keys(text: str) -> list[str]:
+    """Second, slower decode only for records that might repeat a key: collect the repeated names."""
+    try:
+        json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKeys as dup:
+        return dup.keys
+    except (ValueError, RecursionError):
+        pass
+    return []
+
+
+
+
+class _Reader:
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.log = ParsedLog(path=display)
+        self.index = 0  # mlperf-logging's lineno: count of MLLOG lines
+        self.nul_lines: list[int] = []
+        self.bad_utf8: list[int] = []
+
+    def feed(self, data: bytes, first_line: int) -> int:
+        """Read the complete lines in `data` (it ends just after a newline, or at EOF); return the lines seen.
+
+        Only the token's occurrences are visited (bytes.find), so text between records costs C-speed scans.
+        """
+        if b"\x00" in data or not data.isascii():
+            self._scan_bytes(data, first_line)
+        lineno = first_line
+        counted_to = 0
+        pos = data.find(_BTOKEN)
+        while pos >= 0:
+            start = data.rfind(b"\n", 0, pos) + 1
+            end = data.find(b"\n", pos)
+            if end < 0:
+                end = len(data)
+            lineno += data.count(b"\n", counted_to, start)
+            counted_to = start
+            self._line(data[start:end], lineno)
+            pos = data.find(_BTOKEN, end)
+        return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+    def _scan_bytes(self, data: bytes, first_line: int) -> None:
+        for offset, raw in enumerate(data.split(b"\n")):
+            if b"\x00" in raw:
+                self.nul_lines.append(first_line + offset)
+            if not raw.isascii():
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.bad_utf8.append(first_line + offset)
+
+    def _line(self, raw: bytes, lineno: int) -> None:
+        body = raw[:-1] if raw.endswith(b"\r") else raw
+        if b"\r" in body:  # universal newlines: a bare CR ends a line for mlperf-logging's reader
+            for piece in body.split(b"\r"):
+                if _BTOKEN in piece:
+                    self._record(piece.decode("latin-1"), lineno)
+        else:
+            self._record(body.decode("latin-1"), lineno)
+
+    def _record(self, text: str, lineno: int) -> None:
+        text = text[text.rindex(TOKEN) :].strip()
+        index = self.index
+        self.index += 1
+        body = text[len(TOKEN) :] if text.startswith(TOKEN) else None
+        try:
+            if body is None:
+                raise _RecordError("LOG004", "record is empty after the :::MLLOG token")
+            key, value, ts, warnings = decode_record(body)
+        except _RecordError as err:
+            self.log.parse_errors += 1
+            self.log.findings.append(finding(err.code, self.display, err.message, line=lineno))
+            return
+        if warnings:
+            self._warn(key, body, warnings, lineno)
+        self.log.records.append(Record(key, value, ts, lineno, index))
+
+    def _warn(self, key: str, body: str, warnings: list[str], lineno: int) -> None:
+        if "LOG008" in warnings:
+            self.log.findings.append(
+                finding("LOG008", self.display, f"record '{key}' holds NaN or Infinity", line=lineno)
+            )
+        dups = _duplicate_keys(body) if "LOG007" in warnings else []
+        if dups:
+            self.log.findings.append(
+                finding(
+                    "LOG007",
+                    self.display,
+                    f"record '{key}' repeats key(s) {', '.join(dups)}; the last value is used",
+                    line=lineno,
+                )
+            )
+
+    def finish(self, lines: int) -> ParsedLog:
+        self.log.lines = lines
+        self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
+        self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
+        if not self.log.records and self.log.parse_errors == 0:
+            self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
+        return self.log
+
+    def _summarise(self, code: str, lines: list[int], what: str) -> None:
+        for ln in lines[:_REPORT_EACH]:
+            more = len(lines) - _REPORT_EACH
+            tail = f" ({more} more line(s) like it)" if more > 0 and ln == lines[_REPORT_EACH - 1] else ""
+            self.log.findings.append(finding(code, self.display, f"line holds {what}{tail}", line=ln))
+
+
+CHUNK = 1 << 20
+
+
+def read_stream(stream: BinaryIO, display: str) -> ParsedLog:
+    """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010)."""
+    reader = _Reader(display)
+    digest = hashlib.sha256()
+    line = 1  # number of the line the next byte belongs to
+    rest = b""
+    overlong = False
+    size = 0
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            break
+        digest.update(chunk)
+        size += len(chunk)
+        if overlong:  # drop bytes up to the end of the overlong line
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                continue
+            chunk = chunk[cut + 1 :]
+            overlong = False
+            line += 1
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            line += reader.feed(data[:cut], line)
+        rest = data[cut:]
+        if len(rest) > MAX_LINE:
+            reader.log.findings.append(
+                finding("LOG010", display, f"line is longer than {MAX_LINE} bytes; skipped", line=line)
+            )
+            rest = b""
+            overlong = True
+    if rest:
+        reader.feed(rest, line)
+    lines = line - 1 + (1 if rest or overlong else 0)
+    log = reader.finish(lines)
+    log.sha256 = digest.hexdigest()
+    log.size = size
+    return log
+
+
+def read_log(path: str | Path, display: str | None = None) -> ParsedLog:
+    """Read one log file. Never raises for bad content or an unreadable file: both become findings."""
+    display = display if display is not None else str(path)
+    try:
+        with open(path, "rb") as stream:
+            return read_stream(stream, display)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        log = ParsedLog(path=display, readable=False)
+        log.findings.append(finding("LOG001", display, f"cannot read the log: {reason}"))
+        return log
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

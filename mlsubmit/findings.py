@@ -1,0 +1,121 @@
+"""The one diagnostic record every check produces, and the aggregate the reporters read."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A second place a finding points at (the other duplicate key, the system file a log disagrees with)."""
+
+    path: str
+    line: int | None = None
+    pointer: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A single problem: stable code, severity, where, what and how to fix it.
+
+    `line` is 1-based in the file; JSON documents may give a `pointer` (RFC 6901) as well.
+    `path` is "" for findings about the whole run (for example an unknown ruleset).
+    """
+
+    code: str
+    severity: Severity
+    path: str
+    message: str
+    hint: str
+    line: int | None = None
+    pointer: str | None = None
+    related: tuple[Location, ...] = field(default=())
+
+    @property
+    def family(self) -> str:
+        return "".join(ch for ch in self.code if ch.isalpha())
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line or 0, self.code, self.message)
+
+    def with_path(self, path: str) -> Finding:
+        return replace(self, path=path)
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "code": self.code,
+            "severity": self.severity.value,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+            "hint": self.hint,
+        }
+        if self.pointer is not None:
+            out["pointer"] = self.pointer
+        if self.related:
+            out["related"] = [
+                {k: v for k, v in (("path", r.path), ("line", r.line), ("pointer", r.pointer)) if v is not None}
+                for r in self.related
+            ]
+        return out
+
+
+def has_errors(findings: Iterable[Finding], *, strict: bool = False) -> bool:
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    return any(f.severity in failing for f in findings)
+
+
+@dataclass
+class Report:
+    """Everything one command found: per checked file, plus findings about trees and the run itself."""
+
+    files: dict[str, list[Finding]] = field(default_factory=dict)
+    tree: list[Finding] = field(default_factory=list)
+    strict: bool = False
+
+    def add_file(self, path: str, findings: Iterable[Finding] = ()) -> None:
+        self.files.setdefault(path, []).extend(findings)
+
+    def add(self, finding: Finding) -> None:
+        """File a finding under its file when that file is listed, else with the tree-level ones."""
+        if finding.path in self.files:
+            self.files[finding.path].append(finding)
+        else:
+            self.tree.append(finding)
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for f in findings:
+            self.add(f)
+
+    def all_findings(self) -> list[Finding]:
+        out = [f for fs in self.files.values() for f in fs]
+        out.extend(self.tree)
+        return out
+
+    def verdict(self, path: str) -> str:
+        return "fail" if has_errors(self.files.get(path, ()), strict=self.strict) else "pass"
+
+    def counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Severity}
+        for f in self.all_findings():
+            counts[f.severity.value] += 1
+        return counts
+
+    def exit_code(self) -> int:
+        return 1 if has_errors(self.all_findings(), strict=self.strict) else 0
+
+    def sorted(self) -> Report:
+        files = {p: sorted(fs, key=Finding.sort_key) for p, fs in sorted(self.files.items())}
+        return Report(files=files, tree=sorted(self.tree, key=Finding.sort_key), strict=self.strict)

@@ -1,0 +1,1 @@
+"""mlsubmit.submission: building submission trees, manifests and archives."""
