@@ -1,5 +1,76 @@
+"""Command-line entry point: `mlsubmit <command> ...`; `main(argv) -> int` never raises.
+
+Exit codes: 0 no errors, 1 errors found (warnings too with --strict), 2 usage error or unreadable input,
+3 internal error (one line on stderr, the traceback in a log file), 130 interrupted.
+"""
+
 from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import tempfile
+import traceback
+
+from mlsubmit import __version__
+from mlsubmit.commands import COMMANDS
+from mlsubmit.errors import FatalError, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mlsubmit", description="Check, package and score MLPerf Training submissions.")
+    parser.add_argument("--version", action="version", version=f"mlsubmit {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (module, _help) in COMMANDS.items():
+        importlib.import_module(module).add_parser(sub)
+    return parser
+
+
+def _crash_log(exc: BaseException) -> str:
+    fd, path = tempfile.mkstemp(prefix="mlsubmit-crash-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"mlsubmit {__version__}\nargv: {sys.argv!r}\n\n")
+        fh.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
-    return 0
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help(sys.stderr)
+            return 2
+        module = importlib.import_module(COMMANDS[args.command][0])
+        return int(module.run(args))
+    except UsageError as exc:
+        print(f"mlsubmit: error: {exc}", file=sys.stderr)
+        return 2
+    except FatalError as exc:
+        print(f"mlsubmit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mlsubmit: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:  # argparse --help/--version
+        return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        try:
+            where = _crash_log(exc)
+        except OSError:
+            where = "(could not write a crash log)"
+        print(f"mlsubmit: internal error: {type(exc).__name__}: {exc}; details in {where}", file=sys.stderr)
+        return 3

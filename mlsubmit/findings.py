@@ -84,6 +84,7 @@ class Report:
     files: dict[str, list[Finding]] = field(default_factory=dict)
     tree: list[Finding] = field(default_factory=list)
     strict: bool = False
+    meta: dict[str, str] = field(default_factory=dict)  # command, ruleset, tool version: shown by reporters
 
     def add_file(self, path: str, findings: Iterable[Finding] = ()) -> None:
         self.files.setdefault(path, []).extend(findings)
@@ -118,4 +119,4 @@ class Report:
 
     def sorted(self) -> Report:
         files = {p: sorted(fs, key=Finding.sort_key) for p, fs in sorted(self.files.items())}
-        return Report(files=files, tree=sorted(self.tree, key=Finding.sort_key), strict=self.strict)
+        return Report(files=files, tree=sorted(self.tree, key=Finding.sort_key), strict=self.strict, meta=self.meta)

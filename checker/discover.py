@@ -1,0 +1,110 @@
+"""Turn the PATHs given on the command line into logs and organisation trees to check.
+
+A PATH is a log file, a folder of logs (a benchmark folder, `results/<system>/`, `results/`), an organisation
+folder (it has `systems/`, `results/` or `benchmarks/`), or a folder of organisation folders (a round).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ORG_MARKERS = ("systems", "results", "benchmarks")
+
+
+class UsageError(Exception):
+    """Bad command line or an unreadable PATH: exit code 2."""
+
+
+@dataclass(frozen=True)
+class LogRef:
+    path: Path
+    display: str
+    system: str | None = None
+    benchmark: str | None = None
+
+
+@dataclass
+class OrgTree:
+    root: Path
+    display: str
+    logs: list[LogRef] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.root.resolve().name
+
+    def sub(self, *parts: str) -> Path:
+        return self.root.joinpath(*parts)
+
+    def shown(self, *parts: str) -> str:
+        return os.path.join(self.display, *parts)
+
+
+@dataclass
+class Targets:
+    loose_logs: list[LogRef] = field(default_factory=list)
+    orgs: list[OrgTree] = field(default_factory=list)
+
+    def all_logs(self) -> list[LogRef]:
+        return [*self.loose_logs, *(ref for org in self.orgs for ref in org.logs)]
+
+
+def is_org(path: Path) -> bool:
+    return path.is_dir() and any((path / m).is_dir() for m in ORG_MARKERS)
+
+
+def is_result_log(name: str) -> bool:
+    return name.startswith("result_") and name.endswith(".txt")
+
+
+def org_logs(org: Path, display: str) -> list[LogRef]:
+    """`results/<system>/<benchmark>/result_*.txt`, the files the reference package checker reads."""
+    out: list[LogRef] = []
+    results = org / "results"
+    if not results.is_dir():
+        return out
+    for system in sorted(p for p in results.iterdir() if p.is_dir()):
+        for bench in sorted(p for p in system.iterdir() if p.is_dir()):
+            for log in sorted(p for p in bench.iterdir() if p.is_file() and is_result_log(p.name)):
+                shown = os.path.join(display, "results", system.name, bench.name, log.name)
+                out.append(LogRef(log, shown, system.name, bench.name))
+    return out
+
+
+def _loose_logs(folder: Path, display: str) -> list[LogRef]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if is_result_log(name):
+                full = Path(dirpath) / name
+                rel = os.path.relpath(full, folder)
+                out.append(LogRef(full, os.path.join(display, rel)))
+    return out
+
+
+def discover(paths: list[str]) -> Targets:
+    targets = Targets()
+    for given in paths:
+        path = Path(given)
+        if not path.exists():
+            raise UsageError(f"{given}: no such file or folder")
+        if path.is_file():
+            if not os.access(path, os.R_OK):
+                raise UsageError(f"{given}: not readable")
+            targets.loose_logs.append(LogRef(path, given))
+        elif is_org(path):
+            targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
+        elif path.is_dir():
+            orgs = sorted(p for p in path.iterdir() if is_org(p))
+            if orgs:
+                for org in orgs:
+                    shown = os.path.join(given, org.name)
+                    targets.orgs.append(OrgTree(org, shown, org_logs(org, shown)))
+            else:
+                targets.loose_logs.extend(_loose_logs(path, given))
+        else:
+            raise UsageError(f"{given}: not a regular file or folder")
+    return targets

@@ -1,0 +1,108 @@
+"""What the tree-level checks, the scorer and the report need from a log, extracted once while it is checked.
+
+Facts are small and picklable, so a worker process can hand them back and the cache can store them; no check
+above the log level reads a log file again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlsubmit.checker.logs import ParsedLog
+
+# Keys whose every occurrence is kept (the rest keep their first occurrence only).
+SERIES_KEYS = frozenset(
+    {
+        "eval_accuracy", "seed", "run_start", "run_stop", "init_start", "init_stop", "submission_benchmark",
+        "submission_division", "submission_org", "submission_platform", "submission_status", "epoch_stop",
+        "block_stop", "eval_stop", "train_samples",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    value: Any
+    metadata: Any
+    time_ms: float
+    line: int
+
+
+@dataclass
+class LogFacts:
+    path: str
+    sha256: str = ""
+    size: int = 0
+    readable: bool = True
+    record_count: int = 0
+    first: dict[str, Occurrence] = field(default_factory=dict)
+    series: dict[str, list[Occurrence]] = field(default_factory=dict)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        occ = self.first.get(key)
+        return occ.value if occ is not None else default
+
+    def line(self, key: str) -> int | None:
+        occ = self.first.get(key)
+        return occ.line if occ is not None else None
+
+    def all(self, key: str) -> list[Occurrence]:
+        return self.series.get(key, [])
+
+    @property
+    def benchmark(self) -> str | None:
+        v = self.value("submission_benchmark")
+        return v if isinstance(v, str) else None
+
+    @property
+    def division(self) -> str | None:
+        v = self.value("submission_division")
+        return v if isinstance(v, str) else None
+
+    @property
+    def run_start_ms(self) -> float | None:
+        occ = self.first.get("run_start")
+        return occ.time_ms if occ else None
+
+    @property
+    def run_stop(self) -> Occurrence | None:
+        stops = self.all("run_stop")
+        return stops[0] if stops else None
+
+    @property
+    def status(self) -> str | None:
+        stop = self.run_stop
+        if stop is None or not isinstance(stop.metadata, dict):
+            return None
+        status = stop.metadata.get("status")
+        return status if isinstance(status, str) else None
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "success"
+
+    @property
+    def minutes(self) -> float | None:
+        """Time to train: run_start to run_stop, in minutes (TR1.0/TR1.1 "Benchmark results")."""
+        start, stop = self.run_start_ms, self.run_stop
+        if start is None or stop is None:
+            return None
+        return (stop.time_ms - start) / 60000.0
+
+
+def extract(log: ParsedLog) -> LogFacts:
+    facts = LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,
+                     record_count=len(log.records))
+    first = facts.first
+    series = facts.series
+    for rec in log.records:
+        value = rec.value
+        occ = None
+        if rec.key not in first:
+            occ = Occurrence(value.get("value"), value.get("metadata"), rec.timestamp, rec.line)
+            first[rec.key] = occ
+        if rec.key in SERIES_KEYS:
+            occ = occ or Occurrence(value.get("value"), value.get("metadata"), rec.timestamp, rec.line)
+            series.setdefault(rec.key, []).append(occ)
+    return facts

@@ -1,0 +1,9 @@
+"""Subcommands: each module has `add_parser(subparsers)` and `run(args) -> int`; imported only when used."""
+
+from __future__ import annotations
+
+# name -> (module, one-line help). Modules are imported lazily so `mlsubmit explain` does not pay for the checker.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("mlsubmit.commands.check", "check run logs, system descriptions and submission trees"),
+    "explain": ("mlsubmit.commands.explain", "explain a finding code, or list them all"),
+}

@@ -1,0 +1,99 @@
+"""Reporters turn a Report into text for people or data for machines; checks never print.
+
+Each reporter is a function `(report, stream, *, color) -> None` registered in REPORTERS by its --format name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from mlsubmit import __version__
+from mlsubmit.findings import Finding, Report, Severity
+
+Reporter = Callable[[Report, TextIO], None]
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _location(f: Finding) -> str:
+    where = f.path or "(run)"
+    if f.line is not None:
+        where += f":{f.line}"
+    elif f.pointer:
+        where += f"#{f.pointer}"
+    return where
+
+
+def _text_lines(report: Report) -> list[tuple[str, str | None]]:
+    """(text, style) pairs; the style is used only when colour is on."""
+    out: list[tuple[str, str | None]] = []
+
+    def emit(f: Finding) -> None:
+        line = f"  {_location(f)}: {f.severity.value} {f.code} {f.message}"
+        out.append((line, _STYLE[f.severity]))
+        for rel in f.related:
+            tail = f":{rel.line}" if rel.line else (f"#{rel.pointer}" if rel.pointer else "")
+            out.append((f"      see also {rel.path}{tail}", None))
+        out.append((f"      hint: {f.hint}", "dim"))
+
+    for path, findings in report.files.items():
+        verdict = report.verdict(path)
+        out.append((f"{path}: {verdict.upper()}", "bold red" if verdict == "fail" else "green"))
+        for f in findings:
+            emit(f)
+    if report.tree:
+        out.append(("tree and run findings:", "bold"))
+        for f in report.tree:
+            emit(f)
+    counts = report.counts()
+    failed = sum(1 for p in report.files if report.verdict(p) == "fail")
+    out.append(
+        (
+            f"{len(report.files)} file(s) checked, {failed} failed; {counts['error']} error(s), "
+            f"{counts['warning']} warning(s), {counts['info']} info",
+            "bold",
+        )
+    )
+    return out
+
+
+def text(report: Report, stream: TextIO, *, color: bool = False) -> None:
+    lines = _text_lines(report.sorted())
+    if not color:
+        stream.write("".join(t + "\n" for t, _ in lines))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True)
+    for t, style in lines:
+        console.print(Text(t, style=style or ""))
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    report = report.sorted()
+    counts = report.counts()
+    return {
+        "tool": {"name": "mlsubmit", "version": __version__, **report.meta},
+        "files": [
+            {"path": p, "verdict": report.verdict(p), "findings": [f.to_dict() for f in fs]}
+            for p, fs in report.files.items()
+        ],
+        "findings": [f.to_dict() for f in report.tree],
+        "summary": {
+            "files": len(report.files),
+            "failed_files": sum(1 for p in report.files if report.verdict(p) == "fail"),
+            **counts,
+            "exit_code": report.exit_code(),
+        },
+    }
+
+
+def json_reporter(report: Report, stream: TextIO, *, color: bool = False) -> None:
+    json.dump(to_json(report), stream, indent=2, sort_keys=False)
+    stream.write("\n")
+
+
+REPORTERS: dict[str, Callable[..., None]] = {"text": text, "json": json_reporter}

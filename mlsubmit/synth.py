@@ -1,0 +1,176 @@
+"""Write example run logs with mlperf-logging's own logger (mllog), for `make demo` and test fixtures.
+
+Runs are deterministic: timestamps come from the spec, not the clock. Defaults give a closed-division run that
+passes the installed rules for training 1.0.0 and 1.1.0 (BERT and ResNet-50 with LARS, the two benchmarks
+Graphcore submitted); `hyperparameters`, `omit` and `extra` make it break them on purpose.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import logging
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlperf_logging.mllog.mllog import MLLogger
+
+from mlsubmit.checker.ruleset import get_ruleset
+
+# Closed-compliant values for rounds 1.0/1.1 (TR1.0/TR1.1 "Hyperparameters"); keys as the logs spell them.
+HYPERPARAMETERS: dict[str, dict[str, Any]] = {
+    "bert": {
+        "global_batch_size": 448,
+        "opt_base_learning_rate": 0.002,
+        "opt_epsilon": 1e-6,
+        "opt_learning_rate_training_steps": 6700,
+        "opt_learning_rate_warmup_steps": 0,
+        "num_warmup_steps": 0,
+        "start_warmup_step": 0,
+        "opt_lamb_beta_1": 0.9,
+        "opt_lamb_beta_2": 0.999,
+        "opt_lamb_weight_decay_rate": 0.01,
+        "gradient_accumulation_steps": 1,
+    },
+    "resnet": {
+        "global_batch_size": 3200,
+        "opt_name": "lars",
+        "lars_opt_base_learning_rate": 10.5,
+        "lars_opt_end_learning_rate": 0.0001,
+        "lars_opt_learning_rate_decay_poly_power": 2,
+        "lars_opt_learning_rate_decay_steps": 37,
+        "lars_epsilon": 0.0,
+        "lars_opt_learning_rate_warmup_epochs": 2,
+        "lars_opt_momentum": 0.9,
+        "lars_opt_weight_decay": 5e-05,
+        "gradient_accumulation_steps": 1,
+    },
+}
+TARGETS = {"bert": 0.720, "resnet": 0.759}
+SAMPLES = {"bert": (3_000_000, 10_000), "resnet": (1_281_167, 50_000)}
+
+
+@dataclass
+class RunSpec:
+    benchmark: str = "bert"
+    ruleset: str = "1.0.0"
+    division: str = "closed"
+    org: str = "Graphcore"
+    platform: str = "IPU-POD16"
+    status: str = "onprem"
+    seed: int | None = 42
+    start_ms: int = 1_620_000_000_000
+    init_minutes: float = 4.0
+    minutes: float = 20.0  # run_start to run_stop
+    evals: int = 4
+    converge: bool = True
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    omit: tuple[str, ...] = ()
+    extra: list[tuple[str, Any, dict[str, Any]]] = field(default_factory=list)  # (key, value, metadata) at the end
+    raw_output: bool = False  # interleave job output and MPI rank prefixes, as raw job logs have
+    crlf: bool = False
+
+
+class _Writer:
+    def __init__(self, spec: RunSpec) -> None:
+        self.spec = spec
+        self.buffer = io.StringIO()
+        logger = logging.getLogger(f"mlsubmit.synth.{id(self)}")
+        logger.propagate = False
+        logger.setLevel(logging.INFO)
+        logger.handlers = [logging.StreamHandler(self.buffer)]
+        self.logger = logger
+        self.mll = MLLogger(logger=logger, default_namespace="")
+        self.noise = random.Random(spec.seed or 0)
+
+    def event(self, key: str, value: Any = None, metadata: dict[str, Any] | None = None, *, t: float,
+              kind: str = "event") -> None:
+        if key in self.spec.omit:
+            return
+        meta = dict(metadata or {})
+        getattr(self.mll, kind)(key=key, value=value, metadata=meta, time_ms=int(t))
+        if self.spec.raw_output and self.noise.random() < 0.5:
+            self.buffer.write(f"step {self.noise.randint(1, 9999)}: loss={self.noise.uniform(1, 9):.4f}\n")
+
+    def text(self) -> str:
+        self.logger.handlers = []
+        out = self.buffer.getvalue()
+        if self.spec.raw_output:
+            out = "".join(
+                ("[1,0]<stdout>:" + line if i % 3 == 0 and ":::MLLOG" in line else line)
+                for i, line in enumerate(out.splitlines(keepends=True))
+            )
+        if self.spec.crlf:
+            out = out.replace("\n", "\r\n")
+        return out
+
+
+def required_tensors(ruleset: str, benchmark: str) -> list[str]:
+    """Tensor names the ruleset's END check expects in weights_initialization records (1.1.0 on)."""
+    rs = get_ruleset(ruleset)
+    name = f"closed_{benchmark}.yaml"
+    if name not in rs.names:
+        return []
+    for snip in rs.file(name).end_check:
+        for node in ast.walk(ast.parse(snip.source, mode="eval")):
+            if isinstance(node, ast.List) and node.elts and all(isinstance(e, ast.Constant) for e in node.elts):
+                return [str(e.value) for e in node.elts]  # type: ignore[attr-defined]
+    return []
+
+
+def render(spec: RunSpec) -> str:
+    w = _Writer(spec)
+    t = float(spec.start_ms)
+    w.event("cache_clear", True, t=t)
+    w.event("init_start", None, t=t, kind="start")
+    for key, value in (
+        ("submission_org", spec.org),
+        ("submission_platform", spec.platform),
+        ("submission_division", spec.division),
+        ("submission_status", spec.status),
+        ("submission_benchmark", spec.benchmark),
+    ):
+        w.event(key, value, t=t)
+    if spec.seed is not None:
+        w.event("seed", spec.seed, t=t)
+    params = {**HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}
+    for key, value in params.items():
+        w.event(key, value, t=t)
+    train, evals = SAMPLES.get(spec.benchmark, (1000, 100))
+    w.event("train_samples", train, t=t)
+    w.event("eval_samples", evals, t=t)
+    for tensor in required_tensors(spec.ruleset, spec.benchmark):
+        w.event("weights_initialization", None, {"tensor": tensor}, t=t)
+    t += spec.init_minutes * 60_000
+    w.event("init_stop", None, t=t, kind="end")
+    w.event("run_start", None, t=t, kind="start")
+    step = spec.minutes * 60_000 / max(1, spec.evals)
+    target = TARGETS.get(spec.benchmark, 0.5)
+    for i in range(spec.evals):
+        epoch = i + 1
+        w.event("block_start", None, {"first_epoch_num": epoch, "epoch_count": 1}, t=t, kind="start")
+        w.event("epoch_start", None, {"epoch_num": epoch}, t=t, kind="start")
+        t += step
+        w.event("epoch_stop", None, {"epoch_num": epoch}, t=t, kind="end")
+        w.event("eval_start", None, {"epoch_num": epoch}, t=t, kind="start")
+        last = i == spec.evals - 1
+        acc = target + 0.004 if (last and spec.converge) else target - 0.05 + 0.01 * i
+        w.event("eval_accuracy", round(acc, 5), {"epoch_num": epoch}, t=t)
+        w.event("eval_stop", None, {"epoch_num": epoch}, t=t, kind="end")
+        w.event("block_stop", None, {"first_epoch_num": epoch}, t=t, kind="end")
+    for key, value, meta in spec.extra:
+        w.event(key, value, meta, t=t)
+    w.event("run_stop", None, {"status": "success" if spec.converge else "aborted"}, t=t, kind="end")
+    return w.text()
+
+
+def write_run(path: str | Path, spec: RunSpec | None = None, **changes: Any) -> Path:
+    spec = spec or RunSpec()
+    for key, value in changes.items():
+        setattr(spec, key, value)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(render(spec).encode("utf-8"))
+    return path

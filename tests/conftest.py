@@ -1,0 +1,66 @@
+"""Shared fixtures: the CLI in-process, synthetic runs written with mllog, and the real corpus when present."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mlsubmit.cli import main
+from mlsubmit.synth import RunSpec, write_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def corpus_path() -> Path | None:
+    path = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus"))
+    return path if path.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    path = corpus_path()
+    if path is None:
+        pytest.skip("real submissions not found: set MLSUBMIT_CORPUS or put them at ../shared/corpus")
+    return path
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Call main(argv) in-process; returns (exit code, stdout, stderr)."""
+
+    def run(*argv: str | os.PathLike[str]) -> tuple[int, str, str]:
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def make_run(tmp_path: Path) -> Callable[..., Path]:
+    """Write a synthetic run with mllog: make_run("name.txt", benchmark="resnet", ...) -> path."""
+
+    def make(name: str = "result_0.txt", spec: RunSpec | None = None, **changes: object) -> Path:
+        return write_run(tmp_path / name, spec, **changes)
+
+    return make
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Path -> sha256 (or link target) of everything under root, to prove a command changed nothing."""
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = "link:" + os.readlink(p)
+            elif p.is_file():
+                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+            else:
+                out[rel] = "dir"
+    return out
