@@ -28,9 +28,17 @@ check: $(STAMP)
 bench: $(STAMP)
 	MLSUBMIT_CORPUS=$(CORPUS) $(PY) tools/bench.py
 
+# mypy cannot follow setuptools' package-dir mapping, so it checks a symlinked view of the import package.
+TYPEVIEW := build/typecheck
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy mlsubmit checker submission tools
+	rm -rf $(TYPEVIEW) && mkdir -p $(TYPEVIEW)/mlsubmit
+	for f in mlsubmit/*; do ln -s "$(CURDIR)/$$f" $(TYPEVIEW)/mlsubmit/; done
+	ln -s $(CURDIR)/checker $(TYPEVIEW)/mlsubmit/checker
+	ln -s $(CURDIR)/submission $(TYPEVIEW)/mlsubmit/submission
+	ln -s $(CURDIR)/schemas $(TYPEVIEW)/mlsubmit/schemas
+	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p mlsubmit
+	$(VENV)/bin/mypy --config-file pyproject.toml tools
 
 clean:
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache

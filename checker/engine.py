@@ -18,6 +18,7 @@ from typing import Any
 from mlsubmit.checker.logs import Record
 from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError
 from mlsubmit.checker.safe_eval import Refused, Snippet, namespace, run
+
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
 
@@ -153,11 +154,11 @@ class _FileRun:
                 if len(values) < n:
                     self._missing(key, f"AT_LEAST({n})", len(values))
             elif req.startswith("AT_LEAST_ONE_OR(") and req.endswith(")"):
-                alts = [a.strip() for a in req[len("AT_LEAST_ONE_OR(") : -1].split(",")]
-                alternatives.add(tuple(sorted({key, *alts})))
-        for alts in sorted(alternatives):
-            if not any(reported.get(k) for k in alts):
-                names = " or ".join(f"'{k}'" for k in alts)
+                others = [a.strip() for a in req[len("AT_LEAST_ONE_OR(") : -1].split(",")]
+                alternatives.add(tuple(sorted({key, *others})))
+        for group in sorted(alternatives):
+            if not any(reported.get(k) for k in group):
+                names = " or ".join(f"'{k}'" for k in group)
                 self.e.out.fixed.append(
                     finding("RULE002", self.e.path, f"at least one {names} record is required, found none "
                             f"({self.rules.name})")
@@ -224,16 +225,15 @@ class _LogRun:
     def lines_of(self, key: str) -> list[int]:
         return self._lines.get(key, [])
 
-    def enqueue(self, requested: str) -> None:
+    def enqueue(self, requested: object) -> None:
         """The `enqueue_config` the rule text calls: a file of this ruleset, by name, or a finding."""
-        if not isinstance(requested, str):
-            requested = str(requested)
+        requested = str(requested)
         target = self.ruleset.resolve(requested)
         if target is not None:
             self.queue.append(target)
             return
         rec = self.current
-        shown = requested[len(self.ruleset.prefix) :] if requested.startswith(self.ruleset.prefix) else requested
+        shown = requested.removeprefix(self.ruleset.prefix)
         code = "RULE008"
         if rec is not None and rec.key == "submission_benchmark" and _plain_name(rec.value.get("value")):
             code = "RULE009"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mlsubmit.checker.logs import ParsedLog
+
 from mlsubmit.findings import Finding
 
 if TYPE_CHECKING:

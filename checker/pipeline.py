@@ -18,6 +18,7 @@ from mlsubmit.checker.engine import check_records
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.ruleset import get_ruleset
+
 from mlsubmit.findings import Finding, Report
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
@@ -88,7 +89,7 @@ def check_logs(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult
     chunk = max(1, len(refs) // (jobs * 8))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         results = pool.map(_check_one, [(ref, options) for ref in refs], chunksize=chunk)
-        return {ref.display: res for ref, res in zip(refs, results)}
+        return {ref.display: res for ref, res in zip(refs, results, strict=True)}
 
 
 @dataclass

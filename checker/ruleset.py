@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-
 from mlsubmit.checker.safe_eval import Mode, Snippet, compile_snippet
 
 try:  # the C loader is several times faster; BaseLoader semantics either way
@@ -112,7 +111,7 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
 
 
 def parse_rule_file(text: str, name: str) -> RuleFile:
-    data = yaml.load(text, Loader=_Loader)  # noqa: S506 - BaseLoader builds only str/list/dict
+    data = yaml.load(text, Loader=_Loader)
     if data is None:
         return RuleFile(name)
     if not isinstance(data, list):

@@ -196,4 +196,4 @@ def run(snippet: Snippet, ns: dict[str, Any]) -> Any:
     """Evaluate or execute an accepted snippet in `ns`; refused snippets must never get here."""
     if snippet.code is None:
         raise Refused(snippet.refusal or "refused")
-    return eval(snippet.code, ns)  # noqa: S307 - the code object was built from a whitelisted AST only
+    return eval(snippet.code, ns)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from mlsubmit.checker.discover import OrgTree
 from mlsubmit.checker.facts import LogFacts
+
 from mlsubmit.findings import Finding
 
 if TYPE_CHECKING:
