@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.disable(logging.CRITICAL)
     jobs = [(args.ruleset, f) for f in args.files]
     if args.stdin:
-        jobs += [tuple(line.rstrip("\n").split("\t", 1)) for line in sys.stdin if line.strip()]  # type: ignore[misc]
+        jobs += [tuple(line.rstrip("\n").split("\t", 1)) for line in sys.stdin if line.strip()]
     for ruleset, path in jobs:
         print(json.dumps(check_one(path, ruleset)), flush=True)
     return 0
