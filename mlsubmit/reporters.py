@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.reporters_ci import github, junit, sarif
 
 Reporter = Callable[[Report, TextIO], None]
 
@@ -96,4 +97,10 @@ def json_reporter(report: Report, stream: TextIO, *, color: bool = False) -> Non
     stream.write("\n")
 
 
-REPORTERS: dict[str, Callable[..., None]] = {"text": text, "json": json_reporter}
+REPORTERS: dict[str, Callable[..., None]] = {
+    "text": text,
+    "json": json_reporter,
+    "sarif": sarif,
+    "junit": junit,
+    "github": github,
+}
