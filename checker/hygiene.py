@@ -1,0 +1,195 @@
+"""Repository hygiene of a tree: junk files, git-unfriendly names, big files, bad symlinks, secrets in code.
+
+`scan(root, display)` is the one entry point; the tree check calls it on an organisation folder and the packager
+calls it on an implementation tree before export. It reads file contents only to look for secrets and core-dump
+headers, never follows a symlink, and never writes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+
+SIZE_LIMIT = 50 * 1024 * 1024  # the results repositories' limit, as mlperf-logging's repo checker counts it
+SECRET_SCAN_LIMIT = 2 * 1024 * 1024  # code files are small; bigger files are data or logs, not worth the time
+
+_JUNK_FILES = re.compile(
+    r"""^(?:
+        \..*\.sw[a-p]       # vim swap files: .name.swp, .name.swo, ...
+      | .*~                 # editor backups
+      | \.DS_Store | Thumbs\.db | desktop\.ini
+      | .*\.py[co]          # compiled Python
+      | .*\.(?:orig|rej|bak)
+    )$""",
+    re.VERBOSE,
+)
+_JUNK_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".mypy_cache"})
+_CORE_NAME = re.compile(r"^core(?:\.\d+)?$")
+_NOT_DESCENDED = _JUNK_DIRS | {".git"}
+
+# detect-secrets plugins for credential formats and password assignments. The high-entropy plugins are left out
+# on purpose: training scripts are full of hashes, checksums and base64 blobs that are not secrets.
+SECRET_PLUGINS = (
+    "ArtifactoryDetector", "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "CloudantDetector",
+    "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector", "IbmCloudIamDetector",
+    "IbmCosHmacDetector", "JwtTokenDetector", "KeywordDetector", "MailchimpDetector", "NpmDetector",
+    "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
+    "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector", "TwilioKeyDetector",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: Path
+    rel: str  # relative to the scanned root, '/'-separated
+    is_dir: bool
+
+
+def _walk(root: Path) -> Iterator[_Entry]:
+    """Every entry under root, sorted, without following symlinks or entering junk folders and .git."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        base = Path(dirpath)
+        rel_base = os.path.relpath(dirpath, root)
+        prefix = "" if rel_base == "." else rel_base.replace(os.sep, "/") + "/"
+        for name in dirnames:
+            yield _Entry(base / name, prefix + name, True)
+        dirnames[:] = [d for d in dirnames if d not in _NOT_DESCENDED and not (base / d).is_symlink()]
+        for name in sorted(filenames):
+            yield _Entry(base / name, prefix + name, False)
+
+
+def _is_core_dump(path: Path) -> bool:
+    """An ELF file of type ET_CORE (4) named core or core.<pid>: a crashed process left its memory here."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(18)
+    except OSError:
+        return False
+    if len(head) < 18 or head[:4] != b"\x7fELF":
+        return False
+    little = head[5] == 1
+    e_type = int.from_bytes(head[16:18], "little" if little else "big")
+    return e_type == 4
+
+
+def _is_junk(entry: _Entry) -> bool:
+    name = entry.path.name
+    if entry.is_dir:
+        return name in _JUNK_DIRS
+    if _JUNK_FILES.match(name):
+        return True
+    return bool(_CORE_NAME.match(name)) and _is_core_dump(entry.path)
+
+
+def _link_findings(entry: _Entry, root_real: str, shown: str) -> list[Finding]:
+    target = os.readlink(entry.path)
+    resolved = os.path.realpath(entry.path)
+    if not os.path.exists(resolved):
+        return [finding("TREE043", shown, f"symbolic link to {target!r} points at nothing")]
+    if os.path.commonpath([root_real, resolved]) != root_real:
+        return [finding("TREE044", shown, f"symbolic link to {target!r} leaves the tree")]
+    return []
+
+
+def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding]:
+    shown = os.path.join(display, entry.rel)
+    out: list[Finding] = []
+    if entry.path.is_symlink():
+        out.extend(_link_findings(entry, root_real, shown))
+    if _is_junk(entry):
+        what = "folder" if entry.is_dir else "file"
+        out.append(finding("TREE040", shown, f"{what} {entry.path.name!r} is editor, build or OS junk"))
+    elif entry.path.name.startswith(".") or " " in entry.path.name:
+        why = "starts with a dot" if entry.path.name.startswith(".") else "contains a space"
+        out.append(finding("TREE041", shown, f"name {entry.path.name!r} {why}"))
+    if not entry.is_dir and not entry.path.is_symlink():
+        try:
+            size = entry.path.stat().st_size
+        except OSError:
+            size = 0
+        if size > SIZE_LIMIT:
+            out.append(finding("TREE042", shown, f"file is {size / 1024 / 1024:.1f} MB (limit 50 MB)"))
+    return out
+
+
+def _secret_candidates(entries: Iterable[_Entry], prefixes: tuple[str, ...]) -> list[_Entry]:
+    out = []
+    for e in entries:
+        if e.is_dir or e.path.is_symlink() or _is_junk(e):
+            continue
+        if not any(p == "" or e.rel == p or e.rel.startswith(p + "/") for p in prefixes):
+            continue
+        try:
+            if e.path.stat().st_size > SECRET_SCAN_LIMIT:
+                continue
+            with open(e.path, "rb") as fh:
+                if b"\x00" in fh.read(8192):  # binary: no credentials in readable form
+                    continue
+        except OSError:
+            continue
+        out.append(e)
+    return out
+
+
+def find_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
+    """(file, 1-based line, kind of secret) for each secret found; the secret itself is never returned."""
+    if not paths:
+        return []
+    try:
+        from detect_secrets import SecretsCollection
+        from detect_secrets.settings import transient_settings
+    except ImportError:  # pragma: no cover - detect-secrets is a dependency; keep a minimal net without it
+        return _fallback_secrets(paths)
+    collection = SecretsCollection()
+    with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
+        for path in paths:
+            collection.scan_file(str(path))
+    found = []
+    for filename, secrets in collection.data.items():
+        for secret in secrets:
+            found.append((Path(filename), int(secret.line_number or 0), str(secret.type)))
+    return sorted(found, key=lambda t: (str(t[0]), t[1], t[2]))
+
+
+_FALLBACK = (
+    (re.compile(rb"-----BEGIN [A-Z ]*PRIVATE KEY-----"), "Private Key"),
+    (re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "AWS Access Key"),
+    (re.compile(rb"(?i)\b(?:password|passwd|secret|token)\s*[:=]\s*['\"][^'\"\s]{6,}['\"]"), "Secret Keyword"),
+)
+
+
+def _fallback_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:  # pragma: no cover
+    found = []
+    for path in paths:
+        for number, line in enumerate(path.read_bytes().splitlines(), start=1):
+            found.extend((path, number, kind) for rx, kind in _FALLBACK if rx.search(line))
+    return found
+
+
+def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",)) -> list[Finding]:
+    """Hygiene findings for everything under root; paths are shown as display/<relative path>.
+
+    `secrets_under` limits the secret scan to these relative folders ("" = the whole tree); the tree check passes
+    ("benchmarks", "benchmark") since logs and system files are not code.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    root_real = os.path.realpath(root)
+    entries = list(_walk(root))
+    out: list[Finding] = []
+    for entry in entries:
+        out.extend(_entry_findings(entry, root_real, display))
+    by_path = {e.path: e for e in entries}
+    for path, line, kind in find_secrets([e.path for e in _secret_candidates(entries, secrets_under)]):
+        entry = by_path.get(path)
+        rel = entry.rel if entry else path.name
+        out.append(finding("TREE045", os.path.join(display, rel), f"possible secret: {kind}", line=line or None))
+    return out
