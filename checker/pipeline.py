@@ -20,6 +20,7 @@ from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.ruleset import get_ruleset
 
 from mlsubmit.findings import Finding, Report
+from mlsubmit.progress import tracker
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
 
@@ -82,14 +83,21 @@ def check_logs(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult
     get_ruleset(options.ruleset).load_all()  # compile once here, so forked workers inherit it
     jobs = options.jobs or os.cpu_count() or 1
     if jobs == 1 or len(refs) < POOL_THRESHOLD:
-        return {ref.display: check_log_file(ref, options) for ref in refs}
+        with tracker(len(refs), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
+            return {ref.display: _advanced(check_log_file(ref, options), advance) for ref in refs}
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     chunk = max(1, len(refs) // (jobs * 8))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         results = pool.map(_check_one, [(ref, options) for ref in refs], chunksize=chunk)
-        return {ref.display: res for ref, res in zip(refs, results, strict=True)}
+        with tracker(len(refs), "checking logs") as advance:  # entered after the workers forked
+            return {ref.display: _advanced(res, advance) for ref, res in zip(refs, results, strict=True)}
+
+
+def _advanced(result: LogResult, advance: Callable[[], None]) -> LogResult:
+    advance()
+    return result
 
 
 @dataclass
