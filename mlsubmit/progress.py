@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
 DELAY = 2.0  # seconds before a bar is worth showing
 
@@ -41,7 +41,7 @@ class _Bar:
         self.done = 0
         self.lock = threading.Lock()
         self.progress: Progress | None = None
-        self.task: int | None = None
+        self.task: TaskID | None = None
         self.closed = False
 
     def show(self) -> None:
