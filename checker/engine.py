@@ -10,9 +10,11 @@ accepts a file of the same ruleset by name, and a log value that is not such a n
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mlsubmit.checker.logs import Record
@@ -21,6 +23,9 @@ from mlsubmit.checker.safe_eval import Refused, Snippet, namespace, run
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
+from mlsubmit.schema_loader import load_schema, validate_or_raise
+
+_FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -29,6 +34,27 @@ def _short(value: Any, limit: int = 120) -> str:
     except (ValueError, TypeError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@functools.cache
+def _notes() -> dict[tuple[str, str], str]:
+    """(ruleset, key) -> hint, from checker/rulesets/rule-notes.yaml."""
+    import yaml
+
+    text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets", "rule-notes.yaml").read_text("utf-8")
+    data = yaml.safe_load(text)
+    validate_or_raise(data, load_schema("rule-notes.schema.json"), what="rulesets/rule-notes.yaml")
+    return {(r, k): n["hint"] for n in data["notes"] for r in n["rulesets"] for k in n["keys"]}
+
+
+def with_notes(findings: list[Finding], ruleset: str) -> list[Finding]:
+    """Swap in the round-specific hint where a finding concerns a key with a note."""
+    notes = _notes()
+    out = []
+    for f in findings:
+        hint = next((h for (r, k), h in notes.items() if r == ruleset and k in f.message), None)
+        out.append(replace(f, hint=hint) if hint else f)
+    return out
 
 
 @dataclass
@@ -60,14 +86,14 @@ class _FileRun:
         """Run one snippet; a refusal or an exception becomes a finding (keyed like upstream's messages)."""
         if snip.code is None:
             self.e.refused(self.rules, snip, key)
-            return None
+            return _FAILED
         try:
             return run(snip, self.ns)
         except Refused:  # pragma: no cover - refused snippets are caught above
-            return None
-        except Exception as exc:  # a rule raising on odd data is a failed check, as upstream
+            return _FAILED
+        except Exception as exc:
             self.e.crashed(self.rules, snip, rec, key, what, exc)
-            return None
+            return _FAILED
 
     def _bind(self, rec: Record) -> None:
         self.e.current = rec
@@ -97,7 +123,8 @@ class _FileRun:
                 self._checks(rule.first_check, rec)
             if rule.atleast_one is not None:
                 n = atleast.setdefault(rec.key, 0)
-                if self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK"):
+                hit = self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK")
+                if hit is not _FAILED and hit:
                     atleast[rec.key] = n + 1
             if "submission_" in rec.key:
                 ran_once.add(rec.key)
@@ -125,7 +152,7 @@ class _FileRun:
     def _checks(self, checks: tuple[Snippet, ...], rec: Record) -> None:
         for snip in checks:
             ok = self._exec(snip, rec, rec.key, "CHECK")
-            if snip.code is not None and not ok and not self.e.just_crashed:
+            if ok is not _FAILED and not ok:
                 self.e.out.keyed(
                     rec.key,
                     finding(
@@ -136,7 +163,6 @@ class _FileRun:
                         line=rec.line,
                     ),
                 )
-            self.e.just_crashed = False
 
     def requirements(self, reported: dict[str, list[Any]]) -> None:
         alternatives: set[tuple[str, ...]] = set()
@@ -195,12 +221,11 @@ class _FileRun:
         self.e.current = None
         for snip in self.rules.end_check:
             ok = self._exec(snip, None, None, "END CHECK")
-            if snip.code is not None and not ok and not self.e.just_crashed:
+            if ok is not _FAILED and not ok:
                 self.e.out.fixed.append(
                     finding("RULE005", self.e.path, f"end-of-log check failed: `{_short_src(snip)}` "
                             f"({self.rules.name})")
                 )
-            self.e.just_crashed = False
 
 
 def _short_src(snip: Snippet, limit: int = 160) -> str:
@@ -216,7 +241,6 @@ class _LogRun:
         self.out = _Outcome()
         self.queue: list[tuple[str, str]] = []
         self.current: Record | None = None
-        self.just_crashed = False
         self._lines: dict[str, list[int]] = {}
         for rec in records:
             self._lines.setdefault(rec.key, []).append(rec.line)
@@ -261,7 +285,6 @@ class _LogRun:
 
     def crashed(self, rules: RuleFile, snip: Snippet, rec: Record | None, key: str | None, what: str,
                 exc: Exception) -> None:
-        self.just_crashed = True
         f = finding(
             "RULE006",
             self.path,
@@ -299,7 +322,7 @@ def check_records(records: list[Record], ruleset: Ruleset, path: str) -> list[Fi
     if not records:
         return []
     try:
-        return _LogRun(records, ruleset, path).run()
+        return with_notes(_LogRun(records, ruleset, path).run(), ruleset.version)
     except RulesetError as exc:
         return [finding("RULE007", path, f"rule files cannot be used: {exc}")]
 

@@ -29,36 +29,47 @@ class CodeInfo:
 
 
 @functools.cache
-def catalogue() -> dict[str, CodeInfo]:
-    schema = load_schema("codes.schema.json")
+def family_codes(family: str) -> dict[str, CodeInfo]:
+    """The codes of one family, from codes/<family>.yaml (each family loads on its own, when first used)."""
+    entry = importlib.resources.files("mlsubmit").joinpath("codes", f"{family.lower()}.yaml")
+    data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+    validate_or_raise(data, load_schema("codes.schema.json"), what=f"codes/{family.lower()}.yaml")
+    if data["family"] != family:
+        raise ValueError(f"codes/{family.lower()}.yaml declares family {data['family']}")
     out: dict[str, CodeInfo] = {}
-    for entry in sorted(importlib.resources.files("mlsubmit").joinpath("codes").iterdir(), key=str):
-        if not entry.name.endswith(".yaml"):
-            continue
-        data = yaml.safe_load(entry.read_text(encoding="utf-8"))
-        validate_or_raise(data, schema, what=f"codes/{entry.name}")
-        family = data["family"]
-        for code, info in data["codes"].items():
-            if not code.startswith(family):
-                raise ValueError(f"codes/{entry.name}: {code} is not in family {family}")
-            if code in out:
-                raise ValueError(f"codes/{entry.name}: {code} is defined twice")
-            out[code] = CodeInfo(
-                code=code,
-                family=family,
-                severity=Severity(info["severity"]),
-                title=info["title"].strip(),
-                explanation=" ".join(info["explanation"].split()),
-                hint=" ".join(info["hint"].split()),
-                references=tuple(info.get("references", ())),
-            )
+    for code, meta in data["codes"].items():
+        if not code.startswith(family) or not code[len(family) :].isdigit():
+            raise ValueError(f"codes/{family.lower()}.yaml: {code} is not in family {family}")
+        out[code] = CodeInfo(
+            code=code,
+            family=family,
+            severity=Severity(meta["severity"]),
+            title=meta["title"].strip(),
+            explanation=" ".join(meta["explanation"].split()),
+            hint=" ".join(meta["hint"].split()),
+            references=tuple(meta.get("references", ())),
+        )
+    return out
+
+
+def families() -> list[str]:
+    root = importlib.resources.files("mlsubmit").joinpath("codes")
+    return sorted(e.name[: -len(".yaml")].upper() for e in root.iterdir() if e.name.endswith(".yaml"))
+
+
+def catalogue() -> dict[str, CodeInfo]:
+    """Every code of every family, in family order."""
+    out: dict[str, CodeInfo] = {}
+    for family in families():
+        out.update(family_codes(family))
     return out
 
 
 def info(code: str) -> CodeInfo:
+    family = code.rstrip("0123456789")
     try:
-        return catalogue()[code]
-    except KeyError:
+        return family_codes(family)[code]
+    except (KeyError, FileNotFoundError):
         raise KeyError(f"finding code {code} is not in the catalogue (mlsubmit/codes/*.yaml)") from None
 
 
