@@ -16,7 +16,7 @@ SERIES_KEYS = frozenset(
     {
         "eval_accuracy", "seed", "run_start", "run_stop", "init_start", "init_stop", "submission_benchmark",
         "submission_division", "submission_org", "submission_platform", "submission_status", "epoch_stop",
-        "block_stop", "eval_stop", "train_samples",
+        "block_stop", "eval_stop", "train_samples", "global_batch_size",
     }
 )  # fmt: skip
 

@@ -151,10 +151,11 @@ def find_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
     with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
         for path in paths:
             collection.scan_file(str(path))
-    found = []
-    for filename, secrets in collection.data.items():
-        for secret in secrets:
-            found.append((Path(filename), int(secret.line_number or 0), str(secret.type)))
+    found = [
+        (Path(filename), int(secret.line_number or 0), str(secret.type))
+        for filename, secrets in collection.data.items()
+        for secret in secrets
+    ]
     return sorted(found, key=lambda t: (str(t[0]), t[1], t[2]))
 
 

@@ -1,0 +1,280 @@
+"""Reference convergence points (RCP): the check mlperf-logging's RCP checker makes, fed from LogFacts.
+
+TR1.0/TR1.1 "Reference Convergence Points": the olympic mean of the runs' epochs to converge must not be faster
+than the RCPs of the same batch size allow (one-sided t-test, p = 0.05); between two RCP batch sizes the RCP is
+interpolated. The installed mlperf-logging also prunes RCPs and normalises faster-but-passing scores by
+RCP mean / submission mean (rules-spec §5.4: both later-round rules, applied to 1.x by the verifier, which is the
+source of truth).
+
+We reuse the reference's RCP data files and its pure functions (statistics, pruning, lookup, interpolation) so the
+pass/fail and the normalisation factor are the reference's own. We do not reuse its file reading (logs are read once,
+by the pipeline), nor its evaluation step, which deletes and writes `scaling.json` in the results folder: the factor
+is returned instead. numpy/scipy are imported only when a folder is evaluated.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.checker.facts import LogFacts
+
+NOT_CONVERGED = 1e9  # the reference's stand-in epoch count for a run that did not converge
+
+
+@dataclass(frozen=True)
+class RunConvergence:
+    """What the reference reads from one log for the RCP check."""
+
+    path: str
+    batch_size: Any  # the last global_batch_size value; -1 when there is none (the reference's convention)
+    benchmark: str | None
+    converged: bool
+    epochs: float
+    problem: str | None = None  # a shape on which the reference's reader raises (no epoch_num, no status...)
+
+
+@dataclass(frozen=True)
+class RcpResult:
+    """Outcome of the RCP check for one results folder.
+
+    status: "pass", "fail", "bypassed" (failed but a bypass was asked for), "not_applicable" (open division,
+    minigo), or "error" (the check cannot be made: no batch size, mixed batch sizes, no RCP data...).
+    `reference` is the reference checker's own wording ("RCP found", "RCP Interpolation", ...); `crash` says why
+    the reference itself would raise on this folder, when it would.
+    """
+
+    status: str
+    passed: bool
+    scaling_factor: float
+    message: str
+    reference: str = ""
+    batch_size: Any = None
+    submission_mean: float | None = None
+    rcp_mean: float | None = None
+    min_epochs: float | None = None
+    crash: str | None = None
+    runs: tuple[RunConvergence, ...] = field(default=())
+
+
+def _last(facts: LogFacts, key: str) -> Any:
+    occ = facts.all(key)
+    if occ:
+        return occ[-1].value
+    return facts.value(key)
+
+
+def read_convergence(facts: LogFacts) -> RunConvergence:
+    """Mirror of the reference's read_submission_file, on facts: last batch size, last benchmark, and the epoch of
+    the last eval_accuracy before each run_stop (the last run_stop decides)."""
+    bs = _last(facts, "global_batch_size")
+    bs = -1 if bs is None else bs
+    bench = _last(facts, "submission_benchmark")
+    events = sorted(
+        [(o.line, 0, o) for o in facts.all("eval_accuracy")] + [(o.line, 1, o) for o in facts.all("run_stop")],
+        key=lambda t: (t[0], t[1]),
+    )
+    epoch: float | None = None
+    converged, epochs, problem = False, NOT_CONVERGED, None
+    for _, kind, occ in events:
+        meta = occ.metadata if isinstance(occ.metadata, dict) else {}
+        if kind == 0:
+            if "epoch_num" not in meta:
+                problem = problem or f"eval_accuracy on line {occ.line} has no epoch_num"
+                continue
+            try:
+                epoch = round(float(meta["epoch_num"]), 3)
+            except (TypeError, ValueError):
+                problem = problem or f"eval_accuracy on line {occ.line} has a non-numeric epoch_num"
+            continue
+        if "status" not in meta:
+            problem = problem or f"run_stop on line {occ.line} has no status"
+            converged, epochs = False, NOT_CONVERGED
+        elif meta["status"] == "success":
+            if epoch is None:
+                problem = problem or f"run_stop on line {occ.line} comes before any eval_accuracy"
+                converged, epochs = False, NOT_CONVERGED
+            else:
+                converged, epochs = True, epoch
+        else:
+            converged, epochs = False, NOT_CONVERGED
+    return RunConvergence(facts.path, bs, bench if isinstance(bench, str) else None, converged, epochs, problem)
+
+
+def _rcp_folder(ruleset: str) -> Path | None:
+    spec = importlib.util.find_spec("mlperf_logging")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "rcp_checker" / f"training_{ruleset}"
+    return folder if folder.is_dir() else None
+
+
+def rcp_file(ruleset: str, benchmark: str) -> Path | None:
+    """The RCP data file of a benchmark, found by listing the ruleset's folder (a log value never becomes a path)."""
+    folder = _rcp_folder(ruleset)
+    if folder is None:
+        return None
+    wanted = f"rcps_{benchmark}.json"
+    return next((p for p in folder.iterdir() if p.name == wanted), None)
+
+
+def expected_runs(benchmark: str) -> int | None:
+    from mlperf_logging.benchmark_meta import get_result_file_counts
+
+    count = get_result_file_counts("training").get(benchmark)
+    return int(count) if count is not None else None
+
+
+def reference_knows(benchmark: str) -> bool:
+    """Whether the installed RCP checker has a run count for the benchmark (4.1.68 lost 'dlrm': KeyError)."""
+    from mlperf_logging.rcp_checker import rcp_checker as rc
+
+    return benchmark in rc.submission_runs["training"]
+
+
+@functools.cache
+def _checker(ruleset: str, benchmark: str) -> Any:
+    """The reference's RCP_Checker with statistics and pruning computed, built from the shipped data file.
+
+    Its constructor is bypassed only to take the run count from benchmark_meta (so dlrm works) and the file from
+    our listing; everything it computes is its own code.
+    """
+    import json
+
+    from mlperf_logging.rcp_checker import rcp_checker as rc
+
+    path = rcp_file(ruleset, benchmark)
+    runs = expected_runs(benchmark)
+    if path is None or runs is None:
+        return None
+    checker = rc.RCP_Checker.__new__(rc.RCP_Checker)
+    checker.usage, checker.ruleset, checker.benchmark = "training", ruleset, benchmark
+    checker.alpha, checker.tolerance, checker.verbose = 0.05, 0.0001, False
+    checker.submission_runs = runs
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    processed = checker._process_raw_rcp_data(raw)
+    checker.rcp_data = dict(sorted(processed.items(), key=lambda item: item[1]["BS"]))
+    checker.compute_rcp_stats()
+    return checker
+
+
+def _judge(checker: Any, record: dict[str, Any], epochs: list[float]) -> tuple[bool, float, float]:
+    """The reference's _eval_submission_record without its file writes: (passed, normalisation factor, mean)."""
+    import numpy as np
+    from mlperf_logging.rcp_checker.rcp_checker import is_version_at_least
+
+    record = dict(record)
+    if is_version_at_least(checker.ruleset, "5.0.0") and checker.benchmark == "llama31_405b":
+        record["Max Speedup"] = record["RCP Mean"] / (record["Min Epochs"] - 46080)
+    ordered = sorted(epochs)
+    rejected = 4 if record["Benchmark"] == "unet3d" else 1
+    kept = ordered[rejected : len(ordered) - rejected]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # too few runs: the reference's mean is nan and the check fails
+        mean = float(np.mean(kept)) if kept else math.nan
+    norm = float(checker._find_norm_factor(record, mean)) if kept else 1.0
+    passed = bool(mean >= record["RCP Mean"] / record["Max Speedup"])
+    return passed, norm, mean
+
+
+def _closed(runs: list[LogFacts]) -> bool:
+    return any(r.division == "closed" for r in runs)
+
+
+def evaluate(
+    benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool | None = None
+) -> RcpResult:
+    """RCP check of one results folder: `benchmark` is the folder's benchmark, `runs` the facts of its logs.
+
+    `closed` defaults to "some run's log says closed"; the package checker decides from the system file instead,
+    so the tree check passes it explicitly.
+    """
+    if closed is None:
+        closed = _closed(runs)
+    if not closed or benchmark == "minigo":
+        why = "open division" if not closed else "no RCP check for minigo (TR1.x)"
+        return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
+    conv = [read_convergence(f) for f in runs]
+    crash = next((f"{c.path}: {c.problem}" for c in conv if c.problem), None)
+    sizes = {repr(c.batch_size) for c in conv}
+    benches = {c.benchmark for c in conv}
+    if len(sizes) > 1 or len(benches) > 1:
+        what = "batch sizes " + ", ".join(sorted(sizes)) if len(sizes) > 1 else "benchmarks " + ", ".join(
+            sorted(str(b) for b in benches)
+        )
+        return RcpResult("error", False, 1.0, f"runs disagree: {what}", "Batch sizes in files do not match",
+                         crash="mixed batch sizes or benchmarks: the reference calls RCP_Checker(benchmark=None)",
+                         runs=tuple(conv))  # fmt: skip
+    log_bench = next(iter(benches)) if benches else None
+    if log_bench is None:
+        return RcpResult("error", False, 1.0, "no run logs submission_benchmark (or the folder is empty)",
+                         crash="no benchmark in the logs: KeyError None in RCP_Checker", runs=tuple(conv))  # fmt: skip
+    if not reference_knows(log_bench):
+        crash = crash or f"the installed RCP checker has no run count for {log_bench!r} (KeyError)"
+    checker = _checker(ruleset, log_bench) if expected_runs(log_bench) else None
+    if checker is None:
+        crash = crash or "no RCP file: FileNotFoundError"
+        return RcpResult("error", False, 1.0, f"no RCP data for {log_bench!r} in ruleset {ruleset}",
+                         "Cannot find any RCPs", crash=crash, runs=tuple(conv))  # fmt: skip
+    bs = conv[0].batch_size
+    if bs == -1:
+        return RcpResult("error", False, 1.0, "no run logs global_batch_size", "Could not detect global_batch_size",
+                         crash=crash, runs=tuple(conv))  # fmt: skip
+    failed = sum(1 for c in conv if not c.converged)
+    allowed = 4 if log_bench == "unet3d" else 1
+    if failed > allowed:
+        return RcpResult("error", False, 1.0, f"{failed} runs did not converge (at most {allowed} allowed)",
+                         "Insufficient convergence", batch_size=bs, crash=crash, runs=tuple(conv))  # fmt: skip
+    return _compare(checker, bs, [c.epochs for c in conv], bypass, crash, tuple(conv))
+
+
+def _compare(
+    checker: Any, bs: Any, epochs: list[float], bypass: bool, crash: str | None, conv: tuple[RunConvergence, ...]
+) -> RcpResult:
+    """The reference's check_directory decision tree, from the RCP lookup on."""
+    p = "pruned_rcps"
+    norm = 1.0
+    record = checker._find_rcp(bs, p)
+    mean = None
+    if record is not None:
+        msg = "RCP found"
+        ok, norm, mean = _judge(checker, record, epochs)
+    else:
+        low, high = checker._find_top_min_rcp(bs, p), checker._find_bottom_max_rcp(bs, p)
+        if low is not None and high is not None:
+            msg = "RCP Interpolation"
+            _, record = checker._create_interp_rcp(bs, low, high)
+            ok, norm, mean = _judge(checker, record, epochs)
+        elif low is not None:
+            msg, ok = f"Missing RCP, please submit RCP with BS = {bs}", False
+        elif high is not None:
+            record = checker._find_min_rcp(p)
+            ok, norm, mean = _judge(checker, record, epochs)
+            msg = "RCP not found but slower convergence on smaller batch size" if ok else (
+                f"Missing RCP, please submit RCP with BS = {bs}"
+            )
+        else:
+            msg, ok = "Cannot find any RCPs", False
+    rcp_mean = float(record["RCP Mean"]) if record is not None else None
+    min_epochs = float(record["RCP Mean"] / record["Max Speedup"]) if record is not None else None
+    status = "pass" if ok else "fail"
+    if not ok and bypass and (msg in ("RCP found", "RCP Interpolation") or msg.startswith("Missing RCP")):
+        status, ok, msg = "bypassed", True, msg + " passed using rcp_bypass"
+    if msg.startswith("Missing RCP") or msg == "Cannot find any RCPs":
+        status = "bypassed" if ok else "error"
+    return RcpResult(status, ok, norm, _describe(msg, bs, mean, rcp_mean, min_epochs, norm), msg, bs, mean, rcp_mean,
+                     min_epochs, crash, conv)  # fmt: skip
+
+
+def _describe(msg: str, bs: Any, mean: float | None, rcp_mean: float | None, low: float | None, norm: float) -> str:
+    parts = [f"{msg} (global batch size {bs})"]
+    if mean is not None and rcp_mean is not None and low is not None:
+        parts.append(f"submission olympic mean {mean:.4f} epochs, RCP mean {rcp_mean:.4f}, fastest allowed {low:.4f}")
+    if norm > 1.0:
+        parts.append(f"score normalisation factor {norm:.6f}")
+    return "; ".join(parts)
