@@ -23,14 +23,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only the chosen command's module is imported (so `explain` never loads the checker)."""
     parser = _Parser(prog="mlsubmit", description="Check, package and score MLPerf Training submissions.")
     parser.add_argument("--version", action="version", version=f"mlsubmit {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module, _help in COMMANDS.values():
-        importlib.import_module(module).add_parser(sub)
+    for name, (module, summary) in COMMANDS.items():
+        if name == wanted:
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
     return parser
+
+
+def _command_in(argv: list[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _crash_log(exc: BaseException) -> str:
@@ -45,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
-        parser = build_parser()
+        parser = build_parser(_command_in(argv))
         args = parser.parse_args(argv)
         if not args.command:
             parser.print_help(sys.stderr)

@@ -1,0 +1,146 @@
+"""`make bench`: our checker against mlperf-logging's on the same logs, in one run, with the floor beside them.
+
+Measured, never asserted. For every corpus result log (v1.0 logs with ruleset 1.0.0, v1.1 with 1.1.0):
+- us: `mlsubmit check --ruleset R LOG...` as a fresh process per round (process start included, both cores);
+- reference: mlperf-logging's compliance checker over the same logs in ONE process, one checker per log, as its
+  package checker runs it (tools/reference_batch.py; its heavier package_checker import is not counted);
+- floor: one process that reads every file and JSON-decodes every record, nothing else.
+Then a synthetic 1 GB raw job log (noise with records, generated once into build/bench/) checked alone, with the
+peak memory of that process. The last line is JSON with every figure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0"}
+FLOOR = """
+import json, sys
+n = 0
+for path in sys.argv[1:]:
+    with open(path, "rb") as fh:
+        for line in fh:
+            if b":::MLLOG " in line:
+                text = line.decode("latin-1")
+                json.loads(text[text.rindex(":::MLLOG ") + 9:])
+                n += 1
+print(n)
+"""
+PEAK = """
+import resource, sys
+from mlsubmit.cli import main
+code = main(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, code, file=sys.stderr)
+"""
+
+
+def corpus_logs(corpus: Path) -> dict[str, list[str]]:
+    return {
+        ruleset: [str(p) for p in sorted((corpus / d).glob("*/results/**/result_*.txt"))]
+        for d, ruleset in ROUNDS.items()
+    }
+
+
+def timed(cmd: list[str], **kwargs: object) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+    return time.perf_counter() - start, proc
+
+
+def bench_corpus(corpus: Path) -> dict[str, float | int]:
+    logs = corpus_logs(corpus)
+    every = [p for paths in logs.values() for p in paths]
+    floor_t, floor = timed([PY, "-c", FLOOR, *every])
+    ours_t = 0.0
+    for ruleset, paths in logs.items():
+        t, proc = timed([PY, "-m", "mlsubmit", "check", "--ruleset", ruleset, "--format", "json", *paths])
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"mlsubmit failed: {proc.stderr[-2000:]}")
+        ours_t += t
+    jobs = "".join(f"{r}\t{p}\n" for r, paths in logs.items() for p in paths)
+    ref_t, ref = timed([PY, str(ROOT / "tools" / "reference_batch.py"), "--ruleset", "-", "--stdin"], input=jobs)
+    return {
+        "logs": len(every),
+        "records": int(floor.stdout.strip() or 0),
+        "bytes": sum(os.path.getsize(p) for p in every),
+        "us_s": round(ours_t, 3),
+        "reference_s": round(ref_t, 3),
+        "floor_s": round(floor_t, 3),
+        "us_over_floor": round(ours_t / floor_t, 2),
+        "reference_over_us": round(ref_t / ours_t, 1),
+    }
+
+
+def big_log(path: Path, size: int) -> Path:
+    """Raw job output: ~1 KB of noise per MLLOG record, records from a real run written with mllog."""
+    if path.exists() and path.stat().st_size >= size:
+        return path
+    sys.path.insert(0, str(ROOT))
+    from mlsubmit.synth import RunSpec, render
+
+    run = render(RunSpec(benchmark="bert", evals=40)).encode()
+    records = run.splitlines(keepends=True)
+    head, tail = records[:-1], records[-1:]  # run_stop last
+    noise = b"".join(b"[1,%d]<stdout>: step %d loss=3.1416 lr=0.0004 throughput=12345.6 samples/s\n" % (i % 16, i)
+                     for i in range(12))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    with open(tmp, "wb") as fh:
+        written = 0
+        for line in head:
+            fh.write(line)
+        while written < size:
+            fh.write(noise)
+            written += len(noise)
+            if written % (len(noise) * 50) == 0:  # a repeated metric record now and then, as long runs log
+                fh.write(b':::MLLOG {"namespace": "", "time_ms": 1620000300000, "event_type": "POINT_IN_TIME", '
+                         b'"key": "tracked_stats", "value": {"throughput": 12345.6}, "metadata": {"step": 1}}\n')
+        for line in tail:
+            fh.write(line)
+    os.replace(tmp, path)
+    return path
+
+
+def bench_big(size: int) -> dict[str, float | int]:
+    path = big_log(ROOT / "build" / "bench" / "big-1g.txt", size)
+    floor_t, _ = timed([PY, "-c", FLOOR, str(path)])
+    t, proc = timed([PY, "-c", PEAK, "check", "--ruleset", "1.0.0", "--format", "json", str(path)])
+    peak_mb, code = proc.stderr.strip().split()[-2:]
+    return {
+        "big_bytes": path.stat().st_size,
+        "big_us_s": round(t, 2),
+        "big_floor_s": round(floor_t, 2),
+        "big_peak_mb": int(peak_mb),
+        "big_exit": int(code),
+    }
+
+
+def main() -> int:
+    corpus = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus"))
+    figures: dict[str, float | int] = {}
+    if corpus.is_dir():
+        figures.update(bench_corpus(corpus))
+        print(f"corpus: {figures['logs']} logs, {figures['records']} records, {figures['bytes'] / 1e6:.1f} MB")
+        print(f"  us        {figures['us_s']:8.3f} s  (mlsubmit check, 2 processes: one per ruleset)")
+        print(f"  reference {figures['reference_s']:8.3f} s  (mlperf-logging compliance checker, one process)")
+        print(f"  floor     {figures['floor_s']:8.3f} s  (read + JSON-decode every record, one process)")
+        print(f"  us/floor = {figures['us_over_floor']}   reference/us = {figures['reference_over_us']}")
+    else:
+        print(f"corpus not found at {corpus}: corpus figures skipped")
+    size = int(os.environ.get("MLSUBMIT_BENCH_BYTES", str(1 << 30)))
+    figures.update(bench_big(size))
+    print(f"1 GB raw log: {figures['big_bytes'] / 2**30:.2f} GiB, us {figures['big_us_s']} s, "
+          f"floor {figures['big_floor_s']} s, peak memory {figures['big_peak_mb']} MB")
+    print(json.dumps(figures, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""`make demo`: example IPU runs written with mllog, then check, advise, package and report them.
+
+Everything lands under the folder given (build/demo): raw job output of 10 BERT runs on IPU-POD16 and 5 ResNet-50
+runs on IPU-POD64 (rank prefixes, CRLF, noise, as real job logs have), one run with a record cut off mid-way, an
+open-division BERT run, a small git repository standing in for the implementation code, a packaging config, the
+submission tree and archive, and report.html. The commands run are printed before their output; the demo shows
+findings, it does not fail on them (the broken run is there to be caught).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mlsubmit.cli import main as mlsubmit  # noqa: E402
+from mlsubmit.synth import RunSpec, write_run  # noqa: E402
+
+RULESET = "1.1.0"
+DAY = 86_400_000
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Demo Engineer", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+    "GIT_COMMITTER_NAME": "Demo Engineer", "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+    "GIT_AUTHOR_DATE": "2021-10-01T12:00:00Z", "GIT_COMMITTER_DATE": "2021-10-01T12:00:00Z",
+}  # fmt: skip
+
+
+def say(title: str) -> None:
+    print(f"\n=== {title}", flush=True)
+
+
+def run_cli(*argv: str) -> int:
+    print("$ mlsubmit " + " ".join(shlex.quote(a) for a in argv), flush=True)
+    code = mlsubmit(list(argv))
+    print(f"(exit {code})", flush=True)
+    return code
+
+
+def write_runs(out: Path) -> dict[str, Path]:
+    runs = out / "runs"
+    bert = runs / "pod16-bert"
+    for i in range(10):
+        spec = RunSpec(benchmark="bert", ruleset=RULESET, platform="ipu-pod16-POPART-closed", seed=1000 + i,
+                       start_ms=1_633_000_000_000 + i * DAY, minutes=28.0 + (i % 5) * 0.7, raw_output=True,
+                       crlf=i % 2 == 1)
+        write_run(bert / f"job-{i:02d}.out", spec)
+    resnet = runs / "pod64-resnet"
+    for i in range(5):
+        spec = RunSpec(benchmark="resnet", ruleset=RULESET, platform="ipu-pod64-TF-closed", seed=2000 + i,
+                       start_ms=1_633_500_000_000 + i * DAY, minutes=14.5 + i * 0.3, evals=9, raw_output=True)
+        write_run(resnet / f"job-{i:02d}.out", spec)
+    broken = runs / "broken"
+    path = write_run(broken / "job-00.out", RunSpec(ruleset=RULESET, platform="ipu-pod16-POPART-closed", seed=99))
+    lines = path.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if b'"eval_accuracy"' in line)
+    lines[cut] = lines[cut][: len(lines[cut]) // 2] + b"\n"  # the job was killed while writing this record
+    path.write_bytes(b"".join(lines))
+    open_run = runs / "pod16-bert-open"
+    write_run(open_run / "job-00.out", RunSpec(ruleset=RULESET, division="open", platform="ipu-pod16-POPART-open",
+                                               hyperparameters={"opt_lamb_beta_1": 0.66}, seed=7))
+    return {"bert": bert, "resnet": resnet, "broken": broken, "open": open_run}
+
+
+def make_impl_repo(out: Path) -> Path:
+    """A stand-in for the team's implementation repository, committed and tagged."""
+    repo = out / "ipu-impl"
+    for bench, framework in (("bert", "popart"), ("resnet", "tensorflow")):
+        code = repo / bench / framework
+        code.mkdir(parents=True, exist_ok=True)
+        (code / "README.md").write_text(f"# {bench} on IPU-POD ({framework})\n\nRun `./run_and_time.sh`.\n")
+        (code / "run_and_time.sh").write_text("#!/bin/sh\nset -e\npython3 train.py --config mlperf\n")
+        (code / "train.py").write_text("print('training')\n")
+    env = {**os.environ, **GIT_ENV}
+    for cmd in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "IPU MLPerf v1.1 code"],
+                ["tag", "-f", "v1.1"]):
+        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True)
+    return repo
+
+
+PACKAGE_TOML = """\
+org = "Graphcore"
+ruleset = "{ruleset}"
+out = "submission"
+systems = "{systems}"
+
+[[results]]
+system = "ipu-pod16-POPART-closed"
+benchmark = "bert"
+logs = ["runs/pod16-bert/*.out"]
+implementation = {{ repo = "ipu-impl", rev = "v1.1", path = "bert/popart", name = "popart" }}
+
+[[results]]
+system = "ipu-pod64-TF-closed"
+benchmark = "resnet"
+logs = ["runs/pod64-resnet/*.out"]
+implementation = {{ repo = "ipu-impl", rev = "v1.1", path = "resnet/tensorflow", name = "tensorflow" }}
+"""
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0] if argv else "build/demo").resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    say(f"Writing example IPU runs with mlperf_logging.mllog into {out / 'runs'}")
+    runs = write_runs(out)
+    for name, folder in runs.items():
+        print(f"  {name:7} {len(list(folder.iterdir())):2d} run(s) in {folder.relative_to(out)}")
+
+    say("Checking the raw runs (the broken one must fail)")
+    run_cli("check", "--ruleset", RULESET, "--color", "never", *(str(p) for p in sorted(runs["broken"].iterdir())),
+            str(runs["bert"] / "job-00.out"))
+
+    say("What the open BERT run would need to qualify for the closed division")
+    run_cli("advise", "--ruleset", RULESET, "--color", "never", str(runs["open"] / "job-00.out"))
+
+    say("Checking this organisation's system descriptions")
+    run_cli("check", "--ruleset", RULESET, "--color", "never", str(ROOT / "systems"))
+
+    say("Packaging the good runs with the implementation code at tag v1.1")
+    make_impl_repo(out)
+    config = out / "package.toml"
+    config.write_text(PACKAGE_TOML.format(ruleset=RULESET, systems=os.path.relpath(ROOT / "systems", out)))
+    run_cli("package", str(config), "--archive", "--allow-findings")
+
+    org = out / "submission" / "Graphcore"
+    say("Scoring the submission and writing the HTML report")
+    run_cli("report", "--ruleset", RULESET, str(org), "--html", str(out / "report.html"))
+    print(f"\nDone. Open {out / 'report.html'} in a browser.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
