@@ -20,7 +20,8 @@ from mlsubmit.errors import FatalError, UsageError
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("mlsubmit").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:

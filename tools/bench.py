@@ -65,7 +65,7 @@ def bench_corpus(corpus: Path) -> dict[str, float | int]:
             raise SystemExit(f"mlsubmit failed: {proc.stderr[-2000:]}")
         ours_t += t
     jobs = "".join(f"{r}\t{p}\n" for r, paths in logs.items() for p in paths)
-    ref_t, ref = timed([PY, str(ROOT / "tools" / "reference_batch.py"), "--ruleset", "-", "--stdin"], input=jobs)
+    ref_t, _ = timed([PY, str(ROOT / "tools" / "reference_batch.py"), "--ruleset", "-", "--stdin"], input=jobs)
     return {
         "logs": len(every),
         "records": int(floor.stdout.strip() or 0),

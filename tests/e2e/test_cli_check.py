@@ -1,0 +1,137 @@
+"""`mlsubmit check` through main(argv): exit codes, output formats, read-only behaviour."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import tree_digest
+from mlsubmit.schema_loader import errors, load_schema
+from mlsubmit.synth import RunSpec
+
+
+def test_clean_log_exits_0_and_lists_the_file(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
+    log = make_run()
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", "json", log)
+    assert code == 0, out + err
+    report = json.loads(out)
+    assert [f["path"] for f in report["files"]] == [str(log)]
+    assert report["files"][0]["verdict"] == "pass"
+    assert report["summary"]["exit_code"] == 0
+    assert errors(report, load_schema("report.schema.json")) == []
+
+
+def test_findings_exit_1_with_codes_and_real_lines(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
+    log = make_run(spec=RunSpec(converge=False))
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "json", log)
+    assert code == 1
+    report = json.loads(out)
+    found = report["files"][0]["findings"]
+    assert report["files"][0]["verdict"] == "fail"
+    rule004 = [f for f in found if f["code"] == "RULE004"]
+    assert len(rule004) == 1
+    last_eval = max(i for i, line in enumerate(log.read_text().splitlines(), 1) if '"eval_accuracy"' in line)
+    assert rule004[0]["line"] == last_eval
+    assert rule004[0]["hint"]
+    assert errors(report, load_schema("report.schema.json")) == []
+
+
+def test_text_output_groups_by_file_and_summarises(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
+    bad = make_run("result_1.txt", spec=RunSpec(converge=False))
+    good = make_run("result_0.txt")
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--color", "never", good, bad)
+    assert code == 1
+    lines = out.splitlines()
+    assert f"{good}: PASS" in lines
+    assert f"{bad}: FAIL" in lines
+    assert any(line.startswith(f"  {bad}:") and " error RULE004 " in line for line in lines)
+    assert lines[-1] == "2 file(s) checked, 1 failed; 1 error(s), 0 warning(s), 0 info"
+
+
+def test_warnings_fail_only_with_strict(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
+    log = make_run(spec=RunSpec(extra=[("submission_org", "Graphcore", {})]))  # repeated with the same value
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "json", log)
+    found = json.loads(out)["files"][0]["findings"]
+    assert [f["code"] for f in found] == ["RULE003"]
+    assert code == 0
+    code, _, _ = run_cli("check", "--ruleset", "1.0.0", "--strict", log)
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--ruleset", "9.9.9", "x.txt"],
+        ["check", "x.txt"],
+        ["check", "--ruleset", "1.0.0", "does-not-exist.txt"],
+        ["nonsense"],
+        [],
+        ["explain", "NOPE999"],
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(run_cli, argv: list[str]) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli(*argv)
+    assert code == 2
+    assert "Traceback" not in out + err
+
+
+def test_internal_error_exits_3_with_a_crash_log(run_cli, make_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import mlsubmit.checker.pipeline as pipeline
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(pipeline, "check_logs", boom)
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", make_run())
+    assert code == 3
+    assert "Traceback" not in err
+    assert "internal error: RuntimeError: simulated bug" in err
+    crash = Path(err.strip().rsplit(" ", 1)[-1])
+    assert "Traceback" in crash.read_text()
+    crash.unlink()
+
+
+def test_checking_never_writes_into_the_checked_tree(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from mlsubmit.synth import write_run
+
+    org = tmp_path / "Graphcore"
+    for i in range(3):
+        write_run(org / "results" / "ipu-pod16-POPART-closed" / "bert" / f"result_{i}.txt", RunSpec(seed=i))
+    (org / "systems").mkdir()
+    before = tree_digest(tmp_path)
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", org)
+    assert code in (0, 1), err
+    assert tree_digest(tmp_path) == before
+
+
+def test_corpus_trees_are_read_only(run_cli, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tree = corpus / "training_results_v1.0" / "Graphcore"
+    before = tree_digest(tree)
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--output", tmp_path / "r.json", tree)
+    assert code in (0, 1), err
+    assert tree_digest(tree) == before
+    assert len(json.loads((tmp_path / "r.json").read_text())["files"]) >= 50
+
+
+def test_python_dash_m_works_in_a_subprocess(make_run) -> None:  # type: ignore[no-untyped-def]
+    log = make_run()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mlsubmit", "check", "--ruleset", "1.0.0", "--format", "json", str(log)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["summary"]["files"] == 1
+
+
+def test_explain_lists_and_explains(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run_cli("explain")
+    assert code == 0
+    assert "RULE008" in out and "LOG004" in out
+    code, out, _ = run_cli("explain", "rule008")
+    assert code == 0
+    assert out.startswith("RULE008 (error)")
+    assert "How to fix:" in out
