@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import tree_digest
+
 from mlsubmit.schema_loader import errors, load_schema
 from mlsubmit.synth import RunSpec
 
@@ -86,7 +86,7 @@ def test_internal_error_exits_3_with_a_crash_log(run_cli, make_run, monkeypatch)
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr(pipeline, "check_logs", boom)
-    code, out, err = run_cli("check", "--ruleset", "1.0.0", make_run())
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", make_run())
     assert code == 3
     assert "Traceback" not in err
     assert "internal error: RuntimeError: simulated bug" in err
@@ -111,7 +111,7 @@ def test_checking_never_writes_into_the_checked_tree(run_cli, tmp_path: Path) ->
 def test_corpus_trees_are_read_only(run_cli, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     tree = corpus / "training_results_v1.0" / "Graphcore"
     before = tree_digest(tree)
-    code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--output", tmp_path / "r.json", tree)
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--output", tmp_path / "r.json", tree)
     assert code in (0, 1), err
     assert tree_digest(tree) == before
     assert len(json.loads((tmp_path / "r.json").read_text())["files"]) >= 50
