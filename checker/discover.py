@@ -42,10 +42,19 @@ class OrgTree:
         return os.path.join(self.display, *parts)
 
 
+@dataclass(frozen=True)
+class SystemFileRef:
+    """A system description given on its own (a .json PATH, or the files of a `systems/` folder)."""
+
+    path: Path
+    display: str
+
+
 @dataclass
 class Targets:
     loose_logs: list[LogRef] = field(default_factory=list)
     orgs: list[OrgTree] = field(default_factory=list)
+    system_files: list[SystemFileRef] = field(default_factory=list)
 
     def all_logs(self) -> list[LogRef]:
         return [*self.loose_logs, *(ref for org in self.orgs for ref in org.logs)]
@@ -85,6 +94,12 @@ def _loose_logs(folder: Path, display: str) -> list[LogRef]:
     return out
 
 
+def _system_files(folder: Path, display: str) -> list[SystemFileRef]:
+    """The *.json files of a `systems/` folder given on its own (hidden files such as vim swaps are skipped)."""
+    names = sorted(p.name for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    return [SystemFileRef(folder / name, os.path.join(display, name)) for name in names]
+
+
 def discover(paths: list[str]) -> Targets:
     targets = Targets()
     for given in paths:
@@ -94,9 +109,14 @@ def discover(paths: list[str]) -> Targets:
         if path.is_file():
             if not os.access(path, os.R_OK):
                 raise UsageError(f"{given}: not readable")
-            targets.loose_logs.append(LogRef(path, given))
+            if path.suffix.lower() == ".json":
+                targets.system_files.append(SystemFileRef(path, given))
+            else:
+                targets.loose_logs.append(LogRef(path, given))
         elif is_org(path):
             targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
+        elif path.is_dir() and path.name == "systems":
+            targets.system_files.extend(_system_files(path, given))
         elif path.is_dir():
             orgs = sorted(p for p in path.iterdir() if is_org(p))
             if orgs:

@@ -107,13 +107,30 @@ class CheckRun:
     report: Report = field(default_factory=Report)
 
 
+def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
+    """System descriptions given on their own are checked here; those of org trees are listed (so each shows a
+    verdict) and checked with their tree by the systems org check."""
+    from mlsubmit.checker.systems import check_system_file, org_system_files
+
+    for sref in run.targets.system_files:
+        run.report.add_file(sref.display, check_system_file(sref.path, sref.display, options.ruleset)[1])
+    for org in run.targets.orgs:
+        for _path, shown in org_system_files(org):
+            run.report.add_file(shown)
+
+
 def run_check(paths: Iterable[str], options: CheckOptions) -> CheckRun:
     targets = discover(list(paths))
     run = CheckRun(targets, report=Report(strict=options.strict))
+    if options.hyperparameters and options.profile == "full":  # said once; also loads the HP table before forking
+        from mlsubmit.checker.hyperparameters import coverage_findings
+
+        run.report.extend(coverage_findings(options.ruleset))
     refs = targets.all_logs()
     run.results = check_logs(refs, options)
     for ref in refs:
         run.report.add_file(ref.display, run.results[ref.display].findings)
+    _add_system_files(run, options)
     for org in targets.orgs:
         facts = {ref.display: run.results[ref.display].facts for ref in org.logs}
         for check in org_checks(options):
