@@ -12,12 +12,14 @@ applies it whatever the log claims (`mlsubmit advise`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.resources
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -484,3 +486,34 @@ def coverage_findings(ruleset: str) -> list[Finding]:
     covered = ", ".join(covered_rulesets())
     return [finding("HP003", "", f"ruleset {ruleset}: the closed-division hyperparameter table covers rulesets "
                     f"{covered} only; hyperparameter values were checked only by the ruleset's rule files")]
+
+
+# --- division advice -----------------------------------------------------------------------------------------
+
+
+def as_closed(records: Sequence[Record]) -> list[Record]:
+    """A copy of the records in which the log claims the closed division (the caller's records are untouched)."""
+    return [
+        dataclasses.replace(rec, value={**rec.value, "value": "closed"}) if rec.key == "submission_division" else rec
+        for rec in records
+    ]
+
+
+def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool = False) -> list[Finding]:
+    """Everything that would keep this run out of the closed division of `ruleset`, with lines.
+
+    The table is applied whatever the log claims; unless `table_only`, mlperf-logging's closed rule files are
+    run too (through mlsubmit's own engine), on a copy of the records whose submission_division says closed.
+    A log without a submission_division record is not given one: the missing record is the advice.
+    """
+    from mlsubmit.checker.engine import check_records
+    from mlsubmit.checker.logs import read_log
+    from mlsubmit.checker.ruleset import get_ruleset
+
+    log = read_log(path, display)
+    findings = list(log.findings)
+    if log.records:
+        findings.extend(closed_advice(log, ruleset))
+        if not table_only:
+            findings.extend(check_records(as_closed(log.records), get_ruleset(ruleset), log.path))
+    return findings

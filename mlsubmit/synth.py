@@ -47,9 +47,102 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
         "lars_opt_weight_decay": 5e-05,
         "gradient_accumulation_steps": 1,
     },
+    # The other six benchmarks of rounds 1.0/1.1 (values from published closed runs; TR1.0/TR1.1 §Hyperparameters).
+    "dlrm": {
+        "global_batch_size": 55296,
+        "opt_base_learning_rate": 24.0,
+        "opt_learning_rate_warmup_steps": 2750,
+        "lr_decay_start_steps": 49315,
+        "sgd_opt_base_learning_rate": 24.0,
+        "sgd_opt_learning_rate_decay_poly_power": 2,
+        "sgd_opt_learning_rate_decay_steps": 27772,
+        "gradient_accumulation_steps": 1,
+    },
+    "maskrcnn": {
+        "global_batch_size": 96,
+        "opt_base_learning_rate": 0.12,
+        "opt_learning_rate_warmup_steps": 800,
+        "opt_learning_rate_warmup_factor": 0.000133,
+        "num_image_candidates": 1000,
+        "opt_learning_rate_decay_factor": 0.1,
+        "opt_learning_rate_decay_steps": [12000, 16000],
+        "min_image_size": 800,
+        "max_image_size": 1333,
+        "gradient_accumulation_steps": 1,
+    },
+    "minigo": {
+        "train_batch_size": 8192,
+        "lr_boundaries": [70000, 110000],
+        "lr_rates": [0.32, 0.032, 0.0032],
+        "actual_selfplay_games_per_generation": 8192,
+        "min_selfplay_games_per_generation": 8192,
+        "gradient_accumulation_steps": 1,
+    },
+    "rnnt": {
+        "global_batch_size": 2048,
+        "opt_name": "lamb",
+        "opt_base_learning_rate": 0.007,
+        "opt_lamb_epsilon": 1e-09,
+        "opt_lamb_learning_rate_decay_poly_power": 0.939,
+        "opt_lamb_learning_rate_hold_epochs": 33,
+        "opt_learning_rate_warmup_epochs": 6,
+        "opt_weight_decay": 0.001,
+        "opt_lamb_beta_1": 0.9,
+        "opt_lamb_beta_2": 0.999,
+        "opt_gradient_clip_norm": 1,
+        "gradient_accumulation_steps": 1,
+        "opt_learning_rate_alt_decay_func": True,
+        "opt_learning_rate_alt_warmup_func": True,
+        "opt_lamb_learning_rate_min": 1e-05,
+        "data_train_max_duration": 16.7,
+        "data_train_num_buckets": 6,
+        "data_speed_perturbaton_min": 0.85,
+        "data_speed_perturbaton_max": 1.15,
+        "data_spec_augment_freq_n": 2,
+        "data_spec_augment_freq_min": 0,
+        "data_spec_augment_freq_max": 20,
+        "data_spec_augment_time_n": 10,
+        "data_spec_augment_time_min": 0,
+        "data_spec_augment_time_max": 0.03,
+        "model_eval_ema_factor": 0.995,
+        "model_weights_initialization_scale": 0.5,
+        "eval_max_prediction_symbols": 300,
+    },
+    "ssd": {
+        "global_batch_size": 1024,
+        "model_bn_span": 64,
+        "opt_learning_rate_warmup_factor": 0,
+        "opt_learning_rate_warmup_steps": 577,
+        "opt_weight_decay": 0.0005,
+        "opt_base_learning_rate": 0.0031,
+        "max_samples": 50,
+        "opt_learning_rate_decay_boundary_epochs": [40, 50],
+        "gradient_accumulation_steps": 1,
+    },
+    "unet3d": {
+        "global_batch_size": 32,
+        "opt_name": "sgd",
+        "opt_base_learning_rate": 4.0,
+        "opt_momentum": 0.9,
+        "opt_learning_rate_warmup_epochs": 1000,
+        "opt_initial_learning_rate": 0.0001,
+        "opt_learning_rate_decay_boundary_epochs": [],
+        "opt_learning_rate_decay_factor": 1.0,
+        "opt_weight_decay": 0.0,
+        "oversampling": 0.4,
+        "training_input_shape": [128, 128, 128],
+        "validation_input_shape": [128, 128, 128],
+        "validation_overlap": 0.5,
+        "gradient_accumulation_steps": 1,
+    },
 }
 TARGETS = {"bert": 0.720, "resnet": 0.759}
 SAMPLES = {"bert": (3_000_000, 10_000), "resnet": (1_281_167, 50_000)}
+TARGETS.update({"dlrm": 0.8025, "maskrcnn": 0.377, "minigo": 0.5, "rnnt": 0.058, "ssd": 0.23, "unet3d": 0.908})
+SAMPLES.update({"dlrm": (4_195_197_692, 89_137_319), "maskrcnn": (118_287, 5_000), "minigo": (1000, 100),
+                "rnnt": (278_528, 2_703), "ssd": (118_287, 5_000), "unet3d": (168, 42)})
+LOWER_IS_BETTER = frozenset({"rnnt"})  # word error rate
+SECOND_TARGET = {"maskrcnn": 0.339}  # eval_accuracy is {"BBOX": box AP, "SEGM": mask AP}
 
 
 @dataclass
@@ -71,6 +164,7 @@ class RunSpec:
     extra: list[tuple[str, Any, dict[str, Any]]] = field(default_factory=list)  # (key, value, metadata) at the end
     raw_output: bool = False  # interleave job output and MPI rank prefixes, as raw job logs have
     crlf: bool = False
+    samples: tuple[int, int] | None = None  # (train_samples, eval_samples); None: the benchmark's default
 
 
 class _Writer:
@@ -120,6 +214,15 @@ def required_tensors(ruleset: str, benchmark: str) -> list[str]:
     return []
 
 
+def _accuracy(benchmark: str, acc: float, target: float) -> Any:
+    """The logged quality: `acc` as is, mirrored around the target for error rates, box and mask AP for Mask R-CNN."""
+    if benchmark in LOWER_IS_BETTER:
+        return round(2 * target - acc, 5)
+    if benchmark in SECOND_TARGET:
+        return {"BBOX": round(acc, 5), "SEGM": round(acc - target + SECOND_TARGET[benchmark], 5)}
+    return round(acc, 5)
+
+
 def render(spec: RunSpec) -> str:
     w = _Writer(spec)
     t = float(spec.start_ms)
@@ -138,7 +241,7 @@ def render(spec: RunSpec) -> str:
     params = {**HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}
     for key, value in params.items():
         w.event(key, value, t=t)
-    train, evals = SAMPLES.get(spec.benchmark, (1000, 100))
+    train, evals = spec.samples or SAMPLES.get(spec.benchmark, (1000, 100))
     w.event("train_samples", train, t=t)
     w.event("eval_samples", evals, t=t)
     for tensor in required_tensors(spec.ruleset, spec.benchmark):
@@ -157,7 +260,7 @@ def render(spec: RunSpec) -> str:
         w.event("eval_start", None, {"epoch_num": epoch}, t=t, kind="start")
         last = i == spec.evals - 1
         acc = target + 0.004 if (last and spec.converge) else target - 0.05 + 0.01 * i
-        w.event("eval_accuracy", round(acc, 5), {"epoch_num": epoch}, t=t)
+        w.event("eval_accuracy", _accuracy(spec.benchmark, acc, target), {"epoch_num": epoch}, t=t)
         w.event("eval_stop", None, {"epoch_num": epoch}, t=t, kind="end")
         w.event("block_stop", None, {"first_epoch_num": epoch}, t=t, kind="end")
     for key, value, meta in spec.extra:

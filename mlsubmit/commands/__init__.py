@@ -4,6 +4,7 @@ from __future__ import annotations
 
 # name -> (module, one-line help). Modules are imported lazily so `mlsubmit explain` does not pay for the checker.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "advise": ("mlsubmit.commands.advise", "list the closed-division rules each run log breaks, whatever it claims"),
     "check": ("mlsubmit.commands.check", "check run logs, system descriptions and submission trees"),
     "explain": ("mlsubmit.commands.explain", "explain a finding code, or list them all"),
 }

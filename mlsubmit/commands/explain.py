@@ -13,6 +13,12 @@ from mlsubmit.errors import UsageError
 NOTES: list[str] = [
     "Rule files: RULE findings come from the compliance rules mlperf-logging ships for the chosen ruleset, run by "
     "mlsubmit's own engine (whitelisted Python subset; nothing else is executed).",
+    "Hyperparameter table: HP findings apply the closed-division hyperparameter table of training rounds 1.0 and "
+    "1.1 (rulesets 1.0.0 and 1.1.0; TR1.0/TR1.1 §Hyperparameters) to closed logs, and to any log with `mlsubmit "
+    "advise`. Later rounds (2.0 to 6.1) are not covered: for those rulesets the report says so once (HP003) and "
+    "hyperparameter values are checked only by mlperf-logging's rule files. Values the rules fix to the reference "
+    "implementation without listing them in the table (for example BERT max_predictions_per_seq 76) are out of "
+    "scope, as are ** rows, which are not logged (label smoothing, truncated-normal initialisation).",
 ]
 
 
