@@ -135,3 +135,11 @@ def test_explain_lists_and_explains(run_cli) -> None:  # type: ignore[no-untyped
     assert code == 0
     assert out.startswith("RULE008 (error)")
     assert "How to fix:" in out
+
+
+def test_a_folder_with_nothing_to_check_is_a_usage_error(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "notes.txt").write_text("not a log\n")
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", tmp_path)
+    assert code == 2
+    assert "nothing to check" in err
+    assert out == ""
