@@ -7,4 +7,5 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("mlsubmit.commands.advise", "list the closed-division rules each run log breaks, whatever it claims"),
     "check": ("mlsubmit.commands.check", "check run logs, system descriptions and submission trees"),
     "explain": ("mlsubmit.commands.explain", "explain a finding code, or list them all"),
+    "report": ("mlsubmit.commands.report", "scores per system and benchmark: tables, JSON, a self-contained HTML page"),
 }

@@ -1,0 +1,62 @@
+"""mlsubmit report --ruleset X.Y.Z PATH...: scores per system × benchmark, as a table, JSON or an HTML page.
+
+It runs the same checks as `mlsubmit check` (each log read once) and scores from their facts. The exit code is
+the check's: 0 when no errors were found, 1 otherwise (warnings too with --strict); the report is written either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mlsubmit.checker.pipeline import CheckOptions, run_check
+from mlsubmit.commands.check import add_ruleset_option, validate_ruleset
+from mlsubmit.errors import FatalError
+from mlsubmit.report_data import collect
+from mlsubmit.report_inputs import load_prices
+from mlsubmit.report_tables import WRITERS
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("report", help="scores per system and benchmark as tables, JSON or HTML")
+    add_ruleset_option(parser)
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="org folder, folder of orgs, results folder or log")
+    parser.add_argument("--format", choices=sorted(WRITERS), default="text", help="table format (default: text)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the table to FILE instead of stdout")
+    parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report to FILE")
+    parser.add_argument("--prices", type=Path, metavar="TOML",
+                        help="list prices (default: prices.toml beside each org's systems/ folder)")
+    parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
+    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(text)
+    except OSError as exc:
+        raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    ruleset = validate_ruleset(args.ruleset)
+    prices = load_prices(args.prices) if args.prices else None
+    options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
+    result = run_check(args.paths, options)
+    data = collect(result, ruleset, prices=prices)
+    data.paths = list(args.paths)
+    writer = WRITERS[args.format]
+    if args.output:
+        import io
+
+        buffer = io.StringIO()
+        writer(data, buffer)
+        _write(args.output, buffer.getvalue())
+    else:
+        writer(data, sys.stdout)
+    if args.html:
+        from mlsubmit.html_report import render
+
+        _write(args.html, render(data))
+    return result.report.exit_code()

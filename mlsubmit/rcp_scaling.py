@@ -1,0 +1,50 @@
+"""The RCP verdict and scaling factor of one closed results folder, in the result summarizer's terms.
+
+The RCP check itself is the tree checks' (`mlsubmit.checker.rcp.evaluate`, the reference's data and statistics
+without its file writes). This module only translates its result into what the summarizer shows: its RCP column
+("Pass", "Fail", "Interp. Fail", "Missing", "No RCP", "Unknown state", or empty when its check raised) and whether a
+reference point was compared, which decides whether the reference rewrites `scaling.json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mlsubmit.checker.facts import LogFacts
+from mlsubmit.checker.rcp import RcpResult
+from mlsubmit.checker.rcp import evaluate as rcp_evaluate
+from mlsubmit.scoring import RcpOutcome
+
+
+def summarizer_status(result: RcpResult) -> str:
+    """The summarizer's RCP column for a check that ran (result_summarizer `_compute_strong_scaling_scores`)."""
+    if result.passed:
+        return "Pass"
+    msg = result.reference
+    if msg == "RCP found":
+        return "Fail"
+    if msg == "RCP Interpolation":
+        return "Interp. Fail"
+    if "Missing" in msg:
+        return "Missing"
+    if msg == "Cannot find any RCPs":
+        return "No RCP"
+    return "Unknown state"
+
+
+def outcome(result: RcpResult) -> RcpOutcome:
+    if result.crash:
+        # The reference raises inside its RCP step; the summarizer prints a warning, leaves the column empty and
+        # the folder's scaling.json as it was.
+        return RcpOutcome(status="", message=f"{result.message} (the reference's check raises: {result.crash})")
+    return RcpOutcome(
+        status=summarizer_status(result),
+        message=result.message,
+        evaluated=result.submission_mean is not None,
+        factor=float(result.scaling_factor),
+    )
+
+
+def evaluate(benchmark: str, ruleset: str, facts: Sequence[LogFacts]) -> RcpOutcome:
+    """RCP outcome of a closed results folder (TR1.0/TR1.1 §"Reference Convergence Points")."""
+    return outcome(rcp_evaluate(benchmark, ruleset, list(facts), closed=True))

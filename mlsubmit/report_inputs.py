@@ -1,0 +1,157 @@
+"""What the report shows beside a score: the system description's facts and an optional list price.
+
+Neither is checked here (the systems checks report broken system files); a file that cannot be read just leaves
+its columns empty. Prices come from `prices.toml` beside `systems/` (schemas/prices.schema.json), or `--prices`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.checker.systems import SystemSummary
+from mlsubmit.errors import FatalError
+from mlsubmit.schema_loader import errors as schema_errors
+from mlsubmit.schema_loader import load_schema, pointer
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+PRICES_FILE = "prices.toml"
+MAX_SYSTEM_BYTES = 1 << 20  # a system description is a few KB; do not load a huge file into the page
+
+
+@dataclass(frozen=True)
+class SystemFacts:
+    """A system description as the report shows it; totals come from the systems checks' summarize()."""
+
+    id: str
+    path: str
+    readable: bool = True
+    fields: tuple[tuple[str, str], ...] = ()
+    summary: SystemSummary | None = None
+
+    def get(self, key: str) -> str:
+        return next((v for k, v in self.fields if k == key), "")
+
+    @property
+    def accelerators(self) -> int | None:
+        return self.summary.accelerators if self.summary else None
+
+    @property
+    def host_processors(self) -> int | None:
+        return self.summary.host_processors if self.summary else None
+
+    def totals(self) -> list[tuple[str, str]]:
+        """Label, value pairs of the totals the systems checks derive (servers, cores), for the page."""
+        if self.summary is None:
+            return []
+        s = self.summary
+        pairs = [("accelerators (total)", s.accelerators), ("host processors (total)", s.host_processors),
+                 ("host servers (total)", s.host_servers), ("host cores (total)", s.host_cores),
+                 ("system family", s.family)]  # fmt: skip
+        return [(label, str(value)) for label, value in pairs if value is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.summary
+        return {
+            "name": self.get("system_name") or None,
+            "division": self.get("division") or None,
+            "status": self.get("status") or None,
+            "accelerators": self.accelerators,
+            "accelerator_model_name": self.get("accelerator_model_name") or None,
+            "host_processors": self.host_processors,
+            "host_processor_model_name": self.get("host_processor_model_name") or None,
+            "host_servers": s.host_servers if s else None,
+            "host_cores": s.host_cores if s else None,
+            "framework": self.get("framework") or None,
+        }
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def read_system(path: Path, shown: str) -> SystemFacts:
+    """Decode a system file for display; the systems checks report what is wrong with it."""
+    from mlsubmit.checker.systems import summarize
+
+    system_id = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
+    try:
+        raw = path.read_bytes()[:MAX_SYSTEM_BYTES]
+        data = json.loads(raw.decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return SystemFacts(id=system_id, path=shown, readable=False)
+    if not isinstance(data, dict):
+        return SystemFacts(id=system_id, path=shown, readable=False)
+    return SystemFacts(
+        id=system_id,
+        path=shown,
+        fields=tuple((str(k), _text(v)) for k, v in data.items()),
+        summary=summarize(data, system_id),
+    )
+
+
+@dataclass(frozen=True)
+class Price:
+    amount: float
+    currency: str
+    basis: str  # "list" or "estimate"
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"amount": self.amount, "currency": self.currency, "basis": self.basis, "source": self.source}
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """Prices by system id or system name (case-insensitive)."""
+
+    entries: Mapping[str, Price] = field(default_factory=dict)
+    origin: str = ""
+
+    def lookup(self, system: SystemFacts | None, system_id: str) -> Price | None:
+        for key in (system_id, system.get("system_name") if system else ""):
+            price = self.entries.get(key.strip().lower()) if key else None
+            if price is not None:
+                return price
+        return None
+
+    def merged(self, other: PriceBook) -> PriceBook:
+        return PriceBook({**other.entries, **self.entries}, self.origin or other.origin)
+
+
+def load_prices(path: Path) -> PriceBook:
+    """Read and validate a prices file; a broken one is a usage error (the user asked for it or put it there)."""
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise FatalError(f"{path}: cannot read prices: {exc}") from exc
+    errs = schema_errors(data, load_schema("prices.schema.json"))
+    if errs:
+        first = errs[0]
+        raise FatalError(f"{path}: {pointer(first) or '/'}: {first.message}")
+    currency = str(data.get("currency", "USD"))
+    entries = {
+        str(name).strip().lower(): Price(
+            amount=float(entry["price"]),
+            currency=currency,
+            basis=str(entry.get("basis", "estimate")),
+            source=str(entry.get("source", "")),
+        )
+        for name, entry in data.get("systems", {}).items()
+    }
+    return PriceBook(entries, str(path))
+
+
+def performance_per_price(minutes: float | None, price: Price | None) -> float | None:
+    """Time-to-train runs per hour per million of currency: higher is better. An estimate from a list price."""
+    if minutes is None or minutes <= 0 or price is None or price.amount <= 0:
+        return None
+    return (60.0 / minutes) / (price.amount / 1_000_000.0)
