@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
@@ -308,5 +309,34 @@ def read_log(path: str | Path, display: str | None = None) -> ParsedLog:
         return log
 
 
+class SupportsReadline(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
 def is_finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def record_lines(stream: SupportsReadline) -> Iterator[bytes]:
+    """The raw bytes of each MLLOG record, as the reader above finds them, for copying a run into a result file.
+
+    A record runs from the last `:::MLLOG ` token on its line (a bare CR also ends a line) to the last
+    non-blank byte, so launcher prefixes (`[1,0]<stdout>:`) and line ends are dropped and the JSON is copied
+    byte for byte. Records that do not decode are yielded too: leaving them out would hide a broken run.
+    Lines over MAX_LINE are skipped, as the reader skips them. Memory stays bounded by MAX_LINE.
+    """
+    while True:
+        line = stream.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # drop the rest of the overlong line
+                line = stream.readline(MAX_LINE + 1)
+            continue
+        if _BTOKEN not in line:
+            continue
+        body = line[:-2] if line.endswith(b"\r\n") else line.rstrip(b"\n")
+        for piece in body.split(b"\r"):
+            at = piece.rfind(_BTOKEN)
+            if at >= 0:
+                yield piece[at:].rstrip()

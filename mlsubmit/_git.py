@@ -1,0 +1,181 @@
+"""Every use of git goes through here: the only module that imports GitPython.
+
+GitPython raises a zoo of exception types and, when git itself is missing, fails at import time. Callers get plain
+dataclasses and `FatalError`s with advice instead, so no GitPython type leaks into the rest of the tool.
+Environment variables such as GIT_DIR or GIT_INDEX_FILE would silently point git at another repository than the
+one the config names, so they are removed from the environment of every git process started here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mlsubmit.errors import FatalError
+
+if TYPE_CHECKING:
+    import git
+
+# Variables that redirect git to another repository, work tree or object store than the one opened.
+_REDIRECTING_ENV = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+)  # fmt: skip
+
+# git tree entry modes (see git's object format): what an exported path is.
+MODE_FILE = 0o100644
+MODE_EXECUTABLE = 0o100755
+MODE_SYMLINK = 0o120000
+MODE_SUBMODULE = 0o160000
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A revision resolved in a repository: what the config said, and the commit it means."""
+
+    repo: Path
+    rev: str
+    commit: str
+    dirty: bool
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One non-folder entry of a commit's tree, below the exported sub-folder.
+
+    `parts` are the path components relative to that sub-folder, exactly as stored in git (not yet checked: a crafted
+    tree can hold `..` or `/`-free oddities, and the caller decides what is safe to write).
+    """
+
+    parts: tuple[str, ...]
+    mode: int
+    size: int
+    sha: str
+
+    @property
+    def path(self) -> str:
+        return "/".join(self.parts)
+
+
+def _git() -> Any:
+    try:
+        import git
+    except ImportError as exc:  # GitPython refuses to import when no git executable is found
+        raise FatalError(f"git is needed to export implementations and could not be used: {exc}") from exc
+    return git
+
+
+def _scrubbed_env() -> None:
+    for name in _REDIRECTING_ENV:
+        os.environ.pop(name, None)
+
+
+def open_repo(path: Path) -> git.Repo:
+    """Open the repository whose top folder (or .git) is `path`; never searches parent folders."""
+    gitmod = _git()
+    _scrubbed_env()
+    if not path.exists():
+        raise FatalError(f"{path}: implementation repository not found; `repo` is relative to the config file")
+    try:
+        return gitmod.Repo(path, search_parent_directories=False)
+    except gitmod.exc.InvalidGitRepositoryError:
+        raise FatalError(
+            f"{path}: not a git repository; `repo` must name the top folder of a git clone (the folder holding .git)"
+        ) from None
+    except gitmod.exc.NoSuchPathError:
+        raise FatalError(f"{path}: implementation repository not found") from None
+    except gitmod.exc.GitError as exc:
+        raise FatalError(f"{path}: git could not open the repository: {exc}") from None
+
+
+def resolve(path: Path, rev: str) -> Revision:
+    """Resolve `rev` (tag, branch, commit) to a commit; an unknown revision is a FatalError."""
+    gitmod = _git()
+    repo = open_repo(path)
+    try:
+        if rev.startswith("-"):  # would be read as an option by git rev-parse
+            raise ValueError(rev)
+        commit = repo.commit(rev)
+    except (gitmod.exc.BadName, gitmod.exc.BadObject, ValueError, gitmod.exc.GitCommandError):
+        raise FatalError(
+            f"{path}: unknown revision {rev!r}; give a tag, branch or commit that exists there "
+            f"(`git -C {path} log --oneline` lists commits; fetch tags with `git fetch --tags`)"
+        ) from None
+    try:
+        dirty = bool(not repo.bare and repo.is_dirty(untracked_files=True))
+    except gitmod.exc.GitError:
+        dirty = False
+    return Revision(repo=path, rev=rev, commit=commit.hexsha, dirty=dirty)
+
+
+def tree_entries(revision: Revision, subdir: str) -> Iterator[TreeEntry]:
+    """Blobs, links and submodules under `subdir` of the resolved commit, in git's (sorted) order.
+
+    Reads only the object store: the working tree, which may be dirty, is never looked at.
+    """
+    gitmod = _git()
+    repo = open_repo(revision.repo)
+    tree = repo.commit(revision.commit).tree
+    if subdir not in ("", "."):
+        try:
+            tree = tree / subdir
+        except KeyError:
+            raise FatalError(
+                f"{revision.repo}: no folder {subdir!r} at revision {revision.rev!r} ({revision.commit[:12]})"
+            ) from None
+        if not isinstance(tree, gitmod.Tree):
+            raise FatalError(f"{revision.repo}: {subdir!r} at revision {revision.rev!r} is a file, not a folder")
+    yield from _walk(gitmod, tree, ())
+
+
+def _walk(gitmod: Any, tree: Any, prefix: tuple[str, ...]) -> Iterator[TreeEntry]:
+    for item in tree:
+        parts = (*prefix, item.name)
+        if isinstance(item, gitmod.Tree):
+            yield from _walk(gitmod, item, parts)
+        elif item.mode == MODE_SUBMODULE:
+            yield TreeEntry(parts, item.mode, 0, item.hexsha)
+        else:
+            yield TreeEntry(parts, item.mode, int(item.size), item.hexsha)
+
+
+class BlobReader:
+    """Reads many blobs of one repository through a single open handle (opening a Repo per blob is slow)."""
+
+    def __init__(self, revision: Revision) -> None:
+        self._repo = open_repo(revision.repo)
+
+    def read(self, sha: str) -> bytes:
+        data: bytes = self._repo.odb.stream(bytes.fromhex(sha)).read()
+        return data
+
+    def close(self) -> None:
+        self._repo.close()
+
+
+def commit_example(path: Path, files: dict[str, bytes], message: str, tag: str | None = None) -> str:
+    """Create (or extend) a repository at `path` with one commit of `files`; for `make demo` and tests.
+
+    Author, committer and dates are fixed, so the commit SHA is the same on every machine.
+    """
+    gitmod = _git()
+    _scrubbed_env()
+    repo = gitmod.Repo.init(path) if not (path / ".git").exists() else gitmod.Repo(path)
+    for name, data in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        if name.endswith(".sh"):
+            target.chmod(0o755)
+    repo.index.add(list(files))
+    who = gitmod.Actor("mlsubmit example", "example@mlsubmit.invalid")
+    when = "1619870400 +0000"  # 2021-05-01 12:00 UTC, in git's raw format
+    commit = repo.index.commit(message, author=who, committer=who, author_date=when, commit_date=when)
+    if tag:
+        repo.create_tag(tag, ref=commit)
+    sha: str = commit.hexsha
+    repo.close()
+    return sha

@@ -1,0 +1,57 @@
+"""mlsubmit package CONFIG.toml: raw runs, system files and git revisions -> submission tree (and archive)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mlsubmit import __version__
+from mlsubmit.commands.check import validate_ruleset
+from mlsubmit.errors import UsageError
+from mlsubmit.output import add_output_options, emit
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("package", help="build a submission tree (and archive) from raw runs")
+    parser.add_argument("config", type=Path, metavar="CONFIG.toml",
+                        help="package configuration (see docs/packaging.md)")
+    parser.add_argument("--archive", action="store_true", help="also write out/<org>.tar.gz with .sha256 and .sha1")
+    parser.add_argument("--encrypt", action="store_true", help="also write out/<org>.tar.gz.enc (needs --archive)")
+    parser.add_argument("--passphrase-file", type=Path, metavar="FILE",
+                        help="file whose first line is the passphrase (never given on the command line)")
+    parser.add_argument("--allow-findings", action="store_true",
+                        help="finalise the tree even when the check finds errors (exit status is still 1)")
+    parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes for the check")
+    add_output_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mlsubmit.submission.archive import read_passphrase
+    from mlsubmit.submission.build import PackageOptions, package
+    from mlsubmit.submission.config import load_config
+
+    if args.encrypt and not args.archive:
+        raise UsageError("--encrypt needs --archive")
+    if args.encrypt and args.passphrase_file is None:
+        raise UsageError("--encrypt needs --passphrase-file FILE (a passphrase is never read from the command line)")
+    if args.passphrase_file is not None and not args.encrypt:
+        raise UsageError("--passphrase-file is only used with --encrypt")
+    cfg = load_config(args.config)
+    validate_ruleset(cfg.ruleset)
+    passphrase = read_passphrase(args.passphrase_file) if args.encrypt else None
+    options = PackageOptions(archive=args.archive, passphrase=passphrase, allow_findings=args.allow_findings,
+                             jobs=max(0, args.jobs))
+    result = package(cfg, options)
+    result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__})
+    code = emit(result.report, args)
+    counts = result.report.counts()
+    if result.finalised:
+        print(f"mlsubmit: packaged {result.results} result file(s) and {result.implementation_files} "
+              f"implementation file(s) into {result.out}", file=sys.stderr)
+        for path in result.outputs:
+            print(f"mlsubmit: wrote {path}", file=sys.stderr)
+    else:
+        print(f"mlsubmit: {counts['error']} error(s): the tree was NOT written to {result.out} "
+              "(fix them, or give --allow-findings to keep it anyway)", file=sys.stderr)
+    return code

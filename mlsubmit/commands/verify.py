@@ -1,0 +1,38 @@
+"""mlsubmit verify ARCHIVE: checksums, decryption, a refusing unpack, the manifest, and the full check."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mlsubmit import __version__
+from mlsubmit.commands.check import validate_ruleset
+from mlsubmit.output import add_output_options, emit
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("verify", help="verify a packaged (and possibly encrypted) submission archive")
+    parser.add_argument("archive", type=Path, metavar="ARCHIVE", help="<org>.tar.gz or <org>.tar.gz.enc")
+    parser.add_argument("--passphrase-file", type=Path, metavar="FILE",
+                        help="file whose first line is the passphrase of an encrypted archive")
+    parser.add_argument("--ruleset", metavar="X.Y.Z", help="ruleset to check with (default: the manifest's)")
+    parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes for the check")
+    add_output_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mlsubmit.submission.verify import verify
+
+    if args.ruleset:
+        validate_ruleset(args.ruleset)
+    result = verify(args.archive, args.passphrase_file, args.ruleset, max(0, args.jobs))
+    if result.ruleset and not args.ruleset:
+        validate_ruleset(result.ruleset)
+    result.report.meta.update({"command": "verify", "ruleset": result.ruleset or "", "version": __version__})
+    code = emit(result.report, args)
+    verdict = "FAILED" if code else "OK"
+    sums = ", ".join(result.checked) or "none"
+    print(f"mlsubmit: {args.archive}: {verdict} ({result.files} file(s) unpacked; checksums matched: {sums})",
+          file=sys.stderr)
+    return code

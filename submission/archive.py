@@ -1,0 +1,281 @@
+"""The archive: a deterministic tar.gz, its checksum files, OpenSSL-compatible encryption and a refusing unpacker.
+
+Determinism: members sorted by name, owner 0/0 with empty names, mode 0644 (0755 for folders and executables),
+one fixed mtime (SOURCE_DATE_EPOCH when set, else 0), gzip header without name and with mtime 0. The same tree
+gives the same bytes on every machine.
+
+Encryption writes OpenSSL's `enc` format so the results chair needs nothing but openssl:
+`openssl enc -d -aes-256-cbc -pbkdf2 -iter 600000 -md sha256 -pass file:FILE` (rules-spec §1.6 describes the old
+`openssl enc -aes256` process, whose single-MD5 key derivation OpenSSL itself calls deprecated). The key and IV come
+from PBKDF2-HMAC-SHA256 with 600,000 iterations and a random salt; AES-256-CBC itself is not authenticated, so
+integrity rests on the SHA-256 of the plaintext archive, which `verify` checks after decrypting.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+
+OPENSSL_MAGIC = b"Salted__"
+PBKDF2_ITERATIONS = 600_000
+_SALT_LEN = 8
+_KEY_LEN, _IV_LEN = 32, 16
+_CHUNK = 1 << 20
+PASS_MAX = 1023  # openssl's -pass file: reads at most this many bytes of the first line
+MAX_UNPACKED = 16 << 30  # a gzip bomb stops here instead of filling the disk
+
+
+def fixed_mtime() -> int:
+    value = os.environ.get("SOURCE_DATE_EPOCH", "")
+    return int(value) if value.isdigit() else 0
+
+
+def _members(root: Path, tops: list[str]) -> Iterator[tuple[str, Path]]:
+    """(archive name, file) for `tops` under root and everything below them, sorted by archive name."""
+    found: list[tuple[str, Path]] = []
+    for top in tops:
+        start = root / top
+        found.append((top, start))
+        if start.is_dir():
+            for dirpath, dirnames, filenames in os.walk(start):
+                for name in dirnames + filenames:
+                    full = Path(dirpath) / name
+                    found.append((full.relative_to(root).as_posix(), full))
+    yield from sorted(found)
+
+
+def write_tar_gz(root: Path, tops: list[str], dest: Path) -> None:
+    """Write `tops` (files or folders under root) to dest as a byte-for-byte reproducible tar.gz."""
+    mtime = fixed_mtime()
+    with (
+        open(dest, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for name, path in _members(root, tops):
+            info = _info(name, path, mtime)
+            if info.isdir():
+                tar.addfile(info)
+                continue
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
+
+
+def _info(name: str, path: Path, mtime: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.mtime = mtime
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    if path.is_symlink() or not (path.is_dir() or path.is_file()):
+        raise ValueError(f"{path}: only files and folders can be archived")
+    if path.is_dir():
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+    else:
+        info.size = path.stat().st_size
+        info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
+    return info
+
+
+def digest(path: Path, algorithm: str) -> str:
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_checksums(path: Path, algorithms: tuple[str, ...] = ("sha256", "sha1")) -> list[Path]:
+    """`<file>.sha256` and `<file>.sha1` in the format `sha256sum -c` / `sha1sum -c` read (run beside the file)."""
+    out = []
+    for alg in algorithms:
+        target = path.with_name(f"{path.name}.{alg}")
+        target.write_text(f"{digest(path, alg)}  {path.name}\n", encoding="ascii")
+        out.append(target)
+    return out
+
+
+def read_checksum(path: Path) -> tuple[str, str] | None:
+    """(hex digest, file name) from a sha256sum/sha1sum line; None when the file does not hold one."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    parts = text.split(None, 1)
+    if not parts or not all(c in "0123456789abcdefABCDEF" for c in parts[0]):
+        return None
+    name = parts[1].lstrip("*") if len(parts) > 1 else ""
+    return parts[0].lower(), name
+
+
+# --- passphrase and cipher ---------------------------------------------------------------------------------------
+
+
+class CryptoError(Exception):
+    """Decryption failed: wrong passphrase, or the file was damaged or is not in OpenSSL's format."""
+
+
+def read_passphrase(path: Path) -> bytes:
+    """The first line of the file without its newline, as `openssl -pass file:` reads it."""
+    from mlsubmit.errors import FatalError
+
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(PASS_MAX + 1)
+    except OSError as exc:
+        raise FatalError(f"{path}: cannot read the passphrase file: {exc.strerror or exc}") from None
+    phrase = first.split(b"\n", 1)[0]
+    if len(first) > PASS_MAX and not first.endswith(b"\n"):
+        raise FatalError(f"{path}: the passphrase is longer than openssl's limit of {PASS_MAX} bytes")
+    if not phrase:
+        raise FatalError(f"{path}: the passphrase file's first line is empty")
+    return phrase
+
+
+def _key_iv(passphrase: bytes, salt: bytes) -> tuple[bytes, bytes]:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+
+    kdf = PBKDF2HMAC(algorithm=hashes.SHA256(), length=_KEY_LEN + _IV_LEN, salt=salt, iterations=PBKDF2_ITERATIONS)
+    material = kdf.derive(passphrase)
+    return material[:_KEY_LEN], material[_KEY_LEN:]
+
+
+def encrypt_file(src: Path, dest: Path, passphrase: bytes, *, salt: bytes | None = None) -> None:
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    salt = salt if salt is not None else os.urandom(_SALT_LEN)
+    key, iv = _key_iv(passphrase, salt)
+    encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+    padder = padding.PKCS7(128).padder()
+    with open(src, "rb") as fin, open(dest, "wb") as fout:
+        fout.write(OPENSSL_MAGIC + salt)
+        for chunk in iter(lambda: fin.read(_CHUNK), b""):
+            fout.write(encryptor.update(padder.update(chunk)))
+        fout.write(encryptor.update(padder.finalize()) + encryptor.finalize())
+
+
+def is_encrypted(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(OPENSSL_MAGIC)) == OPENSSL_MAGIC
+    except OSError:
+        return False
+
+
+def decrypt_file(src: Path, dest: Path, passphrase: bytes) -> None:
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    with open(src, "rb") as fin:
+        header = fin.read(len(OPENSSL_MAGIC) + _SALT_LEN)
+        if len(header) != len(OPENSSL_MAGIC) + _SALT_LEN or not header.startswith(OPENSSL_MAGIC):
+            raise CryptoError("not an OpenSSL `enc` file (no Salted__ header)")
+        key, iv = _key_iv(passphrase, header[len(OPENSSL_MAGIC) :])
+        decryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
+        unpadder = padding.PKCS7(128).unpadder()
+        body = 0
+        with open(dest, "wb") as fout:
+            for chunk in iter(lambda: fin.read(_CHUNK), b""):
+                body += len(chunk)
+                fout.write(unpadder.update(decryptor.update(chunk)))
+            if body == 0 or body % 16:
+                raise CryptoError("the encrypted data is truncated (not a whole number of AES blocks)")
+            try:
+                fout.write(unpadder.update(decryptor.finalize()) + unpadder.finalize())
+            except ValueError:
+                raise CryptoError("wrong passphrase, or the file is damaged (bad padding)") from None
+
+
+# --- unpacking ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Unpacked:
+    files: int = 0
+    findings: list[Finding] | None = None
+
+
+def member_problem(member: tarfile.TarInfo) -> str | None:
+    """Why a member must not be written, or None when it is a plain file or folder with a safe relative name."""
+    name = member.name
+    if not name or "\x00" in name or "\\" in name:
+        return f"has an unusable name {name!r}"
+    if name.startswith("/") or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
+        return "has an absolute path"
+    if ".." in PurePosixPath(name).parts:
+        return "climbs out of the folder with '..'"
+    if member.issym() or member.islnk():
+        return f"is a {'symbolic' if member.issym() else 'hard'} link to {member.linkname!r}"
+    if member.ischr() or member.isblk() or member.isfifo():
+        return "is a device or FIFO"
+    if not (member.isfile() or member.isdir()):
+        return f"is a special member (type {member.type!r})"
+    return None
+
+
+def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
+    """Extract the plain files and folders of a tar.gz into dest; every other member is refused with a finding.
+
+    Members are written by our own code from checked names (tarfile's extract is never used), with fixed modes and
+    no owners, so an archive cannot place anything outside dest or create links or devices.
+    """
+    result = Unpacked(findings=[])
+    findings = result.findings
+    assert findings is not None
+    written: set[str] = set()
+    total = 0
+    try:
+        with tarfile.open(archive, mode="r|gz") as tar:
+            for member in tar:
+                shown = f"{display}:{member.name}"
+                problem = member_problem(member)
+                clean = PurePosixPath(member.name.removeprefix("./")).as_posix()
+                if problem is None and clean in written:
+                    problem = "appears twice (a later copy would overwrite the first)"
+                if problem is None and clean != "." and any(
+                    p in written and (dest / p).is_file() for p in _parents(clean)
+                ):
+                    problem = "sits below a member that is a file"
+                if problem is not None:
+                    findings.append(finding("PKG042", shown, f"refused: the member {problem}"))
+                    continue
+                target = dest.joinpath(*PurePosixPath(clean).parts) if clean != "." else dest
+                written.add(clean)
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                total += member.size
+                if total > MAX_UNPACKED:
+                    findings.append(finding("PKG044", shown, f"the archive unpacks to more than {MAX_UNPACKED} bytes"))
+                    break
+                target.parent.mkdir(parents=True, exist_ok=True)
+                stream = tar.extractfile(member)
+                assert stream is not None
+                _copy(stream, target)
+                target.chmod(0o755 if member.mode & 0o111 else 0o644)
+                result.files += 1
+    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
+        findings.append(finding("PKG044", display, f"not a readable tar.gz: {exc}"))
+    return result
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _copy(stream: IO[bytes], target: Path) -> None:
+    with open(target, "wb") as out:
+        for chunk in iter(lambda: stream.read(_CHUNK), b""):
+            out.write(chunk)

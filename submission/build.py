@@ -1,0 +1,250 @@
+"""`mlsubmit package`: build the submission tree in a temporary folder beside `out`, check it, then rename it.
+
+Nothing is written outside that temporary folder until the final rename, so an interrupted build (even SIGKILL)
+leaves either the previous `out` or none, never a half tree. Inputs (logs, system files, repositories) are only
+read. Every output name is a validated config name or a checked git path, joined below the temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.submission import archive as arch
+from mlsubmit.submission import manifest as mf
+from mlsubmit.submission.config import PackageConfig
+from mlsubmit.submission.export import Exported, export
+from mlsubmit.submission.runs import Selection, collect
+
+from mlsubmit.codes import finding
+from mlsubmit.errors import FatalError
+from mlsubmit.findings import Finding, Report, has_errors
+
+
+@dataclass(frozen=True)
+class PackageOptions:
+    archive: bool = False
+    passphrase: bytes | None = None  # set: also write <org>.tar.gz.enc
+    allow_findings: bool = False
+    jobs: int = 0
+
+
+@dataclass
+class PackageResult:
+    report: Report
+    out: Path
+    finalised: bool = False
+    results: int = 0
+    implementation_files: int = 0
+    outputs: list[Path] = field(default_factory=list)  # archive files written, final paths
+
+
+def _is_replaceable(out: Path) -> bool:
+    """Only an empty folder or a previous mlsubmit build may be replaced: never a folder of the user's."""
+    if not out.exists():
+        return True
+    if out.is_symlink() or not out.is_dir():
+        return False
+    return not any(out.iterdir()) or (out / mf.NAME).is_file()
+
+
+def _shown(path: Path) -> str:
+    return os.path.normpath(path)
+
+
+def _swap_in(tmp: Path, out: Path) -> None:
+    """Rename the finished tree to `out`; a previous build is moved aside first and removed after."""
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rename(out, old / "tree")
+        os.rename(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, out)
+
+
+def _copy_systems(cfg: PackageConfig, org_root: Path) -> list[Finding]:
+    findings = []
+    done: set[str] = set()
+    for entry in cfg.results:
+        if entry.system in done:
+            continue
+        done.add(entry.system)
+        src = cfg.systems / f"{entry.system}.json"
+        try:
+            data = src.read_bytes()
+        except OSError as exc:
+            findings.append(
+                finding("PKG020", str(cfg.path), f"no readable {src} for system {entry.system!r}: "
+                        f"{exc.strerror or exc}", pointer=f"/results/{entry.index}/system")
+            )
+            continue
+        dest = org_root / "systems" / f"{entry.system}.json"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+        dest.chmod(0o644)
+    return findings
+
+
+def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any]) -> int:
+    entry = sel.entry
+    folder = org_root / "results" / entry.system / entry.benchmark
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, run in enumerate(sel.chosen):
+        dest = folder / f"result_{i}.txt"
+        os.replace(run.staged, dest)
+        dest.chmod(0o644)
+        facts = run.facts
+        manifest["results"].append(
+            {
+                "path": dest.relative_to(org_root.parent).as_posix(),
+                "system": entry.system,
+                "benchmark": entry.benchmark,
+                "index": i,
+                "source": run.display,
+                "source_sha256": run.source_sha256,
+                "records": run.records,
+                "run_start_ms": run.start_ms,
+                "status": facts.status if facts else None,
+                "minutes": facts.minutes if facts else None,
+            }
+        )
+    score = sel.score if sel.score is not None and sel.score != float("inf") else None
+    manifest["selections"].append(
+        {
+            "system": entry.system,
+            "benchmark": entry.benchmark,
+            "policy": entry.select,
+            "required": sel.required,
+            "candidates": len(sel.candidates),
+            "scored": len(sel.chosen),
+            "olympic_minutes": score,
+            "excluded": [
+                {"source": run.display, "source_sha256": run.source_sha256, "reason": reason}
+                for run, reason in sel.excluded
+            ],
+        }
+    )
+    return len(sel.chosen)
+
+
+def _export_implementations(cfg: PackageConfig, org_root: Path, out_shown: str) -> tuple[list[Exported], list[Finding]]:
+    done: dict[tuple[str, str], Exported] = {}
+    findings: list[Finding] = []
+    with_code = {e.benchmark for e in cfg.results if e.implementation is not None}
+    findings.extend(
+        finding("PKG036", str(cfg.path), f"no implementation is given for benchmark {bench!r}")
+        for bench in sorted({e.benchmark for e in cfg.results} - with_code)
+    )
+    for entry in cfg.results:
+        impl = entry.implementation
+        if impl is None or (entry.benchmark, impl.name) in done:
+            continue
+        rel = Path("benchmarks", entry.benchmark, "implementations", impl.name)
+        shown = os.path.join(out_shown, cfg.org, rel.as_posix())
+        exported = export(impl, entry.benchmark, org_root / rel, shown)
+        done[(entry.benchmark, impl.name)] = exported
+        findings.extend(exported.findings)
+    return list(done.values()), findings
+
+
+def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
+    return {
+        "path": ex.dest.relative_to(root).as_posix(),
+        "benchmark": ex.benchmark,
+        "name": ex.impl.name,
+        "repo": ex.impl.repo_text,
+        "revision": ex.impl.rev,
+        "commit": ex.revision.commit,
+        "subdir": ex.impl.path,
+        "files": ex.files,
+        "left_out": [{"path": path, "code": code} for path, code in ex.left_out],
+    }
+
+
+def _check_tree(org_root: Path, tmp: Path, out: Path, cfg: PackageConfig, jobs: int) -> Report:
+    from mlsubmit.checker.pipeline import CheckOptions, run_check
+
+    run = run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=jobs))
+    return remap(run.report, str(tmp), _shown(out))
+
+
+def remap(report: Report, old: str, new: str) -> Report:
+    """The same report with paths under `old` shown under `new` (the temporary folder's findings, as in `out`)."""
+
+    def fix(path: str) -> str:
+        return new + path[len(old) :] if path == old or path.startswith(old + os.sep) else path
+
+    out = Report(strict=report.strict, meta=dict(report.meta))
+    for path, findings in report.files.items():
+        out.add_file(fix(path), [f.with_path(fix(f.path)) for f in findings])
+    out.tree.extend(f.with_path(fix(f.path)) for f in report.tree)
+    return out
+
+
+def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
+    out = cfg.out
+    if not _is_replaceable(out):
+        raise FatalError(
+            f"{out}: exists and is not a previous mlsubmit build (no {mf.NAME}); choose another `out` or empty it"
+        )
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
+        tmp.chmod(0o755)  # mkdtemp makes it private; the finished tree is an ordinary folder
+    except OSError as exc:
+        raise FatalError(f"{out.parent}: cannot create the build folder: {exc.strerror or exc}") from None
+    try:
+        return _build(cfg, options, tmp)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageResult:
+    out = cfg.out
+    result = PackageResult(report=Report(), out=out)
+    org_root = tmp / cfg.org
+    staging = tmp / ".staging"
+    staging.mkdir()
+    manifest = mf.new_manifest(cfg.org, cfg.ruleset)
+    packaging: list[Finding] = _copy_systems(cfg, org_root)
+    for entry in cfg.results:
+        sel = collect(cfg, entry, staging)
+        packaging.extend(sel.findings)
+        result.results += _place_results(sel, org_root, manifest)
+    exported, problems = _export_implementations(cfg, org_root, _shown(out))
+    packaging.extend(problems)
+    manifest["implementations"] = sorted((_implementation_record(ex, tmp) for ex in exported), key=lambda r: r["path"])
+    result.implementation_files = sum(ex.files for ex in exported)
+    shutil.rmtree(staging)
+    org_root.mkdir(exist_ok=True)
+    manifest["files"] = mf.tree_files(tmp, cfg.org)
+    mf.write(tmp, manifest)
+
+    report = _check_tree(org_root, tmp, out, cfg, options.jobs)
+    report.extend(packaging)
+    result.report = report
+    if has_errors(report.all_findings()) and not options.allow_findings:
+        return result
+    if options.archive:
+        result.outputs = _write_archive(cfg, options, tmp)
+    _swap_in(tmp, out)
+    result.finalised = True
+    result.outputs = [out / p.name for p in result.outputs]
+    return result
+
+
+def _write_archive(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> list[Path]:
+    tarball = tmp / f"{cfg.org}.tar.gz"
+    arch.write_tar_gz(tmp, [cfg.org, mf.NAME], tarball)
+    written = [tarball, *arch.write_checksums(tarball)]
+    if options.passphrase is not None:
+        enc = tmp / f"{cfg.org}.tar.gz.enc"
+        arch.encrypt_file(tarball, enc, options.passphrase)
+        written += [enc, *arch.write_checksums(enc)]
+    return written

@@ -1,0 +1,155 @@
+"""Read and validate the package configuration (TOML), resolving its paths against the config file's folder.
+
+A config is the user's own file, so a problem with it ends the command (exit 2) with every schema error listed at
+its place, rather than becoming a finding about the submission.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.errors import FatalError
+from mlsubmit.schema_loader import errors as schema_errors
+from mlsubmit.schema_loader import load_schema, pointer
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+SELECT_ALL = "all"
+SELECT_MEDIAN_WINDOW = "median-window"
+
+
+@dataclass(frozen=True)
+class Implementation:
+    repo: Path
+    repo_text: str  # as written in the config: recorded in the manifest instead of an absolute path
+    rev: str
+    path: str
+    name: str
+
+    def same_source(self, other: Implementation) -> bool:
+        return (self.repo.resolve(), self.rev, self.path) == (other.repo.resolve(), other.rev, other.path)
+
+
+@dataclass(frozen=True)
+class ResultEntry:
+    index: int  # position in [[results]], for messages (/results/<index>)
+    system: str
+    benchmark: str
+    logs: tuple[str, ...]
+    select: str
+    implementation: Implementation | None
+
+
+@dataclass(frozen=True)
+class PackageConfig:
+    path: Path
+    base: Path  # the config file's folder: every relative path starts here
+    org: str
+    ruleset: str
+    out: Path
+    systems: Path
+    results: tuple[ResultEntry, ...]
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise FatalError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
+    try:
+        data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise FatalError(f"{path}: the config is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise FatalError(f"{path}: not valid TOML: {exc}") from None
+    return data
+
+
+def _validate(data: dict[str, Any], path: Path) -> None:
+    errs = schema_errors(data, load_schema("package-config.schema.json"))
+    if errs:
+        lines = [f"{pointer(e) or '/'}: {e.message}" for e in errs[:20]]
+        more = f"\n  ... and {len(errs) - 20} more" if len(errs) > 20 else ""
+        raise FatalError(
+            f"{path}: the config does not match the package-config schema:\n  " + "\n  ".join(lines) + more
+        )
+
+
+def _implementation(data: dict[str, Any] | None, base: Path) -> Implementation | None:
+    if data is None:
+        return None
+    return Implementation(
+        repo=base / data["repo"],
+        repo_text=data["repo"],
+        rev=data["rev"],
+        path=data.get("path", "."),
+        name=data["name"],
+    )
+
+
+def _check_consistency(cfg: PackageConfig) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    impls: dict[tuple[str, str], Implementation] = {}
+    for entry in cfg.results:
+        key = (entry.system, entry.benchmark)
+        if key in seen:
+            raise FatalError(
+                f"{cfg.path}: /results/{entry.index}: {entry.system}/{entry.benchmark} is already packaged by "
+                f"/results/{seen[key]}; give each system and benchmark one entry with all its logs"
+            )
+        seen[key] = entry.index
+        impl = entry.implementation
+        if impl is None:
+            continue
+        other = impls.setdefault((entry.benchmark, impl.name), impl)
+        if not other.same_source(impl):
+            raise FatalError(
+                f"{cfg.path}: /results/{entry.index}/implementation: benchmarks/{entry.benchmark}/implementations/"
+                f"{impl.name} is exported twice from different sources; give them different names"
+            )
+
+
+def _check_out(cfg: PackageConfig) -> None:
+    """`out` is replaced as a whole, so it must not hold the config or any input it would destroy."""
+    out = cfg.out.resolve()
+    inputs = [cfg.path.resolve(), cfg.systems.resolve()]
+    inputs += [e.implementation.repo.resolve() for e in cfg.results if e.implementation]
+    for item in inputs:
+        if item == out or out in item.parents:
+            raise FatalError(f"{cfg.path}: `out` ({cfg.out}) contains {item}, which the build would replace")
+
+
+def load_config(path: str | Path) -> PackageConfig:
+    path = Path(path)
+    data = _read(path)
+    _validate(data, path)
+    base = path.parent
+    results = tuple(
+        ResultEntry(
+            index=i,
+            system=r["system"],
+            benchmark=r["benchmark"],
+            logs=tuple(r["logs"]),
+            select=r.get("select", SELECT_ALL),
+            implementation=_implementation(r.get("implementation"), base),
+        )
+        for i, r in enumerate(data["results"])
+    )
+    cfg = PackageConfig(
+        path=path,
+        base=base,
+        org=data["org"],
+        ruleset=data["ruleset"],
+        out=base / data["out"],
+        systems=base / data.get("systems", "systems"),
+        results=results,
+    )
+    _check_consistency(cfg)
+    _check_out(cfg)
+    return cfg

@@ -1,0 +1,107 @@
+"""manifest.json: every file of the tree with its hash and size, and where each result and implementation came from.
+
+The manifest holds no time stamps and no absolute paths, so two builds from the same inputs give the same bytes
+and nothing about the builder's machine leaks into a submission.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from mlsubmit import __version__
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+from mlsubmit.schema_loader import errors as schema_errors
+from mlsubmit.schema_loader import load_schema, pointer
+
+NAME = "manifest.json"
+FORMAT = "mlsubmit-manifest/1"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def tree_files(root: Path, top: str) -> list[dict[str, Any]]:
+    """Path ('/'-separated, starting with `top`), sha256 and size of every regular file under root/top."""
+    out: list[dict[str, Any]] = []
+    for dirpath, dirnames, filenames in os.walk(root / top):
+        dirnames.sort()
+        for name in filenames:
+            full = Path(dirpath) / name
+            rel = full.relative_to(root).as_posix()
+            out.append({"path": rel, "sha256": sha256_file(full), "size": full.stat().st_size})
+    return sorted(out, key=lambda f: f["path"])
+
+
+def new_manifest(org: str, ruleset: str) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "tool": {"name": "mlsubmit", "version": __version__},
+        "org": org,
+        "ruleset": ruleset,
+        "files": [],
+        "results": [],
+        "selections": [],
+        "implementations": [],
+    }
+
+
+def dumps(manifest: dict[str, Any]) -> bytes:
+    return (json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def validation_errors(data: Any) -> list[str]:
+    return [f"{pointer(e) or '/'}: {e.message}" for e in schema_errors(data, load_schema("manifest.schema.json"))]
+
+
+def write(root: Path, manifest: dict[str, Any]) -> Path:
+    problems = validation_errors(manifest)
+    if problems:  # the builder made it: a mismatch is a bug in mlsubmit, not in the user's input
+        raise ValueError("manifest does not match manifest.schema.json: " + "; ".join(problems[:5]))
+    path = root / NAME
+    path.write_bytes(dumps(manifest))
+    return path
+
+
+def load(path: Path, display: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """Read a manifest from an unpacked archive; problems are findings (an archive is untrusted input)."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, [finding("PKG046", display, f"manifest cannot be read: {exc}")]
+    problems = validation_errors(data)
+    if problems:
+        return None, [finding("PKG046", display, f"manifest does not match its schema: {p}") for p in problems[:10]]
+    return data, []
+
+
+def compare(root: Path, manifest: dict[str, Any], display: str) -> list[Finding]:
+    """Files missing from the tree, files the manifest does not list, and files whose bytes differ."""
+    listed = {f["path"]: f for f in manifest["files"]}
+    actual = {f["path"]: f for f in tree_files(root, manifest["org"])} if (root / manifest["org"]).is_dir() else {}
+    out: list[Finding] = []
+    out.extend(
+        finding("PKG045", path, f"listed in {display} but missing from the archive")
+        for path in sorted(listed.keys() - actual.keys())
+    )
+    out.extend(
+        finding("PKG045", path, f"in the archive but not listed in {display}")
+        for path in sorted(actual.keys() - listed.keys())
+    )
+    for path in sorted(listed.keys() & actual.keys()):
+        want, got = listed[path], actual[path]
+        if (want["sha256"], want["size"]) != (got["sha256"], got["size"]):
+            out.append(
+                finding("PKG045", path, f"differs from {display}: sha256 {got['sha256'][:16]}... size {got['size']}, "
+                        f"expected {want['sha256'][:16]}... size {want['size']}")
+            )
+    return out

@@ -1,0 +1,278 @@
+"""Turn a result entry's raw job output into the runs to score, choosing them as the round's rules say.
+
+Each matched file is one run. Its MLLOG records are copied byte for byte into a staging file (the future
+`result_<i>.txt`), and read once to learn when the run started and whether it converged. Which runs are scored
+follows rules-spec §4.4: TR1.0/TR1.1 §"Benchmark Results" fix N runs per benchmark; TR1.1 §Scoring also allows
+M > N runs launched as one group, of which the N consecutive runs (by start time) whose olympic score is the
+median are scored. Any run left out is reported with the reason; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import math
+import os
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mlsubmit.checker.facts import LogFacts, extract
+from mlsubmit.checker.logs import read_log, record_lines
+from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+# Olympic scoring: how many of the fastest and slowest runs are dropped, which is also how many runs may fail to
+# converge (TR1.0 L442-462, TR1.1 L443-476: one each; U-Net3D: four each).
+_DROPPED = {"unet3d": 4}
+
+
+@dataclass
+class Run:
+    source: Path
+    display: str  # source path relative to the config file's folder, '/'-separated
+    source_sha256: str
+    staged: Path
+    sha256: str = ""  # of the extracted records, i.e. of the result file
+    size: int = 0
+    records: int = 0
+    facts: LogFacts | None = None
+
+    @property
+    def start_ms(self) -> float | None:
+        if self.facts is None:
+            return None
+        start = self.facts.run_start_ms
+        if start is None and self.facts.first:
+            start = min(occ.time_ms for occ in self.facts.first.values())
+        return start
+
+    @property
+    def converged(self) -> bool:
+        return self.facts is not None and self.facts.converged
+
+    @property
+    def minutes(self) -> float:
+        """Time to train, or infinity for a run that did not converge (TR1.1 §Scoring counts those as infinite)."""
+        if self.facts is None or not self.converged or self.facts.minutes is None:
+            return math.inf
+        return self.facts.minutes
+
+
+@dataclass
+class Selection:
+    entry: ResultEntry
+    required: int | None
+    candidates: list[Run] = field(default_factory=list)  # every usable run, in start order
+    chosen: list[Run] = field(default_factory=list)  # the runs written as result_0..N-1, in start order
+    excluded: list[tuple[Run, str]] = field(default_factory=list)  # runs not scored, with the reason
+    score: float | None = None  # olympic mean of the chosen runs in minutes (inf: invalid result)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def required_runs(benchmark: str) -> int | None:
+    from mlperf_logging.benchmark_meta import get_result_file_counts
+
+    count = get_result_file_counts("training").get(benchmark)
+    return int(count) if count is not None else None
+
+
+def olympic(minutes: Sequence[float], benchmark: str) -> float:
+    """Mean after dropping the fastest and slowest run(s); infinite when too many runs did not converge."""
+    drop = _DROPPED.get(benchmark, 1)
+    times = sorted(minutes)
+    if len(times) <= 2 * drop:
+        return math.inf
+    kept = times[drop : len(times) - drop]
+    return math.inf if any(math.isinf(t) for t in kept) else sum(kept) / len(kept)
+
+
+def _display(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], list[Finding]]:
+    """Files matched by the entry's patterns, in a stable order, each once."""
+    found: list[Path] = []
+    seen: set[Path] = set()
+    findings: list[Finding] = []
+    for j, pattern in enumerate(entry.logs):
+        matches = sorted(glob.glob(str(cfg.base / pattern), recursive=True))
+        files = [Path(m) for m in matches if Path(m).is_file()]
+        if not files:
+            findings.append(
+                finding("PKG001", str(cfg.path), f"{pattern!r} matches no file (relative to {cfg.base})",
+                        pointer=f"/results/{entry.index}/logs/{j}")
+            )
+        for f in files:
+            key = f.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(f)
+    return found, findings
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def stage_run(source: Path, display: str, staged: Path) -> tuple[Run | None, list[Finding]]:
+    """Copy the run's records into `staged`; None (with a finding) when the file is not a usable run."""
+    try:
+        run = Run(source, display, _file_sha256(source), staged)
+        with open(source, "rb") as raw:
+            compressed = raw.read(2) == _GZIP_MAGIC
+        opener = gzip.open if compressed else open
+        count = 0
+        with opener(source, "rb") as stream, open(staged, "wb") as out:
+            for rec in record_lines(stream):
+                out.write(rec + b"\n")
+                count += 1
+    except (OSError, EOFError, zlib.error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return None, [finding("PKG002", display, f"cannot read the run's output: {reason}")]
+    if count == 0:
+        return None, [finding("PKG003", display, "no :::MLLOG records: this file is not the output of a run")]
+    log = read_log(staged, display)
+    run.records = count
+    run.sha256 = log.sha256
+    run.size = log.size
+    run.facts = extract(log)
+    return run, []
+
+
+def _order_key(run: Run) -> tuple[float, str]:
+    start = run.start_ms
+    return (start if start is not None else math.inf, run.display)
+
+
+def collect(cfg: PackageConfig, entry: ResultEntry, staging: Path) -> Selection:
+    """Stage every matched run of the entry, then choose the scored ones."""
+    sel = Selection(entry, required_runs(entry.benchmark))
+    sources, sel.findings = expand_logs(cfg, entry)
+    by_content: dict[str, Run] = {}
+    for k, source in enumerate(sources):
+        display = _display(source, cfg.base)
+        run, problems = stage_run(source, display, staging / f"{entry.index}-{k}.txt")
+        sel.findings.extend(problems)
+        if run is None:
+            continue
+        twin = by_content.get(run.sha256)
+        if twin is not None:
+            sel.findings.append(
+                finding("PKG010", display, f"holds the same records as {twin.display}: one run cannot count twice")
+            )
+            sel.excluded.append((run, f"duplicate of {twin.display}"))
+            continue
+        by_content[run.sha256] = run
+        sel.findings.extend(_run_findings(run, entry))
+        sel.candidates.append(run)
+    sel.candidates.sort(key=_order_key)
+    _choose(cfg, sel)
+    return sel
+
+
+def _run_findings(run: Run, entry: ResultEntry) -> list[Finding]:
+    out: list[Finding] = []
+    facts = run.facts
+    assert facts is not None
+    bench = facts.benchmark
+    if bench is not None and bench != entry.benchmark:
+        out.append(
+            finding("PKG009", run.display,
+                    f"the run says submission_benchmark {bench!r}, but it is packaged as {entry.benchmark!r}",
+                    line=facts.line("submission_benchmark"))
+        )
+    if facts.run_start_ms is None:
+        out.append(finding("PKG011", run.display, "no run_start record: the run is ordered by its first record's time"))
+    return out
+
+
+def _choose(cfg: PackageConfig, sel: Selection) -> None:
+    entry, runs, n = sel.entry, sel.candidates, sel.required
+    where = f"/results/{entry.index}"
+    label = f"{entry.system}/{entry.benchmark}"
+    sel.chosen = list(runs)
+    if n is None:
+        sel.findings.append(
+            finding("PKG013", str(cfg.path), f"{label}: the training rules name no run count for benchmark "
+                    f"{entry.benchmark!r}; every run is packaged", pointer=where)
+        )
+        return
+    if len(runs) < n:
+        sel.findings.append(
+            finding("PKG004", str(cfg.path), f"{label}: {len(runs)} usable run(s), the rules ask for {n}",
+                    pointer=where)
+        )
+    elif len(runs) > n and entry.select != SELECT_MEDIAN_WINDOW:
+        sel.findings.append(
+            finding("PKG005", str(cfg.path), f"{label}: {len(runs)} runs found where the rules ask for {n}; "
+                    "choosing some of them by hand would be cherry-picking, so all are packaged", pointer=where)
+        )
+    elif entry.select == SELECT_MEDIAN_WINDOW:
+        if _version(cfg.ruleset) < (1, 1, 0):
+            sel.findings.append(
+                finding("PKG012", str(cfg.path), f"{label}: ruleset {cfg.ruleset} has no rule for choosing N of "
+                        "M runs (it came with TR1.1 §Scoring); every run is packaged", pointer=where)
+            )
+        else:
+            _median_window(cfg, sel, n)
+    _convergence(cfg, sel)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
+
+
+def _median_window(cfg: PackageConfig, sel: Selection, n: int) -> None:
+    """TR1.1 §Scoring: olympic-score every window of N consecutive runs; score the median window.
+
+    With an even number of windows the slower of the two middle ones is taken, so ties never favour the submitter.
+    """
+    runs = sel.candidates
+    bench = sel.entry.benchmark
+    windows = [(olympic([r.minutes for r in runs[i : i + n]], bench), i) for i in range(len(runs) - n + 1)]
+    score, start = sorted(windows)[len(windows) // 2]
+    sel.chosen = runs[start : start + n]
+    for k, run in enumerate(runs):
+        if start <= k < start + n:
+            continue
+        reason = f"outside the median window (runs {start}..{start + n - 1} of 0..{len(runs) - 1} by start time)"
+        sel.excluded.append((run, reason))
+        sel.findings.append(finding("PKG008", run.display, f"not scored: {reason}"))
+    if math.isinf(score):
+        sel.findings.append(
+            finding("PKG007", str(cfg.path), f"{sel.entry.system}/{sel.entry.benchmark}: the median window of "
+                    f"{n} runs has too many runs that did not converge, so the whole result is invalid "
+                    "(TR1.1 §Scoring)", pointer=f"/results/{sel.entry.index}")
+        )
+
+
+def _convergence(cfg: PackageConfig, sel: Selection) -> None:
+    bench = sel.entry.benchmark
+    failed = [r for r in sel.chosen if not r.converged]
+    for run in failed:
+        facts = run.facts
+        status = facts.status if facts is not None else None
+        line = facts.line("run_stop") if facts is not None else None
+        sel.findings.append(
+            finding("PKG006", run.display, f"the run did not converge (run_stop status {status!r})", line=line)
+        )
+    allowed = _DROPPED.get(bench, 1)
+    sel.score = olympic([r.minutes for r in sel.chosen], bench) if sel.chosen else None
+    if len(failed) > allowed and not any(f.code == "PKG007" for f in sel.findings):
+        sel.findings.append(
+            finding("PKG007", str(cfg.path), f"{sel.entry.system}/{bench}: {len(failed)} scored runs did not "
+                    f"converge; at most {allowed} may (TR1.0/TR1.1 §Benchmark Results)",
+                    pointer=f"/results/{sel.entry.index}")
+        )

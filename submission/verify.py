@@ -1,0 +1,140 @@
+"""`mlsubmit verify ARCHIVE`: what a results chair does with a received archive, failing on any mismatch.
+
+Order: checksums of what was received, decryption, a refusing unpack into a temporary folder, the manifest's file
+hashes, then the full check on the unpacked tree. The archive is untrusted: every problem is a finding.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mlsubmit.submission import archive as arch
+from mlsubmit.submission import manifest as mf
+from mlsubmit.submission.build import remap
+
+from mlsubmit.codes import finding
+from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.findings import Finding, Report
+
+
+@dataclass
+class VerifyResult:
+    report: Report
+    ruleset: str | None = None
+    files: int = 0
+    checked: list[str] = field(default_factory=list)  # checksum files that matched
+
+
+def _checksums(target: Path, named: Path, display: str) -> tuple[list[Finding], list[str]]:
+    """Compare the bytes of `target` with `<named>.sha256` and `<named>.sha1`, where they exist."""
+    findings: list[Finding] = []
+    matched: list[str] = []
+    present = False
+    for alg in ("sha256", "sha1"):
+        sums = named.with_name(f"{named.name}.{alg}")
+        if not sums.is_file():
+            continue
+        present = True
+        parsed = arch.read_checksum(sums)
+        if parsed is None:
+            findings.append(finding("PKG040", str(sums), f"not a {alg}sum line"))
+            continue
+        want, _name = parsed
+        got = arch.digest(target, alg)
+        if got != want:
+            findings.append(finding("PKG040", display, f"{alg} is {got}, but {sums.name} says {want}"))
+        else:
+            matched.append(sums.name)
+    if not present:
+        findings.append(finding("PKG041", display, f"no {named.name}.sha256 or .sha1 beside it"))
+    return findings, matched
+
+
+def verify(archive: Path, passphrase_file: Path | None, ruleset: str | None, jobs: int = 0) -> VerifyResult:
+    if not archive.is_file():
+        raise UsageError(f"{archive}: no such archive")
+    display = os.path.normpath(archive)
+    work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
+    try:
+        return _verify(archive, display, passphrase_file, ruleset, jobs, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _verify(
+    archive: Path, display: str, passphrase_file: Path | None, ruleset: str | None, jobs: int, work: Path
+) -> VerifyResult:
+    result = VerifyResult(report=Report())
+    report = result.report
+    tarball = archive
+    if arch.is_encrypted(archive):
+        if passphrase_file is None:
+            raise UsageError(f"{archive} is encrypted: give --passphrase-file FILE")
+        passphrase = arch.read_passphrase(passphrase_file)
+        if passphrase_file.stat().st_mode & 0o077:
+            report.add(finding("PKG048", str(passphrase_file), "the passphrase file is readable by group or others"))
+        sums, matched = _checksums(archive, archive, display)
+        result.checked += matched
+        report.extend(f for f in sums if f.code != "PKG041")  # the .enc sums are optional; the plain ones are not
+        plain_name = archive.name.removesuffix(".enc") if archive.name.endswith(".enc") else archive.name + ".plain"
+        tarball = work / plain_name
+        try:
+            arch.decrypt_file(archive, tarball, passphrase)
+        except arch.CryptoError as exc:
+            report.add(finding("PKG043", display, str(exc)))
+            return result
+        except OSError as exc:
+            raise FatalError(f"cannot decrypt into {work}: {exc.strerror or exc}") from None
+        sums, matched = _checksums(tarball, archive.parent / plain_name, f"{display} (decrypted)")
+    else:
+        sums, matched = _checksums(archive, archive, display)
+    result.checked += matched
+    report.extend(sums)
+
+    tree = work / "tree"
+    tree.mkdir()
+    unpacked = arch.unpack(tarball, tree, display)
+    result.files = unpacked.files
+    report.extend(unpacked.findings or [])
+    if any(f.code == "PKG044" for f in report.all_findings()):
+        return result
+    result.ruleset = _manifest_checks(tree, display, report) or ruleset
+    if ruleset:
+        result.ruleset = ruleset
+    if result.ruleset is None:
+        raise UsageError(f"{archive}: the archive has no manifest naming its ruleset; give --ruleset X.Y.Z")
+    _check(tree, result.ruleset, jobs, report)
+    return result
+
+
+def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
+    path = tree / mf.NAME
+    shown = f"{display}:{mf.NAME}"
+    if not path.is_file():
+        report.add(finding("PKG047", display, f"no {mf.NAME} in the archive"))
+        return None
+    data, problems = mf.load(path, shown)
+    report.extend(problems)
+    if data is None:
+        return None
+    report.extend(f.with_path(f"{display}:{f.path}") for f in mf.compare(tree, data, mf.NAME))
+    ruleset = data.get("ruleset")
+    return ruleset if isinstance(ruleset, str) else None
+
+
+def _check(tree: Path, ruleset: str, jobs: int, report: Report) -> None:
+    from mlsubmit.checker.discover import is_org
+    from mlsubmit.checker.pipeline import CheckOptions, run_check
+
+    orgs = sorted(p for p in tree.iterdir() if is_org(p))
+    if not orgs:
+        return
+    run = run_check([str(p) for p in orgs], CheckOptions(ruleset=ruleset, jobs=jobs))
+    checked = remap(run.report, str(tree), "")
+    for path, findings in checked.files.items():
+        report.add_file(path.lstrip(os.sep), [f.with_path(f.path.lstrip(os.sep)) for f in findings])
+    report.extend(f.with_path(f.path.lstrip(os.sep)) for f in checked.tree)
