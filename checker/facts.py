@@ -36,6 +36,10 @@ class LogFacts:
     size: int = 0
     readable: bool = True
     record_count: int = 0
+    parse_errors: int = 0  # MLLOG lines that gave no record (the reference's seed checker fails such a log)
+    # Codes of the error findings the log-level checks gave this log, set by the pipeline: a run with any is
+    # "non-compliant" for olympic scoring (tree checks, score).
+    error_codes: tuple[str, ...] = ()
     first: dict[str, Occurrence] = field(default_factory=dict)
     series: dict[str, list[Occurrence]] = field(default_factory=dict)
 
@@ -93,7 +97,7 @@ class LogFacts:
 
 def extract(log: ParsedLog) -> LogFacts:
     facts = LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,
-                     record_count=len(log.records))
+                     record_count=len(log.records), parse_errors=log.parse_errors)
     first = facts.first
     series = facts.series
     for rec in log.records:

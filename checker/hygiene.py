@@ -167,7 +167,7 @@ _FALLBACK = (
 
 
 def _fallback_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:  # pragma: no cover
-    found = []
+    found: list[tuple[Path, int, str]] = []
     for path in paths:
         for number, line in enumerate(path.read_bytes().splitlines(), start=1):
             found.extend((path, number, kind) for rx, kind in _FALLBACK if rx.search(line))
@@ -190,7 +190,7 @@ def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",)) ->
         out.extend(_entry_findings(entry, root_real, display))
     by_path = {e.path: e for e in entries}
     for path, line, kind in find_secrets([e.path for e in _secret_candidates(entries, secrets_under)]):
-        entry = by_path.get(path)
-        rel = entry.rel if entry else path.name
+        hit = by_path.get(path)
+        rel = hit.rel if hit else path.name
         out.append(finding("TREE045", os.path.join(display, rel), f"possible secret: {kind}", line=line or None))
     return out

@@ -10,16 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mlsubmit.checker.discover import LogRef, OrgTree, Targets, discover
+from mlsubmit.checker.cache import LogCache, context_key, file_sha256
+from mlsubmit.checker.discover import LogRef, OrgTree, Targets, UsageError, discover
 from mlsubmit.checker.engine import check_records
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.ruleset import get_ruleset
 
-from mlsubmit.findings import Finding, Report
+from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.progress import tracker
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
@@ -34,6 +35,7 @@ class CheckOptions:
     changed_since: str | None = None
     strict: bool = False
     hyperparameters: bool = True  # the closed-division table (issue: HP checks)
+    changed_paths: frozenset[str] | None = None  # resolved paths changed since --changed-since (set by run_check)
 
 
 @dataclass
@@ -60,19 +62,42 @@ def log_checks(options: CheckOptions) -> list[LogCheck]:
 
 
 def org_checks(options: CheckOptions) -> list[OrgCheck]:
-    from mlsubmit.checker.systems import check_org as systems_check
     from mlsubmit.checker.tree import check_org as tree_check
+
+    if options.profile == "reference":  # the package checker's own system-file check is part of the tree check
+        return [tree_check]
+    from mlsubmit.checker.systems import check_org as systems_check
 
     return [systems_check, tree_check]
 
 
 def check_log_file(ref: LogRef, options: CheckOptions) -> LogResult:
+    cache = _cache(options)
+    sha = None
+    if cache is not None:
+        try:
+            sha = file_sha256(ref.path)
+        except OSError:
+            sha = None  # unreadable: read_log below turns it into a finding
+        hit = cache.get(sha, ref.display) if sha else None
+        if hit is not None:
+            return LogResult(*hit)
     log = read_log(ref.path, ref.display)
     findings = list(log.findings)
     if log.records:
         for check in log_checks(options):
             findings.extend(check(log, options))
-    return LogResult(findings, extract(log))
+    facts = extract(log)
+    facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
+    if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
+        cache.put(sha, ref.display, findings, facts)
+    return LogResult(findings, facts)
+
+
+def _cache(options: CheckOptions) -> LogCache | None:
+    if options.cache_dir is None:
+        return None
+    return LogCache(options.cache_dir, context_key(options.ruleset, options.profile, options.hyperparameters))
 
 
 def _check_one(args: tuple[LogRef, CheckOptions]) -> LogResult:
@@ -119,8 +144,50 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
             run.report.add_file(shown)
 
 
+def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
+    """--changed-since: keep the logs changed since the revision, and every log of a results folder holding a
+    change (the folder's counts, seeds and RCP need all its runs; unchanged ones come from the cache when given).
+    Organisation trees without a change are dropped."""
+    from mlsubmit._git import changed_paths
+
+    given = [ref.path for ref in targets.loose_logs] + [org.root for org in targets.orgs]
+    changed: set[str] = set()
+    for start in {str(Path(p).resolve().parent if Path(p).is_file() else Path(p).resolve()) for p in given}:
+        changed |= changed_paths(Path(start), options.changed_since or "HEAD")
+    targets.loose_logs = [r for r in targets.loose_logs if str(r.path.resolve()) in changed]
+    kept = []
+    for org in targets.orgs:
+        root = str(org.root.resolve()) + os.sep
+        if not any(p.startswith(root) for p in changed):
+            continue
+        folders = {str(Path(p).parent) + os.sep for p in changed if p.startswith(root)}
+        org.logs = [r for r in org.logs if any(str(r.path.resolve()).startswith(f) for f in folders)]
+        kept.append(org)
+    targets.orgs = kept
+    return replace(options, changed_paths=frozenset(changed))
+
+
+def _demote_run_errors(run: CheckRun) -> None:
+    """--profile reference: a run's own errors count through its folder's olympic tolerance (TREE007), as in the
+    package checker, so inside organisation trees they are shown as warnings."""
+    for org in run.targets.orgs:
+        for ref in org.logs:
+            found = run.report.files.get(ref.display, [])
+            run.report.files[ref.display] = [
+                replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in found
+            ]
+
+
 def run_check(paths: Iterable[str], options: CheckOptions) -> CheckRun:
-    targets = discover(list(paths))
+    paths = list(paths)
+    targets = discover(paths)
+    if not (targets.all_logs() or targets.orgs or targets.system_files):
+        raise UsageError(
+            "nothing to check: no result logs (result_*.txt), system descriptions or organisation folders under "
+            + ", ".join(paths)
+        )
+    if options.changed_since:
+        options = _only_changed(targets, options)
     run = CheckRun(targets, report=Report(strict=options.strict))
     if options.hyperparameters and options.profile == "full":  # said once; also loads the HP table before forking
         from mlsubmit.checker.hyperparameters import coverage_findings
@@ -130,6 +197,8 @@ def run_check(paths: Iterable[str], options: CheckOptions) -> CheckRun:
     run.results = check_logs(refs, options)
     for ref in refs:
         run.report.add_file(ref.display, run.results[ref.display].findings)
+    if options.profile == "reference":  # before the tree checks add their own findings to these files
+        _demote_run_errors(run)
     _add_system_files(run, options)
     for org in targets.orgs:
         facts = {ref.display: run.results[ref.display].facts for ref in org.logs}

@@ -1,0 +1,125 @@
+"""`--cache DIR`: reuse a log's findings and facts when nothing that decides them has changed.
+
+The key is the log's sha256 plus everything else its result depends on: the ruleset, the profile and options that
+pick log-level checks, mlsubmit's and mlperf-logging's versions and the cache format. Entries are JSON (never
+pickle: a shared cache folder must not be a way to run code) written to a temporary file and moved into place with
+os.replace, so concurrent checks sharing a cache only ever see whole entries. A damaged entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.checker.facts import SERIES_KEYS, LogFacts, Occurrence
+
+from mlsubmit import __version__
+from mlsubmit.findings import Finding, Location, Severity
+
+FORMAT = 1
+
+
+def _mlperf_logging_version() -> str:
+    try:
+        return importlib.metadata.version("mlperf-logging")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
+    parts = {
+        "format": FORMAT,
+        "mlsubmit": __version__,
+        "mlperf_logging": _mlperf_logging_version(),
+        "ruleset": ruleset,
+        "profile": profile,
+        "hyperparameters": hyperparameters,
+        "series": sorted(SERIES_KEYS),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --- JSON codec for what a log check returns ----------------------------------------------------------------
+
+
+def _finding_to_json(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code, "severity": f.severity.value, "path": f.path, "message": f.message, "hint": f.hint,
+        "line": f.line, "pointer": f.pointer, "related": [[r.path, r.line, r.pointer] for r in f.related],
+    }  # fmt: skip
+
+
+def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
+    path = new if d["path"] == old else d["path"]
+    related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
+    return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related)
+
+
+def _occ(o: Occurrence) -> list[Any]:
+    return [o.value, o.metadata, o.time_ms, o.line]
+
+
+def _facts_to_json(f: LogFacts) -> dict[str, Any]:
+    plain = {fl.name: getattr(f, fl.name) for fl in fields(f) if fl.name not in ("first", "series", "error_codes")}
+    plain["error_codes"] = list(f.error_codes)
+    plain["first"] = {k: _occ(o) for k, o in f.first.items()}
+    plain["series"] = {k: [_occ(o) for o in v] for k, v in f.series.items()}
+    return plain
+
+
+def _facts_from_json(d: dict[str, Any], new: str) -> LogFacts:
+    first = {k: Occurrence(*v) for k, v in d.pop("first").items()}
+    series = {k: [Occurrence(*o) for o in v] for k, v in d.pop("series").items()}
+    d["error_codes"] = tuple(d["error_codes"])
+    d["path"] = new
+    return LogFacts(first=first, series=series, **d)
+
+
+class LogCache:
+    def __init__(self, root: Path, context: str) -> None:
+        self.root = Path(root)
+        self.context = context
+
+    def _entry(self, sha256: str) -> Path:
+        return self.root / self.context / sha256[:2] / f"{sha256}.json"
+
+    def get(self, sha256: str, display: str) -> tuple[list[Finding], LogFacts] | None:
+        try:
+            data = json.loads(self._entry(sha256).read_text(encoding="utf-8"))
+            old = data["display"]
+            findings = [_finding_from_json(d, old, display) for d in data["findings"]]
+            return findings, _facts_from_json(data["facts"], display)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, sha256: str, display: str, findings: list[Finding], facts: LogFacts) -> None:
+        """Best effort: a cache that cannot be written never fails the check."""
+        entry = self._entry(sha256)
+        payload = {"display": display, "findings": [_finding_to_json(f) for f in findings],
+                   "facts": _facts_to_json(facts)}  # fmt: skip
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(payload, fh)
+                os.replace(tmp, entry)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except (OSError, TypeError, ValueError):
+            return

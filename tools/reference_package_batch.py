@@ -1,0 +1,82 @@
+"""Run mlperf-logging's package checker over many organisation trees in one process, each on a copy.
+
+Prints one JSON line per tree: {"tree", "ruleset", "ok", "crash", "errors"}. `ok` is the package checker's own
+final verdict ("FOUND NO ERRORS" vs "FOUND ERRORS"; it exits 0 either way), `errors` the ERROR lines it logged,
+`crash` the exception that stopped it (then there is no verdict). The checker writes scaling.json into the tree it
+checks, so every tree is copied to a temporary folder first. It runs the reference's eval-based rule engine: use
+it only on trusted trees (the corpus, test fixtures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+
+class _Counter(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.errors: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.errors.append(record.getMessage()[:300])
+
+
+def check_tree(tree: Path, ruleset: str) -> dict[str, object]:
+    from mlperf_logging.compliance_checker import mlp_compliance
+    from mlperf_logging.package_checker import package_checker as pc
+
+    counter = _Counter()
+    root = logging.getLogger()
+    root.addHandler(counter)
+    out: dict[str, object] = {"tree": str(tree), "ruleset": ruleset, "ok": None, "crash": None, "errors": 0}
+    with tempfile.TemporaryDirectory(prefix="refpkg-") as tmp:
+        copy = Path(tmp) / tree.name
+        shutil.copytree(tree, copy, symlinks=True)
+        mlp_compliance.enqueued_configs.clear()  # a crash leaves the module-global queue dirty
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                warnings.simplefilter("ignore")
+                systems_ok = pc.check_systems(str(copy), "training", ruleset)
+                results_ok = pc.check_training_result_files(str(copy), "training", ruleset, True, False, False, False,
+                                                            False)  # fmt: skip
+            out["ok"] = bool(systems_ok and results_ok)
+        except Exception as exc:  # the reference crashes on several real trees; that is its verdict there
+            out["crash"] = f"{type(exc).__name__}: {exc}"[:300]
+        finally:
+            root.removeHandler(counter)
+    out["errors"] = len(counter.errors)
+    out["error_lines"] = counter.errors[:20]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ruleset", help="ruleset for the trees given as arguments")
+    parser.add_argument("trees", nargs="*", type=Path)
+    parser.add_argument("--stdin", action="store_true", help="read 'ruleset<TAB>tree' lines from stdin")
+    args = parser.parse_args(argv)
+    logging.getLogger().setLevel(logging.INFO)
+    for handler in list(logging.getLogger().handlers):
+        logging.getLogger().removeHandler(handler)
+    jobs = [(args.ruleset, t) for t in args.trees]
+    if args.stdin:
+        for line in sys.stdin:
+            if line.strip():
+                ruleset, tree = line.rstrip("\n").split("\t", 1)
+                jobs.append((ruleset, Path(tree)))
+    for ruleset, tree in jobs:
+        print(json.dumps(check_tree(tree, ruleset)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
