@@ -72,10 +72,13 @@ def _num(value: Any) -> float | None:
 
 
 def _show(value: Any) -> str:
+    """A value as the message shows it: JSON, with integral floats of our own arithmetic written as integers."""
     if isinstance(value, float) and math.isinf(value):
         return "inf" if value > 0 else "-inf"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value)) if not isinstance(value, bool) else str(value)
+        return str(int(value))
+    if isinstance(value, list) and len(value) <= 8 and all(isinstance(v, (int, float)) for v in value):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
     try:
         text = json.dumps(value)
     except (TypeError, ValueError):
