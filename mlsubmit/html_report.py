@@ -43,6 +43,10 @@ SCRIPT = """
   var fam = document.getElementById("f-family");
   var shown = document.getElementById("f-shown");
   var rows = document.querySelectorAll("#findings tbody tr");
+  function fromHash(name) {
+    var m = new RegExp("(?:^|[#&])" + name + "=([A-Za-z]+)").exec(window.location.hash);
+    return m ? m[1] : "";
+  }
   function apply() {
     var n = 0;
     rows.forEach(function (row) {
@@ -53,9 +57,14 @@ SCRIPT = """
     });
     shown.textContent = String(n);
   }
+  sev.value = fromHash("severity");
+  fam.value = fromHash("family");
+  if (sev.selectedIndex < 0) { sev.value = ""; }
+  if (fam.selectedIndex < 0) { fam.value = ""; }
   sev.addEventListener("change", apply);
   fam.addEventListener("change", apply);
   apply();
+  document.body.dataset.filters = "ready";
 })();
 """
 
