@@ -370,10 +370,12 @@ def _processor_findings(doc: JsonDocument, s: SystemSummary) -> Iterator[Finding
         given = count(data.get(key))
         allowed = {v * k for v in per_processor for k in (1, hpn)}
         if given is not None and given not in allowed:
+            accepted = " or ".join(map(str, sorted(set(per_processor)))) + " per processor"
+            if hpn > 1:
+                accepted += ", " + " or ".join(str(v * hpn) for v in sorted(set(per_processor))) + f" for {hpn}"
             yield finding("SYS032", doc.path,
                           f"{key} is {given}, but an {proc.name} has {proc.cores} cores"
-                          + (f" and {proc.threads} threads" if proc.threads else "")
-                          + f" (accepted: {', '.join(map(str, sorted(allowed)))})",
+                          + (f" and {proc.threads} threads" if proc.threads else "") + f" (accepted: {accepted})",
                           line=doc.line("/" + key), pointer="/" + key,
                           related=[doc.location("/host_processor_model_name")])
     yield from _server_findings(doc, s, proc)
