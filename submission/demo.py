@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,10 +47,17 @@ class Example:
     resnet_runs: list[Path] = field(default_factory=list)
 
 
+# Epoch (BERT: sample) count of each evaluation, so that the runs converge about as fast as the reference's
+# convergence points (RCPs) say, and the RCP check passes: the synthetic runs evaluate at epochs 1, 2, 3, 4.
+EPOCH_SCALE = {"bert": 660_000, "resnet": 9}
+_EPOCH_FIELD = re.compile(r'("(?:first_)?epoch_num": )([0-9]+)')
+
+
 def raw_run(spec: RunSpec) -> bytes:
     """A run as a job's raw output: a banner, launcher prefixes on some records, interleaved training output."""
     spec.raw_output = True
-    body = render(spec)
+    scale = EPOCH_SCALE.get(spec.benchmark, 1)
+    body = _EPOCH_FIELD.sub(lambda m: f"{m.group(1)}{int(m.group(2)) * scale}", render(spec))
     return (f"poprun: launching {spec.benchmark} on {spec.platform}\n{body}job finished\n").encode()
 
 
@@ -124,7 +132,8 @@ implementation = {{ repo = "ipu-benchmarks", rev = "{TAG}", path = "resnet/tf", 
 '''
 
 
-def write_example(root: Path, systems: Path | None = None, ruleset: str = "1.1.0") -> Example:
+def write_example(root: Path, systems: Path | None = None, ruleset: str = "1.1.0",
+                  non_converged: Sequence[int] = ()) -> Example:
     """Everything `mlsubmit package` needs, under root; `systems` is a folder of real system files to use."""
     from mlsubmit import _git
 
@@ -134,7 +143,7 @@ def write_example(root: Path, systems: Path | None = None, ruleset: str = "1.1.0
     write_systems(root / "systems", systems)
     ex = Example(root=root, config=root / "package.toml", repo=repo)
     ex.bert_runs = write_runs(root / "runs" / "pod16-bert", "bert", "IPU-POD16", 10, ruleset=ruleset, gzip_index=3,
-                              non_converged=(7,))
+                              non_converged=non_converged)
     ex.resnet_runs = write_runs(root / "runs" / "pod64-resnet", "resnet", "IPU-POD64", 5, ruleset=ruleset,
                                 start_ms=1_631_000_000_000)
     ex.config.write_text(config_text(ruleset=ruleset), encoding="utf-8")

@@ -24,7 +24,7 @@ from mlsubmit.checker.logs import read_log, record_lines
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 
 from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.findings import Finding, Location
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -170,7 +170,8 @@ def collect(cfg: PackageConfig, entry: ResultEntry, staging: Path) -> Selection:
         twin = by_content.get(run.sha256)
         if twin is not None:
             sel.findings.append(
-                finding("PKG010", display, f"holds the same records as {twin.display}: one run cannot count twice")
+                finding("PKG010", display, f"holds the same records as {twin.display}: one run cannot count twice",
+                        related=[Location(twin.display)])
             )
             sel.excluded.append((run, f"duplicate of {twin.display}"))
             continue

@@ -1,0 +1,94 @@
+"""The package config: schema validation, paths relative to the config file, names that cannot escape `out`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mlsubmit.submission.config import load_config
+
+from mlsubmit.errors import FatalError
+
+GOOD = """
+org = "Graphcore"
+ruleset = "1.1.0"
+out = "build/submission"
+
+[[results]]
+system = "ipu-pod16-POPART-closed"
+benchmark = "bert"
+logs = ["runs/*"]
+implementation = { repo = "../code", rev = "v2.1", path = "bert/popart", name = "popart" }
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "package.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, GOOD))
+    base = tmp_path / "cfg"
+    assert cfg.out == base / "build/submission"
+    assert cfg.systems == base / "systems"  # the default
+    impl = cfg.results[0].implementation
+    assert impl is not None and impl.repo == base / "../code" and impl.repo_text == "../code"
+    assert cfg.results[0].select == "all"
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer"),
+    [
+        (('org = "Graphcore"', 'org = "../Graphcore"'), "/org"),
+        (('org = "Graphcore"', 'org = "/etc"'), "/org"),
+        (('org = "Graphcore"', 'org = ".hidden"'), "/org"),
+        (('system = "ipu-pod16-POPART-closed"', 'system = "a/b"'), "/results/0/system"),
+        (('benchmark = "bert"', 'benchmark = ".."'), "/results/0/benchmark"),
+        (('name = "popart"', 'name = "x/../../y"'), "/results/0/implementation/name"),
+        (('path = "bert/popart"', 'path = "../outside"'), "/results/0/implementation/path"),
+        (('path = "bert/popart"', 'path = "/abs"'), "/results/0/implementation/path"),
+        (('rev = "v2.1"', 'rev = "--upload-pack=x"'), "/results/0/implementation/rev"),
+        (('ruleset = "1.1.0"', 'ruleset = "1.1"'), "/ruleset"),
+        (('logs = ["runs/*"]', "logs = []"), "/results/0/logs"),
+        (('out = "build/submission"', 'out = "x"\nextra = 1'), "/"),
+    ],
+)
+def test_schema_rejects_names_that_could_escape(tmp_path: Path, change: tuple[str, str], pointer: str) -> None:
+    with pytest.raises(FatalError) as err:
+        load_config(write(tmp_path, GOOD.replace(*change)))
+    assert "package-config schema" in str(err.value)
+    assert f"\n  {pointer}: " in str(err.value)
+
+
+def test_bad_toml_and_missing_file_are_fatal(tmp_path: Path) -> None:
+    with pytest.raises(FatalError, match="not valid TOML"):
+        load_config(write(tmp_path, "org = "))
+    with pytest.raises(FatalError, match="cannot read the config"):
+        load_config(tmp_path / "absent.toml")
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b'org = "Gr\xe4phcore"\n')
+    with pytest.raises(FatalError, match="not UTF-8"):
+        load_config(bad)
+
+
+def test_one_entry_per_system_and_benchmark(tmp_path: Path) -> None:
+    twice = GOOD + GOOD[GOOD.index("[[results]]") :]
+    with pytest.raises(FatalError, match="already packaged by /results/0"):
+        load_config(write(tmp_path, twice))
+
+
+def test_one_implementation_name_cannot_have_two_sources(tmp_path: Path) -> None:
+    second = GOOD[GOOD.index("[[results]]") :].replace("pod16", "pod64").replace('rev = "v2.1"', 'rev = "v2.2"')
+    with pytest.raises(FatalError, match="exported twice from different sources"):
+        load_config(write(tmp_path, GOOD + second))
+    same = GOOD[GOOD.index("[[results]]") :].replace("pod16", "pod64")
+    assert len(load_config(write(tmp_path, GOOD + same)).results) == 2
+
+
+@pytest.mark.parametrize("out", [".", "..", "../code/.."])
+def test_out_must_not_contain_the_config_or_an_input(tmp_path: Path, out: str) -> None:
+    with pytest.raises(FatalError, match="which the build would replace"):
+        load_config(write(tmp_path, GOOD.replace('out = "build/submission"', f'out = "{out}"')))
