@@ -129,6 +129,9 @@ def main(argv: list[str]) -> int:
     config.write_text(PACKAGE_TOML.format(ruleset=RULESET, systems=os.path.relpath(ROOT / "systems", out)))
     run_cli("package", str(config), "--archive", "--allow-findings")
 
+    say("Verifying the archive as the results chair would: checksums, a refusing unpack, manifest, check")
+    run_cli("verify", str(out / "submission" / "Graphcore.tar.gz"), "--color", "never")
+
     org = out / "submission" / "Graphcore"
     say("Scoring the submission and writing the HTML report")
     run_cli("report", "--ruleset", RULESET, str(org), "--html", str(out / "report.html"))
