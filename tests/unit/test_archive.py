@@ -1,0 +1,210 @@
+"""The archive: same bytes every time, sha256sum/sha1sum files, OpenSSL-compatible encryption, a refusing unpack."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from mlsubmit.submission import archive as arch
+
+OPENSSL = shutil.which("openssl")
+needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl command is not installed")
+OPENSSL_DEC = ["enc", "-d", "-aes-256-cbc", "-pbkdf2", "-iter", "600000", "-md", "sha256"]
+
+
+def make_tree(root: Path) -> Path:
+    (root / "Org" / "results" / "sys" / "bert").mkdir(parents=True)
+    (root / "Org" / "results" / "sys" / "bert" / "result_0.txt").write_bytes(b":::MLLOG {}\n")
+    (root / "Org" / "systems").mkdir()
+    (root / "Org" / "systems" / "sys.json").write_text("{}\n")
+    run = root / "Org" / "benchmarks" / "bert" / "implementations" / "x" / "run_and_time.sh"
+    run.parent.mkdir(parents=True)
+    run.write_text("#!/bin/sh\n")
+    run.chmod(0o755)
+    (root / "manifest.json").write_text("{}\n")
+    return root
+
+
+def test_two_builds_give_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    one, two = make_tree(tmp_path / "a"), make_tree(tmp_path / "b")
+    os.utime(two / "Org" / "systems" / "sys.json", (1, 1))  # mtimes and the folder's path must not matter
+    (two / "Org" / "systems" / "sys.json").chmod(0o600)
+    arch.write_tar_gz(one, ["Org", "manifest.json"], tmp_path / "one.tar.gz")
+    arch.write_tar_gz(two, ["Org", "manifest.json"], tmp_path / "two.tar.gz")
+    assert (tmp_path / "one.tar.gz").read_bytes() == (tmp_path / "two.tar.gz").read_bytes()
+
+
+def test_members_are_sorted_with_fixed_owner_time_and_modes(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "t")
+    arch.write_tar_gz(root, ["Org", "manifest.json"], tmp_path / "o.tar.gz")
+    data = (tmp_path / "o.tar.gz").read_bytes()
+    assert data[4:8] == b"\x00\x00\x00\x00"  # gzip header mtime 0
+    assert data[3] & 0x08 == 0  # no file name stored in the gzip header
+    with tarfile.open(tmp_path / "o.tar.gz") as tar:
+        members = tar.getmembers()
+    names = [m.name for m in members]
+    assert names == sorted(names) and names[0] == "Org" and "manifest.json" in names
+    assert {(m.uid, m.gid, m.uname, m.gname, m.mtime) for m in members} == {(0, 0, "", "", 0)}
+    modes = {m.name.rsplit("/", 1)[-1]: m.mode for m in members}
+    assert modes["run_and_time.sh"] == 0o755 and modes["sys.json"] == 0o644 and modes["systems"] == 0o755
+
+
+def test_links_are_never_archived(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "t")
+    os.symlink("/etc/passwd", root / "Org" / "systems" / "link")
+    with pytest.raises(ValueError, match="only files and folders"):
+        arch.write_tar_gz(root, ["Org"], tmp_path / "o.tar.gz")
+
+
+def test_checksum_files_are_in_sha256sum_and_sha1sum_format(tmp_path: Path) -> None:
+    target = tmp_path / "Org.tar.gz"
+    target.write_bytes(b"archive bytes")
+    sums = arch.write_checksums(target)
+    assert [p.name for p in sums] == ["Org.tar.gz.sha256", "Org.tar.gz.sha1"]
+    assert sums[0].read_text() == f"{hashlib.sha256(b'archive bytes').hexdigest()}  Org.tar.gz\n"
+    assert sums[1].read_text() == f"{hashlib.sha1(b'archive bytes').hexdigest()}  Org.tar.gz\n"
+    for tool, sums_file in (("sha256sum", sums[0]), ("sha1sum", sums[1])):
+        if shutil.which(tool):
+            subprocess.run([tool, "-c", sums_file.name], cwd=tmp_path, check=True, capture_output=True)
+
+
+# --- encryption --------------------------------------------------------------------------------------------------
+
+
+def test_encrypt_decrypt_round_trip_and_wrong_passphrase(tmp_path: Path) -> None:
+    plain = tmp_path / "p.bin"
+    plain.write_bytes(os.urandom(100_000))
+    arch.encrypt_file(plain, tmp_path / "p.enc", b"secret phrase")
+    enc = (tmp_path / "p.enc").read_bytes()
+    assert enc.startswith(b"Salted__") and (len(enc) - 16) % 16 == 0 and plain.read_bytes() not in enc
+    arch.decrypt_file(tmp_path / "p.enc", tmp_path / "back.bin", b"secret phrase")
+    assert (tmp_path / "back.bin").read_bytes() == plain.read_bytes()
+    with pytest.raises(arch.CryptoError):
+        arch.decrypt_file(tmp_path / "p.enc", tmp_path / "x.bin", b"wrong phrase!")
+    (tmp_path / "cut.enc").write_bytes(enc[:-5])
+    with pytest.raises(arch.CryptoError, match="truncated"):
+        arch.decrypt_file(tmp_path / "cut.enc", tmp_path / "y.bin", b"secret phrase")
+    (tmp_path / "plain.enc").write_bytes(b"not encrypted at all")
+    with pytest.raises(arch.CryptoError, match="Salted__"):
+        arch.decrypt_file(tmp_path / "plain.enc", tmp_path / "z.bin", b"secret phrase")
+
+
+def test_salt_is_random_so_two_encryptions_differ(tmp_path: Path) -> None:
+    plain = tmp_path / "p"
+    plain.write_bytes(b"same")
+    arch.encrypt_file(plain, tmp_path / "a", b"k")
+    arch.encrypt_file(plain, tmp_path / "b", b"k")
+    assert (tmp_path / "a").read_bytes() != (tmp_path / "b").read_bytes()
+
+
+@needs_openssl
+def test_openssl_decrypts_what_we_encrypt_and_we_decrypt_what_openssl_encrypts(tmp_path: Path) -> None:
+    assert OPENSSL is not None
+    passfile = tmp_path / "pass.txt"
+    passfile.write_bytes(b"correct horse battery staple\nsecond line is ignored\n")
+    phrase = arch.read_passphrase(passfile)
+    assert phrase == b"correct horse battery staple"
+    plain = tmp_path / "Org.tar.gz"
+    plain.write_bytes(os.urandom(70_001))
+    arch.encrypt_file(plain, tmp_path / "Org.tar.gz.enc", phrase)
+    subprocess.run([OPENSSL, *OPENSSL_DEC, "-pass", f"file:{passfile}", "-in", str(tmp_path / "Org.tar.gz.enc"),
+                    "-out", str(tmp_path / "by-openssl")], check=True, capture_output=True)
+    assert (tmp_path / "by-openssl").read_bytes() == plain.read_bytes()
+    enc_args = [a if a != "-d" else "-e" for a in OPENSSL_DEC]
+    subprocess.run([OPENSSL, *enc_args, "-pass", f"file:{passfile}", "-in", str(plain),
+                    "-out", str(tmp_path / "openssl.enc")], check=True, capture_output=True)
+    arch.decrypt_file(tmp_path / "openssl.enc", tmp_path / "by-us", phrase)
+    assert (tmp_path / "by-us").read_bytes() == plain.read_bytes()
+
+
+def test_passphrase_file_rules(tmp_path: Path) -> None:
+    from mlsubmit.errors import FatalError
+
+    p = tmp_path / "p"
+    p.write_bytes(b"\n")
+    with pytest.raises(FatalError, match="empty"):
+        arch.read_passphrase(p)
+    p.write_bytes(b"x" * 2000)
+    with pytest.raises(FatalError, match="longer than"):
+        arch.read_passphrase(p)
+    with pytest.raises(FatalError, match="cannot read"):
+        arch.read_passphrase(tmp_path / "absent")
+    p.write_bytes(b"no newline at the end")
+    assert arch.read_passphrase(p) == b"no newline at the end"
+
+
+# --- unpacking ---------------------------------------------------------------------------------------------------
+
+
+def hostile_archive(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, linkname: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = linkname
+    info.mode = 0o644
+    return info
+
+
+def test_unpack_refuses_climbing_absolute_links_and_devices(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    archive = hostile_archive(tmp_path / "evil.tar.gz", [
+        (member("Org/ok.txt"), b"fine"),
+        (member("../outside.txt"), b"climbed"),
+        (member("Org/../../outside.txt"), b"climbed"),
+        (member("/tmp/absolute.txt"), b"abs"),
+        (member("Org/link", tarfile.SYMTYPE, "/etc/passwd"), None),
+        (member("Org/hard", tarfile.LNKTYPE, "Org/ok.txt"), None),
+        (member("Org/dev", tarfile.CHRTYPE), None),
+        (member("Org/fifo", tarfile.FIFOTYPE), None),
+        (member("Org/ok.txt"), b"overwrite"),
+        (member("Org/ok.txt/below"), b"under a file"),
+    ])  # fmt: skip
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    result = arch.unpack(archive, dest, "evil.tar.gz")
+    assert result.files == 1
+    assert [p.relative_to(dest).as_posix() for p in sorted(dest.rglob("*"))] == ["Org", "Org/ok.txt"]
+    assert (dest / "Org" / "ok.txt").read_bytes() == b"fine"
+    assert not outside.exists() and not Path("/tmp/absolute.txt").exists()
+    findings = result.findings or []
+    assert [f.code for f in findings] == ["PKG042"] * 9
+    messages = " | ".join(f.message for f in findings)
+    for why in ("'..'", "absolute path", "symbolic link", "hard link", "device or FIFO", "appears twice",
+                "below a member that is a file"):
+        assert why in messages
+    assert findings[0].path == "evil.tar.gz:../outside.txt"
+
+
+def test_unpack_of_a_non_archive_is_a_finding(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    result = arch.unpack(junk, tmp_path, "junk.tar.gz")
+    assert [f.code for f in result.findings or []] == ["PKG044"]
+
+
+def test_unpack_restores_a_packed_tree(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "t")
+    arch.write_tar_gz(root, ["Org", "manifest.json"], tmp_path / "o.tar.gz")
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    result = arch.unpack(tmp_path / "o.tar.gz", dest, "o.tar.gz")
+    assert result.findings == [] and result.files == 4
+    before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    after = {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    assert before == after
+    assert os.access(dest / "Org/benchmarks/bert/implementations/x/run_and_time.sh", os.X_OK)
