@@ -179,3 +179,27 @@ def commit_example(path: Path, files: dict[str, bytes], message: str, tag: str |
     sha: str = commit.hexsha
     repo.close()
     return sha
+
+
+def changed_paths(start: Path, rev: str) -> frozenset[str]:
+    """Resolved paths of the files that differ between `rev` and the work tree of the repository holding `start`:
+    committed since, staged, unstaged and untracked (for `mlsubmit check --changed-since REV`)."""
+    gitmod = _git()
+    _scrubbed_env()
+    try:
+        repo = gitmod.Repo(start, search_parent_directories=True)
+    except (gitmod.exc.InvalidGitRepositoryError, gitmod.exc.NoSuchPathError):
+        raise FatalError(f"--changed-since needs a git work tree, and {start} is not in one") from None
+    if repo.bare or repo.working_tree_dir is None:
+        raise FatalError(f"--changed-since needs a work tree; the repository at {start} is bare")
+    try:
+        if rev.startswith("-"):  # would be read as an option by git
+            raise ValueError(rev)
+        commit = repo.commit(rev)
+    except (gitmod.exc.BadName, gitmod.exc.BadObject, ValueError, gitmod.exc.GitCommandError):
+        raise FatalError(f"--changed-since: unknown revision {rev!r} in {repo.working_tree_dir}") from None
+    top = Path(repo.working_tree_dir).resolve()
+    names: set[str] = set(repo.untracked_files)
+    for diff in commit.diff(None):  # the commit against the work tree: staged and unstaged changes alike
+        names.update(p for p in (diff.a_path, diff.b_path) if p)
+    return frozenset(str((top / name).resolve()) for name in names)

@@ -1,0 +1,261 @@
+"""`mlsubmit check ORG`: tree findings from real shapes, through main(argv); never a crash, never a write."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import tree_digest
+from treefix import build_org, resnet_runs
+
+from mlsubmit.synth import RunSpec
+
+Cli = Callable[..., tuple[int, str, str]]
+GOOD = [36, 37, 37, 38, 39]  # epochs to converge: slower than the RCP mean, so no normalisation
+
+
+def check(run_cli: Cli, *args: object, ruleset: str = "1.0.0") -> tuple[int, list[dict[str, object]]]:
+    code, out, err = run_cli("check", "--ruleset", ruleset, "--format", "json", *args)
+    assert code in (0, 1), err
+    data = json.loads(out)
+    findings = [f for entry in data["files"] for f in entry["findings"]] + data["findings"]
+    return code, findings
+
+
+def tree_codes(findings: list[dict[str, object]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in findings:
+        if str(f["code"]).startswith("TREE"):
+            out.setdefault(str(f["code"]), []).append(str(f["path"]))
+    return out
+
+
+def test_clean_closed_tree(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "Graphcore", {("pod16", "resnet"): resnet_runs(GOOD)})
+    code, findings = check(run_cli, org, "--profile", "reference")
+    assert code == 0
+    assert tree_codes(findings) == {"TREE019": [f"{org}/results/pod16/resnet"]}  # RCP passed, reported
+    _, full = check(run_cli, org)
+    assert set(tree_codes(full)) == {"TREE019"}
+
+
+def test_rcp_normalisation_factor_is_reported_and_never_written(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "G", {("pod16", "resnet"): resnet_runs([34, 35, 35, 35, 36])})
+    before = tree_digest(org)
+    _, findings = check(run_cli, org)
+    (rcp,) = [f for f in findings if f["code"] == "TREE019"]
+    assert "score normalisation factor 1.004" in str(rcp["message"])
+    assert tree_digest(org) == before  # no scaling.json
+
+
+def test_rcp_failure_is_an_error(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "G", {("pod16", "resnet"): resnet_runs([30] * 5)})
+    code, findings = check(run_cli, org, "--profile", "reference")
+    assert code == 1 and "TREE018" in tree_codes(findings)
+
+
+def test_dlrm_folder_in_a_1x_ruleset(tmp_path: Path, run_cli: Cli) -> None:
+    """The reference crashes (KeyError 'dlrm'); we check the folder and say the reference would crash."""
+    specs = [RunSpec(benchmark="dlrm", seed=i, evals=3, hyperparameters={"global_batch_size": 65536}) for i in range(5)]
+    org = build_org(tmp_path / "GIGABYTE", {("hugectr", "dlrm"): specs})
+    _, findings = check(run_cli, org)
+    codes = tree_codes(findings)
+    assert any("KeyError" in str(f["message"]) for f in findings if f["code"] == "TREE024")
+    assert "TREE003" not in codes
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 1 and "TREE024" in tree_codes(ref)
+
+
+def test_empty_results_folder(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "NVIDIA", {("dgx", "resnet"): resnet_runs(GOOD)})
+    (org / "results" / "dgx" / "bert").mkdir()
+    _, findings = check(run_cli, org)
+    codes = tree_codes(findings)
+    assert f"{org}/results/dgx/bert" in codes["TREE003"]
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 1 and {"TREE003", "TREE024"} <= set(tree_codes(ref))
+
+
+def test_results_folder_without_a_system_file(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs(GOOD)}, systems={})
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 1
+    assert any("FileNotFoundError" in str(f["message"]) for f in ref if f["code"] == "TREE024")
+    full_code, _ = check(run_cli, org)  # the pairing finding itself belongs to the system checks
+    assert full_code in (0, 1)
+
+
+def test_unknown_benchmark_folder_is_an_error(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs(GOOD)})
+    shutil.copytree(org / "results" / "pod16" / "resnet", org / "results" / "pod16" / "gpt9")
+    code, findings = check(run_cli, org)
+    assert code == 1 and tree_codes(findings)["TREE002"] == [f"{org}/results/pod16/gpt9"]
+    code, ref = check(run_cli, org, "--profile", "reference")  # the reference only warns and skips it
+    assert code == 0
+    assert [f["severity"] for f in ref if f["code"] == "TREE002"] == ["warning"]
+
+
+def test_runs_with_different_batch_sizes(tmp_path: Path, run_cli: Cli) -> None:
+    specs = resnet_runs(GOOD)
+    specs[4].hyperparameters = {"global_batch_size": 1632}
+    org = build_org(tmp_path / "Supermicro", {("as4124", "resnet"): specs})
+    _, findings = check(run_cli, org)
+    assert "TREE021" in tree_codes(findings)
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 1 and "TREE024" in tree_codes(ref)
+
+
+def test_counts_names_and_stray_files(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs(GOOD[:4])})
+    folder = org / "results" / "pod16" / "resnet"
+    (folder / "result_3.txt").rename(folder / "result_run3.txt")
+    (folder / "postprocess.py").write_text("print(1)\n", encoding="utf-8")
+    (folder / "scaling.json").write_text('{"scaling_factor": 1.01}', encoding="utf-8")
+    _, findings = check(run_cli, org)
+    codes = tree_codes(findings)
+    assert codes["TREE003"] == [str(folder)]
+    assert codes["TREE006"] == [f"{folder}/result_run3.txt"]
+    assert codes["TREE004"] == [f"{folder}/postprocess.py"]
+    assert codes["TREE005"] == [f"{folder}/scaling.json"]
+
+
+def test_nested_logs_and_benchmark_folder_name(tmp_path: Path, run_cli: Cli) -> None:
+    """Habana v1.0 kept ten BERT logs under resnet/bert/; twelve submitters wrote benchmark/ for benchmarks/."""
+    org = build_org(tmp_path / "Habana", {("sys", "resnet"): resnet_runs(GOOD)}, code=())
+    nested = org / "results" / "sys" / "resnet" / "bert"
+    nested.mkdir()
+    (nested / "result_0.txt").write_bytes((org / "results/sys/resnet/result_0.txt").read_bytes())
+    (org / "benchmark" / "resnet" / "implementations" / "tf").mkdir(parents=True)
+    (org / "benchmark/resnet/implementations/tf/run_and_time.sh").write_text("python r.py\n", encoding="utf-8")
+    (org / "package_checker.log").write_text("INFO\n", encoding="utf-8")
+    _, findings = check(run_cli, org)
+    codes = tree_codes(findings)
+    assert codes["TREE009"] == [str(nested)]
+    assert codes["TREE010"] == [f"{org}/benchmark"]
+    assert codes["TREE011"] == [f"{org}/benchmark/resnet/implementations"]  # README.md missing
+    assert "TREE012" not in codes
+    assert codes["TREE026"] == [f"{org}/package_checker.log"]
+
+
+def test_missing_implementation(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs(GOOD)}, code=())
+    _, findings = check(run_cli, org)
+    assert tree_codes(findings)["TREE013"] == [f"{org}/benchmarks/resnet"]
+
+
+def test_olympic_tolerance(tmp_path: Path, run_cli: Cli) -> None:
+    one = resnet_runs(GOOD)
+    one[0].omit = ("eval_samples",)
+    org = build_org(tmp_path / "one", {("pod16", "resnet"): one})
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 0 and "TREE008" in tree_codes(ref)
+    two = resnet_runs(GOOD)
+    two[0].omit = two[1].omit = ("eval_samples",)
+    org2 = build_org(tmp_path / "two", {("pod16", "resnet"): two})
+    code, ref = check(run_cli, org2, "--profile", "reference")
+    assert code == 1 and "TREE007" in tree_codes(ref)
+
+
+def test_seeds(tmp_path: Path, run_cli: Cli) -> None:
+    specs = resnet_runs(GOOD)
+    specs[1].seed = None
+    specs[3].seed = specs[2].seed
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): specs})
+    code, ref = check(run_cli, org, "--profile", "reference")
+    codes = tree_codes(ref)
+    assert code == 1
+    assert codes["TREE014"] == [f"{org}/results/pod16/resnet/result_1.txt"]
+    assert codes["TREE015"] == [f"{org}/results/pod16/resnet/result_3.txt"]
+
+
+def test_seed_and_rcp_skipped_by_the_reference_for_close(tmp_path: Path, run_cli: Cli) -> None:
+    """PCL v1.0 wrote "division": "close": the reference skips seeds and RCPs; the full profile runs them."""
+    specs = resnet_runs([30] * 5)
+    org = build_org(tmp_path / "PCL", {("cb", "resnet"): specs}, systems={"cb": "close"})
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 0 and not ({"TREE018", "TREE014"} & set(tree_codes(ref)))
+    _, full = check(run_cli, org)
+    assert {"TREE018", "TREE025"} <= set(tree_codes(full))
+
+
+def test_bypass_file_with_a_newline_is_ignored_by_the_reference(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs([30] * 5)})
+    params = org / "results" / "pod16" / "resnet" / "package_checker_params"
+    params.write_text("rcp-bypass\n", encoding="utf-8")
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 1 and "TREE018" in tree_codes(ref)
+    params.write_bytes(b"rcp-bypass")
+    code, ref = check(run_cli, org, "--profile", "reference")
+    assert code == 0 and "TREE018" not in tree_codes(ref)
+
+
+def test_init_time_limit_of_the_round(tmp_path: Path, run_cli: Cli) -> None:
+    specs = resnet_runs(GOOD, ruleset="1.1.0")
+    specs[0].init_minutes = 25.0  # v1.1 allows 20 min; the installed rules allow 30
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): specs})
+    _, findings = check(run_cli, org, ruleset="1.1.0")
+    assert tree_codes(findings)["TREE023"] == [f"{org}/results/pod16/resnet/result_0.txt"]
+    _, v10 = check(run_cli, build_org(tmp_path / "Y", {("p", "resnet"): resnet_runs(GOOD)}))
+    assert "TREE023" not in tree_codes(v10)
+
+
+def test_hygiene_in_a_tree(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "Graphcore", {("pod16", "resnet"): resnet_runs(GOOD)})
+    (org / "systems" / ".pod16.json.swp").write_bytes(b"b0VIM 8.2\x00user host /home/user/pod16.json")
+    script = org / "benchmarks/resnet/implementations/ipu/run_and_time.sh"
+    script.write_text(script.read_text() + 'export WANDB_API_KEY="0123456789abcdef0123456789abcdef01234567"\n'
+                      'password="hunter2-is-long"\n')  # fmt: skip
+    _, findings = check(run_cli, org)
+    codes = tree_codes(findings)
+    assert codes["TREE040"] == [f"{org}/systems/.pod16.json.swp"]
+    assert codes["TREE045"] == [str(script)] * 2  # the API key line and the password line
+
+
+def test_check_is_read_only_over_a_whole_tree(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "G", {("pod16", "resnet"): resnet_runs([34, 35, 35, 35, 36]),
+                                     ("pod16", "bert"): [RunSpec(seed=i) for i in range(10)]})  # fmt: skip
+    (org / "results/pod16/resnet/package_checker_params").write_bytes(b"rcp-bypass")
+    before = tree_digest(tmp_path)
+    for profile in ("full", "reference"):
+        check(run_cli, org, "--profile", profile)
+    assert tree_digest(tmp_path) == before
+
+
+def test_cache_gives_the_same_report(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "G", {("pod16", "resnet"): resnet_runs(GOOD)})
+    cache = tmp_path / "cache"
+    cold = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org)
+    warm = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org)
+    assert cold == warm
+    assert len(list(cache.rglob("*.json"))) == 5
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_changed_since_checks_only_touched_folders(tmp_path: Path, run_cli: Cli) -> None:
+    repo = tmp_path / "repo"
+    org = build_org(repo / "Graphcore", {("pod16", "resnet"): resnet_runs(GOOD),
+                                         ("pod64", "resnet"): resnet_runs(GOOD)},
+                    systems={"pod16": "closed", "pod64": "closed"})  # fmt: skip
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "runs")
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--changed-since", "HEAD", org)
+    assert code == 0 and json.loads(out)["files"] == []  # nothing changed: nothing to check
+    changed = org / "results/pod64/resnet/result_2.txt"
+    changed.write_bytes(changed.read_bytes().replace(b'"seed", "value": 102', b'"seed", "value": 100'))
+    code, findings = check(run_cli, "--changed-since", "HEAD", org)
+    paths = {str(f["path"]) for f in findings}
+    assert not any("/pod16/" in p for p in paths)  # the untouched folder is not checked again
+    assert tree_codes(findings)["TREE015"] == [f"{org}/results/pod64/resnet/result_2.txt"]
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", "--changed-since", "no-such-rev", org)
+    assert code == 2 and "unknown revision" in err

@@ -1,0 +1,159 @@
+"""RCP check from facts: each branch of the reference's decision, the factor, and parity with the reference."""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+from pathlib import Path
+
+import pytest
+from mlsubmit.checker.facts import LogFacts, Occurrence, extract
+from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.rcp import _checker, evaluate, read_convergence
+
+
+def run(
+    name: str,
+    epoch: float | None,
+    *,
+    bs: object = 3264,
+    status: str | None = "success",
+    bench: str = "resnet",
+    division: str = "closed",
+) -> LogFacts:
+    """Facts of a run converging at `epoch` (its last eval before run_stop)."""
+    facts = LogFacts(path=name)
+
+    def add(key: str, value: object, metadata: object, line: int) -> None:
+        occ = Occurrence(value, metadata, 0.0, line)
+        facts.first.setdefault(key, occ)
+        facts.series.setdefault(key, []).append(occ)
+
+    add("submission_benchmark", bench, {}, 1)
+    add("submission_division", division, {}, 2)
+    if bs is not None:
+        add("global_batch_size", bs, {}, 3)
+    if epoch is not None:
+        add("eval_accuracy", 0.5, {"epoch_num": epoch - 1}, 10)
+        add("eval_accuracy", 0.76, {"epoch_num": epoch}, 11)
+    add("run_stop", None, {} if status is None else {"status": status}, 12)
+    return facts
+
+
+def runs(epochs: list[float | None], **kw: object) -> list[LogFacts]:
+    return [run(f"result_{i}.txt", e, **kw) for i, e in enumerate(epochs)]  # type: ignore[arg-type]
+
+
+def test_exact_rcp_passes_without_normalisation_when_slower() -> None:
+    res = evaluate("resnet", "1.0.0", runs([40, 40, 41, 42, 43]))
+    assert (res.status, res.passed, res.scaling_factor, res.reference) == ("pass", True, 1.0, "RCP found")
+    assert res.submission_mean == pytest.approx(41.0)
+
+
+def test_faster_than_the_mean_but_within_the_speedup_is_normalised() -> None:
+    res = evaluate("resnet", "1.0.0", runs([34, 35, 35, 35, 36]))  # olympic mean 35 < RCP mean 35.154
+    rcp_mean = _checker("1.0.0", "resnet")._find_rcp(3264, "pruned_rcps")["RCP Mean"]
+    assert res.status == "pass"
+    assert res.scaling_factor == pytest.approx(rcp_mean / 35.0, abs=1e-9)
+    assert "normalisation factor" in res.message
+
+
+def test_too_fast_fails_and_still_reports_the_factor() -> None:
+    res = evaluate("resnet", "1.0.0", runs([30, 30, 30, 30, 30]))
+    assert (res.status, res.passed) == ("fail", False)
+    assert res.scaling_factor > 1.0
+
+
+def test_bypass_turns_a_failure_into_a_pass_marked_as_such() -> None:
+    res = evaluate("resnet", "1.0.0", runs([30] * 5), bypass=True)
+    assert (res.status, res.passed) == ("bypassed", True)
+    assert res.reference == "RCP found passed using rcp_bypass"
+
+
+def test_interpolated_rcp_between_batch_sizes() -> None:
+    res = evaluate("resnet", "1.0.0", runs([60] * 5, bs=8192))
+    assert (res.status, res.reference) == ("pass", "RCP Interpolation")
+
+
+def test_batch_size_above_every_rcp_needs_new_rcps() -> None:
+    res = evaluate("resnet", "1.0.0", runs([90] * 5, bs=100_000))
+    assert (res.status, res.passed) == ("error", False)
+    assert res.reference.startswith("Missing RCP")
+
+
+def test_one_non_converged_run_is_dropped_two_are_insufficient() -> None:
+    assert evaluate("resnet", "1.0.0", runs([40, 40, 40, 40, None])).status == "pass"
+    two = evaluate("resnet", "1.0.0", runs([40, 40, 40, None, None]))
+    assert (two.status, two.reference) == ("error", "Insufficient convergence")
+    failed_status = evaluate("resnet", "1.0.0", [*runs([40] * 3), run("a", 40, status="aborted"), run("b", None)])
+    assert failed_status.reference == "Insufficient convergence"
+
+
+def test_mixed_batch_sizes_are_an_error_where_the_reference_crashes() -> None:
+    res = evaluate("resnet", "1.0.0", [*runs([40] * 4), run("odd.txt", 40, bs=1632)])
+    assert (res.status, res.reference) == ("error", "Batch sizes in files do not match")
+    assert res.crash and "benchmark=None" in res.crash
+
+
+def test_missing_batch_size() -> None:
+    res = evaluate("resnet", "1.0.0", runs([40] * 5, bs=None))
+    assert (res.status, res.reference) == ("error", "Could not detect global_batch_size")
+
+
+def test_empty_folder_is_an_error_not_a_crash() -> None:
+    res = evaluate("resnet", "1.0.0", [], closed=True)
+    assert res.status == "error" and res.crash
+
+
+def test_dlrm_is_evaluated_although_the_reference_crashes() -> None:
+    res = evaluate("dlrm", "1.0.0", runs([0.9] * 5, bs=65536, bench="dlrm"))
+    assert res.status in ("pass", "fail")
+    assert res.crash and "dlrm" in res.crash
+
+
+def test_open_division_and_minigo_are_not_applicable() -> None:
+    assert evaluate("resnet", "1.0.0", runs([30] * 5, division="open")).status == "not_applicable"
+    assert evaluate("minigo", "1.0.0", runs([30] * 5, bench="minigo")).status == "not_applicable"
+    assert evaluate("resnet", "1.0.0", runs([30] * 5, division="open"), closed=True).status == "fail"
+
+
+def test_reader_mirrors_the_reference_on_odd_shapes() -> None:
+    no_status = read_convergence(run("x", 40, status=None))
+    assert not no_status.converged and "no status" in (no_status.problem or "")
+    early = read_convergence(run("y", None))
+    assert not early.converged and "before any eval_accuracy" in (early.problem or "")
+    assert read_convergence(run("z", 40.12345)).epochs == 40.123  # rounded to 3 places, as the reference
+
+
+def test_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    evaluate("resnet", "1.0.0", runs([34, 35, 35, 35, 36]))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.corpus
+def test_same_verdict_and_factor_as_the_reference_on_the_corpus(corpus: Path) -> None:
+    """Every results folder of the corpus, closed or not, through the reference's check_directory and ours."""
+    from mlperf_logging.rcp_checker import rcp_checker as rc
+
+    logging.disable(logging.CRITICAL)
+    compared = crashed = 0
+    try:
+        for rnd, ruleset in (("training_results_v1.0", "1.0.0"), ("training_results_v1.1", "1.1.0")):
+            for folder in sorted(glob.glob(str(corpus / rnd / "*" / "results" / "*" / "*"))):
+                files = sorted(glob.glob(folder + "/result_*.txt"))
+                ours = evaluate(os.path.basename(folder), ruleset, [extract(read_log(f)) for f in files], closed=True)
+                try:  # set_scaling=False: the reference then writes no scaling.json into the (read-only) corpus
+                    passed, _, factor = rc.check_directory(folder, "training", ruleset, False, False,
+                                                           rcp_pass="pruned_rcps", set_scaling=False)  # fmt: skip
+                except Exception:
+                    crashed += 1
+                    assert ours.crash, folder  # we name the crash and still give a verdict
+                    continue
+                compared += 1
+                assert ours.passed == passed, folder
+                assert ours.scaling_factor == pytest.approx(float(factor), abs=1e-6), folder
+    finally:
+        logging.disable(logging.NOTSET)
+    assert compared >= 40 and crashed == 3  # the three v1.0 dlrm folders (KeyError 'dlrm')
