@@ -117,7 +117,7 @@ division,benchmark,system,minutes,runs,rcp,scaling,accelerators,host_processors,
 closed,bert,ipu-pod16-closed,30.9688,10/10,Interp. Fail,1.0000,16 x Graphcore IPU GC200,2 x AMD EPYC 7742,PopART Poplar SDK 2.1.0
 closed,resnet,ipu-pod64-TF1,14.5637,5/5,Pass,1.0044,64 x Graphcore IPU GC200,8 x AMD EPYC 7742,TensorFlow 1.15 Poplar SDK 2.1.0
 open,bert,ipu-pod16-open,25.7500,10/10,,1.0000,16 x Graphcore IPU GC200,2 x AMD EPYC 7742,PopART Poplar SDK 2.1.0
-"""
+"""  # noqa: E501 - golden output
 
 GOLDEN_MARKDOWN = """\
 | division | benchmark | system | minutes | runs | rcp | scaling | accelerators | host_processors | framework | perf_per_price_estimate |
@@ -132,13 +132,13 @@ perf\\_per\\_price\\_estimate: time-to-train runs per hour per million USD of li
 
 def test_csv_golden(run_cli, org: Path) -> None:
     code, out, _ = run_cli("report", "--ruleset", RULESET, "--format", "csv", org)
-    assert out == GOLDEN_CSV
+    assert code in (0, 1) and out == GOLDEN_CSV
 
 
 def test_markdown_golden_with_prices(run_cli, org: Path) -> None:
     """The project's prices.toml prices IPU-POD16 only, so POD64 rows have an empty estimate."""
     code, out, _ = run_cli("report", "--ruleset", RULESET, "--format", "markdown", "--prices", PROJECT_PRICES, org)
-    assert out == GOLDEN_MARKDOWN
+    assert code in (0, 1) and out == GOLDEN_MARKDOWN
     # 60 / 30.96875 runs per hour for USD 0.149995 M
     assert f"{(60 / olympic(BERT_CLOSED)) / 0.149995:.2f}" == "12.92"
 
@@ -164,11 +164,12 @@ def test_broken_prices_file_is_a_usage_error(run_cli, org: Path, tmp_path: Path)
     bad = tmp_path / "prices.toml"
     bad.write_text('[systems."IPU-POD16"]\nprice = "cheap"\n', encoding="utf-8")
     code, out, err = run_cli("report", "--ruleset", RULESET, "--prices", bad, org)
-    assert code == 2 and "/systems/IPU-POD16/price" in err and "Traceback" not in err
+    assert code == 2 and out == "" and "/systems/IPU-POD16/price" in err and "Traceback" not in err
 
 
 def test_text_table_and_notes(run_cli, org: Path) -> None:
     code, out, _ = run_cli("report", "--ruleset", RULESET, org)
+    assert code in (0, 1)
     lines = out.splitlines()
     assert lines[0].split()[:4] == ["division", "benchmark", "system", "minutes"]
     assert lines[1].split()[:5] == ["closed", "bert", "ipu-pod16-closed", "30.97", "10/10"]
@@ -178,7 +179,7 @@ def test_text_table_and_notes(run_cli, org: Path) -> None:
 def test_html_and_output_files(run_cli, org: Path, tmp_path: Path) -> None:
     page, table = tmp_path / "report.html", tmp_path / "table.csv"
     code, out, _ = run_cli("report", "--ruleset", RULESET, "--format", "csv", "-o", table, "--html", page, org)
-    assert out == "" and table.read_text(encoding="utf-8") == GOLDEN_CSV
+    assert code in (0, 1) and out == "" and table.read_text(encoding="utf-8") == GOLDEN_CSV
     text = page.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and text.count("<svg") == 3  # bert closed+open, resnet closed
     assert "ipu-pod64-TF1" in text
