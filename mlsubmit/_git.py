@@ -3,7 +3,8 @@
 GitPython raises a zoo of exception types and, when git itself is missing, fails at import time. Callers get plain
 dataclasses and `FatalError`s with advice instead, so no GitPython type leaks into the rest of the tool.
 Environment variables such as GIT_DIR or GIT_INDEX_FILE would silently point git at another repository than the
-one the config names, so they are removed from the environment of every git process started here.
+one the config names, so they are removed from the environment of every git process started here, and optional
+index writes are switched off (GIT_OPTIONAL_LOCKS=0) so that reading a repository never changes it.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ def _git() -> Any:
 def _scrubbed_env() -> None:
     for name in _REDIRECTING_ENV:
         os.environ.pop(name, None)
+    # `git status` and `git diff` refresh the index's stat cache and write it back when they can take the lock;
+    # inputs must stay byte-identical, so those optional writes are switched off for every git we start.
+    os.environ["GIT_OPTIONAL_LOCKS"] = "0"
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -105,7 +109,8 @@ def resolve(path: Path, rev: str) -> Revision:
             f"(`git -C {path} log --oneline` lists commits; fetch tags with `git fetch --tags`)"
         ) from None
     try:
-        dirty = bool(not repo.bare and repo.is_dirty(untracked_files=True))
+        # Not Repo.is_dirty(): the `git diff` it runs rewrites the index even with optional locks off.
+        dirty = not repo.bare and bool(repo.git.status("--porcelain", "--untracked-files=normal").strip())
     except gitmod.exc.GitError:
         dirty = False
     return Revision(repo=path, rev=rev, commit=commit.hexsha, dirty=dirty)

@@ -13,7 +13,8 @@ from mlsubmit.output import add_output_options, emit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("package", help="build a submission tree (and archive) from raw runs")
+    # No abbreviated options: `--passphrase SECRET` must be refused, not taken for --passphrase-file.
+    parser = sub.add_parser("package", allow_abbrev=False, help="build a submission tree (and archive) from raw runs")
     parser.add_argument("config", type=Path, metavar="CONFIG.toml",
                         help="package configuration (see docs/packaging.md)")
     parser.add_argument("--archive", action="store_true", help="also write out/<org>.tar.gz with .sha256 and .sha1")

@@ -12,7 +12,9 @@ from mlsubmit.output import add_output_options, emit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("verify", help="verify a packaged (and possibly encrypted) submission archive")
+    # No abbreviated options: `--passphrase SECRET` must be refused, not taken for --passphrase-file.
+    parser = sub.add_parser("verify", allow_abbrev=False,
+                            help="verify a packaged (and possibly encrypted) submission archive")
     parser.add_argument("archive", type=Path, metavar="ARCHIVE", help="<org>.tar.gz or <org>.tar.gz.enc")
     parser.add_argument("--passphrase-file", type=Path, metavar="FILE",
                         help="file whose first line is the passphrase of an encrypted archive")

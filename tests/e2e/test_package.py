@@ -1,0 +1,272 @@
+"""`mlsubmit package` and `mlsubmit verify` end to end, through main(argv)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, tree_digest
+from mlsubmit.submission.demo import Example, write_example
+
+from mlsubmit.schema_loader import errors as schema_errors
+from mlsubmit.schema_loader import load_schema
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+Cli = Callable[..., tuple[int, str, str]]
+OUT = "build/submission"
+
+
+def systems_folder() -> Path | None:
+    found = ROOT / "systems"
+    return found if (found / "ipu-pod16-POPART-closed.json").is_file() else None
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Example:
+    return write_example(tmp_path / "work", systems_folder())
+
+
+def inputs_digest(ex: Example) -> dict[str, str]:
+    return {k: v for k, v in tree_digest(ex.root).items() if not k.startswith("build")}
+
+
+def test_package_builds_the_tree_and_leaves_inputs_alone(example: Example, run_cli: Cli) -> None:
+    before = inputs_digest(example)
+    code, out, err = run_cli("package", example.config, "--color", "never")
+    assert code == 0, out + err
+    assert "packaged 15 result file(s)" in err
+    assert inputs_digest(example) == before
+    org = example.root / OUT / "Graphcore"
+    bert = org / "results" / "ipu-pod16-POPART-closed" / "bert"
+    assert sorted(p.name for p in bert.iterdir()) == [f"result_{i}.txt" for i in range(10)]
+    assert len(list((org / "results" / "ipu-pod64-TF-closed" / "resnet").iterdir())) == 5
+    for result in bert.iterdir():  # records only, none of the job's other output, no launcher prefixes
+        assert all(line.startswith(b":::MLLOG {") for line in result.read_bytes().splitlines())
+    assert sorted(p.name for p in (org / "systems").iterdir()) == ["ipu-pod16-POPART-closed.json",
+                                                                   "ipu-pod64-TF-closed.json"]
+    impl = org / "benchmarks" / "bert" / "implementations" / "popart"
+    assert (impl / "run_and_time.sh").is_file() and os.access(impl / "run_and_time.sh", os.X_OK)
+    assert not list(example.root.glob("build/.submission.*"))  # the temporary folder is gone
+
+
+def test_manifest_records_sources_hashes_and_revisions(example: Example, run_cli: Cli) -> None:
+    assert run_cli("package", example.config)[0] == 0
+    out = example.root / OUT
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert schema_errors(manifest, load_schema("manifest.schema.json")) == []
+    on_disk = {p.relative_to(out).as_posix() for p in (out / "Graphcore").rglob("*") if p.is_file()}
+    assert {f["path"] for f in manifest["files"]} == on_disk
+    for f in manifest["files"]:
+        data = (out / f["path"]).read_bytes()
+        assert (f["sha256"], f["size"]) == (hashlib.sha256(data).hexdigest(), len(data))
+    bert = [r for r in manifest["results"] if r["benchmark"] == "bert"]
+    # result_<i> follows run-start order, and each names the raw file it came from with that file's hash
+    assert [r["run_start_ms"] for r in bert] == sorted(r["run_start_ms"] for r in bert)
+    gz = next(r for r in bert if r["source"].endswith(".gz"))
+    assert gz["source"] == "runs/pod16-bert/job_03.out.gz" and gz["index"] == 3
+    assert gz["source_sha256"] == hashlib.sha256((example.root / gz["source"]).read_bytes()).hexdigest()
+    commit = subprocess.run(["git", "rev-parse", "v1.0"], cwd=example.repo, capture_output=True, text=True).stdout
+    impls = {i["name"]: i for i in manifest["implementations"]}
+    assert impls["popart"]["commit"] == commit.strip() and impls["popart"]["revision"] == "v1.0"
+    assert impls["popart"]["repo"] == "ipu-benchmarks" and impls["popart"]["subdir"] == "bert/popart"
+    assert manifest["ruleset"] == "1.1.0" and manifest["tool"]["name"] == "mlsubmit"
+    assert str(example.root) not in (out / "manifest.json").read_text()  # no absolute paths leak
+
+
+def test_archive_is_byte_identical_across_builds(example: Example, run_cli: Cli, tmp_path: Path) -> None:
+    assert run_cli("package", example.config, "--archive")[0] == 0
+    out = example.root / OUT
+    first = {n: (out / n).read_bytes() for n in ("Graphcore.tar.gz", "Graphcore.tar.gz.sha256", "manifest.json")}
+    # A second build, from a copy of the inputs in another place, replaces the first and gives the same bytes.
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(example.root, copy, symlinks=True)
+    shutil.rmtree(copy / "build")
+    assert run_cli("package", copy / "package.toml", "--archive")[0] == 0
+    assert run_cli("package", example.config, "--archive")[0] == 0
+    for name, data in first.items():
+        assert (copy / OUT / name).read_bytes() == data
+        assert (out / name).read_bytes() == data
+    assert (out / "Graphcore.tar.gz.sha1").read_text().endswith("  Graphcore.tar.gz\n")
+
+
+def test_errors_keep_the_tree_from_being_finalised(tmp_path: Path, run_cli: Cli) -> None:
+    ex = write_example(tmp_path / "w", systems_folder(), non_converged=(7,))
+    code, out, err = run_cli("package", ex.config, "--archive", "--color", "never")
+    assert code == 1 and "RULE004" in out and "PKG006" in out and "was NOT written" in err
+    assert not (ex.root / OUT).exists()
+    assert list((ex.root / "build").iterdir()) == []
+    code, out, err = run_cli("package", ex.config, "--archive", "--allow-findings")
+    assert code == 1 and (ex.root / OUT / "Graphcore.tar.gz").is_file() and "packaged 15" in err
+
+
+def test_a_folder_that_is_not_a_previous_build_is_never_replaced(example: Example, run_cli: Cli) -> None:
+    precious = example.root / OUT / "notes.txt"
+    precious.parent.mkdir(parents=True)
+    precious.write_text("mine\n")
+    code, _out, err = run_cli("package", example.config)
+    assert code == 2 and "is not a previous mlsubmit build" in err
+    assert precious.read_text() == "mine\n"
+
+
+def test_unknown_revision_is_a_usage_error(example: Example, run_cli: Cli) -> None:
+    text = example.config.read_text().replace('rev = "v1.0", path = "bert/popart"', 'rev = "v7", path = "bert/popart"')
+    example.config.write_text(text)
+    code, _out, err = run_cli("package", example.config)
+    assert code == 2 and "unknown revision 'v7'" in err
+    assert not (example.root / OUT).exists()
+
+
+def test_passphrase_is_never_taken_from_the_command_line(example: Example, run_cli: Cli) -> None:
+    code, _out, err = run_cli("package", example.config, "--archive", "--encrypt", "--passphrase", "hunter2")
+    assert code == 2 and "unrecognized arguments" in err
+    code, _out, err = run_cli("package", example.config, "--archive", "--encrypt")
+    assert code == 2 and "--passphrase-file" in err
+    code, _out, err = run_cli("package", example.config, "--encrypt", "--passphrase-file", "x")
+    assert code == 2 and "--encrypt needs --archive" in err
+
+
+def test_encrypted_archive_round_trips_through_openssl_and_verify(example: Example, run_cli: Cli) -> None:
+    passfile = example.root / "pass.txt"
+    passfile.write_text("correct horse battery staple\n")
+    passfile.chmod(0o600)
+    code, _out, err = run_cli("package", example.config, "--archive", "--encrypt", "--passphrase-file", passfile)
+    assert code == 0, err
+    out = example.root / OUT
+    enc = out / "Graphcore.tar.gz.enc"
+    assert enc.read_bytes().startswith(b"Salted__") and (out / "Graphcore.tar.gz.enc.sha256").is_file()
+    if shutil.which("openssl"):
+        plain = subprocess.run(
+            ["openssl", "enc", "-d", "-aes-256-cbc", "-pbkdf2", "-iter", "600000", "-md", "sha256",
+             "-pass", f"file:{passfile}", "-in", str(enc)], capture_output=True, check=True).stdout
+        assert plain == (out / "Graphcore.tar.gz").read_bytes()
+    code, _out, err = run_cli("verify", enc, "--passphrase-file", passfile, "--color", "never")
+    assert code == 0, err
+    assert "OK (" in err and "Graphcore.tar.gz.sha256" in err and "Graphcore.tar.gz.enc.sha256" in err
+    wrong = example.root / "wrong.txt"
+    wrong.write_text("not the passphrase\n")
+    wrong.chmod(0o600)
+    code, out_text, _err = run_cli("verify", enc, "--passphrase-file", wrong, "--color", "never")
+    assert code == 1 and "PKG043" in out_text
+    code, _out, err = run_cli("verify", enc)
+    assert code == 2 and "--passphrase-file" in err
+
+
+def _rewrite_archive(src: Path, dest: Path, change: Callable[[tarfile.TarInfo, bytes], bytes]) -> None:
+    with tarfile.open(src) as tin, tarfile.open(dest, "w:gz") as tout:
+        for m in tin.getmembers():
+            data = tin.extractfile(m).read() if m.isfile() else None  # type: ignore[union-attr]
+            if data is not None:
+                data = change(m, data)
+                m.size = len(data)
+            tout.addfile(m, io.BytesIO(data) if data is not None else None)
+
+
+def test_verify_fails_on_tampering_where_the_reference_exits_0(example: Example, run_cli: Cli,
+                                                               tmp_path: Path) -> None:
+    assert run_cli("package", example.config, "--archive")[0] == 0
+    built = example.root / OUT / "Graphcore.tar.gz"
+    assert run_cli("verify", built)[0] == 0
+
+    # 1. a flipped byte: the checksum no longer matches
+    bad = tmp_path / "flip" / "Graphcore.tar.gz"
+    bad.parent.mkdir()
+    data = bytearray(built.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    shutil.copy(built.with_name("Graphcore.tar.gz.sha256"), bad.parent)
+    code, out, _err = run_cli("verify", bad, "--color", "never")
+    assert code == 1 and "PKG040" in out
+
+    # 2. a result edited and the checksum files redone to match: the manifest catches it
+    edited = tmp_path / "edit" / "Graphcore.tar.gz"
+    edited.parent.mkdir()
+    _rewrite_archive(built, edited, lambda m, d: d.replace(b"0.724", b"0.999") if m.name.endswith("result_0.txt")
+                     else d)
+    from mlsubmit.submission.archive import write_checksums
+
+    write_checksums(edited)
+    code, out, _err = run_cli("verify", edited, "--color", "never")
+    assert code == 1 and "PKG045" in out and "result_0.txt" in out
+
+    # 3. no checksum files at all: a warning, not silence
+    lone = tmp_path / "lone" / "Graphcore.tar.gz"
+    lone.parent.mkdir()
+    shutil.copy(built, lone)
+    code, out, _err = run_cli("verify", lone, "--color", "never")
+    assert code == 0 and "PKG041" in out
+    code, out, _err = run_cli("verify", lone, "--strict", "--color", "never")
+    assert code == 1
+
+
+def test_verify_refuses_a_climbing_member(example: Example, run_cli: Cli, tmp_path: Path) -> None:
+    assert run_cli("package", example.config, "--archive")[0] == 0
+    built = example.root / OUT / "Graphcore.tar.gz"
+    evil = tmp_path / "evil" / "Graphcore.tar.gz"
+    evil.parent.mkdir()
+    shutil.copy(built, tmp_path / "base.tar.gz")
+    with tarfile.open(tmp_path / "base.tar.gz") as tin, tarfile.open(evil, "w:gz") as tout:
+        for m in tin.getmembers():
+            tout.addfile(m, tin.extractfile(m) if m.isfile() else None)
+        climb = tarfile.TarInfo("Graphcore/../../../climbed.txt")
+        climb.size = 4
+        tout.addfile(climb, io.BytesIO(b"evil"))
+        link = tarfile.TarInfo("Graphcore/systems/link.json")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tout.addfile(link)
+    code, out, _err = run_cli("verify", evil, "--color", "never")
+    assert code == 1
+    assert out.count("PKG042") == 2 and "climbs out" in out and "symbolic link" in out
+    assert not (tmp_path / "climbed.txt").exists() and not Path("/climbed.txt").exists()
+
+
+KILLER = """
+import os, signal, sys
+from mlsubmit.submission import archive
+real = archive.write_tar_gz
+def killed(root, tops, dest):
+    real(root, tops, dest)
+    dest.write_bytes(dest.read_bytes()[:100])  # half an archive on disk, then the process dies
+    os.kill(os.getpid(), signal.SIGKILL)
+archive.write_tar_gz = killed
+from mlsubmit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_kill_during_packaging_leaves_no_half_tree(example: Example, run_cli: Cli) -> None:
+    def killed_run() -> int:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", KILLER, "package", str(example.config), "--archive"],
+                              env=env, capture_output=True, cwd=example.root)
+        return done.returncode
+
+    assert killed_run() == -signal.SIGKILL
+    assert not (example.root / OUT).exists()  # nothing where the tree goes; only the private build folder remains
+    assert [p.name.startswith(".submission.build-") for p in (example.root / "build").iterdir()] == [True]
+
+    assert run_cli("package", example.config)[0] == 0  # a finished build without archive
+    before = tree_digest(example.root / OUT)
+    assert killed_run() == -signal.SIGKILL
+    assert tree_digest(example.root / OUT) == before  # the previous tree is untouched
+
+
+@pytest.mark.slow
+def test_reference_package_checker_runs_on_the_tree(example: Example, run_cli: Cli, tmp_path: Path) -> None:
+    assert run_cli("package", example.config)[0] == 0
+    copy = tmp_path / "copy" / "Graphcore"  # the reference writes scaling.json into the tree it checks
+    shutil.copytree(example.root / OUT / "Graphcore", copy)
+    done = subprocess.run([sys.executable, "-m", "mlperf_logging.package_checker", str(copy), "training", "1.1.0"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in output, output[-3000:]
+    assert "PACKAGE CHECKER FOUND ERRORS" not in output, output[-3000:]
