@@ -55,3 +55,8 @@ demo-advise: $(STAMP)
 	@$(PY) -c "from mlsubmit.synth import RunSpec, write_run; write_run('$(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt', RunSpec(benchmark='resnet', ruleset='1.0.0', division='open', platform='ipu-pod16-TF1-open', hyperparameters={'global_batch_size': 3264, 'lars_opt_momentum': 0.95, 'lars_opt_weight_decay': 3e-05}))"
 	-$(VENV)/bin/mlsubmit advise --ruleset 1.0.0 --color never $(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt
 	-@if [ -d "$(CORPUS)/training_results_v1.0" ]; then set -x; $(VENV)/bin/mlsubmit advise --ruleset 1.0.0 --color never $(CORPUS)/training_results_v1.0/Graphcore/results/ipu-pod16-POPART-open/bert; fi
+
+# The HTML report in a real browser (issue #7): installs Debian's chromium when it is missing, then runs the test.
+test-browser: $(STAMP)
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	$(PY) -m pytest -q -m browser tests/e2e/test_browser_report.py
