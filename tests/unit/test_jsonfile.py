@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.jsonfile import JsonCodes, parse_json, read_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mlsubmit.checker.jsonfile import JsonCodes, escape, parse_json, read_json
 
 from mlsubmit.findings import Severity
 
@@ -112,3 +115,45 @@ def test_callers_can_use_their_own_codes(tmp_path: Path) -> None:
     theirs = JsonCodes(unreadable="LOG001", invalid="LOG004")
     assert codes(read_json(tmp_path / "absent.json", codes=theirs)) == ["LOG001"]
     assert codes(parse_json(b"{", "f.json", codes=theirs)) == ["LOG004"]
+
+
+# ---- properties: agrees with json.loads on valid documents, and never raises on any bytes
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20,
+)
+
+
+def _pointers(value: object, prefix: str = "") -> list[str]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _pointers(v, f"{prefix}/{escape(k)}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _pointers(v, f"{prefix}/{i}")
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(_json_values, st.sampled_from([None, 1, 2]), st.booleans())
+def test_same_data_as_json_loads_and_a_position_for_every_pointer(value: object, indent: int | None,
+                                                                  ascii_only: bool) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    doc = parse_json(text.encode("utf-8"), "f.json", require_object=False)
+    assert doc.findings == []
+    assert doc.data == json.loads(text)
+    assert set(_pointers(value)) <= set(doc.value_pos)
+    lines = text.split("\n")
+    for line, column in doc.value_pos.values():
+        assert lines[line - 1][column - 1] in '{["-0123456789tfn'
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_give_findings_never_an_exception(raw: bytes) -> None:
+    doc = parse_json(raw, "f.json")
+    assert doc.decoded or doc.findings
+    assert all(f.code.startswith("SYS") and f.hint for f in doc.findings)
