@@ -221,6 +221,8 @@ def member_problem(member: tarfile.TarInfo) -> str | None:
         return "is a device or FIFO"
     if not (member.isfile() or member.isdir()):
         return f"is a special member (type {member.type!r})"
+    if member.isfile() and PurePosixPath(name).as_posix() in ("", "."):
+        return f"is a file with the folder name {name!r}"
     return None
 
 

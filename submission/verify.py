@@ -102,10 +102,11 @@ def _verify(
     report.extend(unpacked.findings or [])
     if any(f.code == "PKG044" for f in report.all_findings()):
         return result
-    result.ruleset = _manifest_checks(tree, display, report) or ruleset
-    if ruleset:
-        result.ruleset = ruleset
+    from_manifest = _manifest_checks(tree, display, report)
+    result.ruleset = ruleset or from_manifest
     if result.ruleset is None:
+        if any(f.code == "PKG046" for f in report.all_findings()):
+            return result  # already failing; the check waits for a readable manifest or --ruleset
         raise UsageError(f"{archive}: the archive has no manifest naming its ruleset; give --ruleset X.Y.Z")
     _check(tree, result.ruleset, jobs, report)
     return result
@@ -122,8 +123,17 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     if data is None:
         return None
     report.extend(f.with_path(f"{display}:{f.path}") for f in mf.compare(tree, data, mf.NAME))
+    from mlsubmit.checker.ruleset import RulesetError, available_rulesets
+
     ruleset = data.get("ruleset")
-    return ruleset if isinstance(ruleset, str) else None
+    try:
+        known = available_rulesets()
+    except RulesetError:
+        known = []
+    if ruleset not in known:
+        report.add(finding("PKG046", shown, f"the manifest names ruleset {ruleset!r}, which is not installed"))
+        return None
+    return str(ruleset)
 
 
 def _check(tree: Path, ruleset: str, jobs: int, report: Report) -> None:

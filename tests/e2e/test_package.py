@@ -270,3 +270,33 @@ def test_reference_package_checker_runs_on_the_tree(example: Example, run_cli: C
     output = done.stdout + done.stderr
     assert done.returncode == 0 and "Traceback" not in output, output[-3000:]
     assert "PACKAGE CHECKER FOUND ERRORS" not in output, output[-3000:]
+
+
+def test_verify_without_a_usable_manifest(example: Example, run_cli: Cli, tmp_path: Path) -> None:
+    assert run_cli("package", example.config, "--archive")[0] == 0
+    built = example.root / OUT / "Graphcore.tar.gz"
+
+    def without_manifest(name: str, manifest: bytes | None) -> Path:
+        dest = tmp_path / name / "Graphcore.tar.gz"
+        dest.parent.mkdir()
+        with tarfile.open(built) as tin, tarfile.open(dest, "w:gz") as tout:
+            for m in tin.getmembers():
+                if m.name == "manifest.json":
+                    if manifest is None:
+                        continue
+                    m.size = len(manifest)
+                    tout.addfile(m, io.BytesIO(manifest))
+                else:
+                    tout.addfile(m, tin.extractfile(m) if m.isfile() else None)
+        return dest
+
+    bare = without_manifest("bare", None)
+    code, _out, err = run_cli("verify", bare)
+    assert code == 2 and "give --ruleset" in err
+    code, out, _err = run_cli("verify", bare, "--ruleset", "1.1.0", "--color", "never")
+    assert code == 0 and "PKG047" in out and "result_0.txt: PASS" in out
+    manifest = json.loads((example.root / OUT / "manifest.json").read_text())
+    manifest["ruleset"] = "9.9.9"
+    odd = without_manifest("odd", json.dumps(manifest).encode())
+    code, out, _err = run_cli("verify", odd, "--color", "never")
+    assert code == 1 and "PKG046" in out and "9.9.9" in out

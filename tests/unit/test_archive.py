@@ -173,6 +173,7 @@ def test_unpack_refuses_climbing_absolute_links_and_devices(tmp_path: Path) -> N
         (member("Org/fifo", tarfile.FIFOTYPE), None),
         (member("Org/ok.txt"), b"overwrite"),
         (member("Org/ok.txt/below"), b"under a file"),
+        (member("./"), b"a file named like the folder"),
     ])  # fmt: skip
     dest = tmp_path / "dest"
     dest.mkdir()
@@ -182,10 +183,10 @@ def test_unpack_refuses_climbing_absolute_links_and_devices(tmp_path: Path) -> N
     assert (dest / "Org" / "ok.txt").read_bytes() == b"fine"
     assert not outside.exists() and not Path("/tmp/absolute.txt").exists()
     findings = result.findings or []
-    assert [f.code for f in findings] == ["PKG042"] * 9
+    assert [f.code for f in findings] == ["PKG042"] * 10
     messages = " | ".join(f.message for f in findings)
     for why in ("'..'", "absolute path", "symbolic link", "hard link", "device or FIFO", "appears twice",
-                "below a member that is a file"):
+                "below a member that is a file", "file with the folder name"):
         assert why in messages
     assert findings[0].path == "evil.tar.gz:../outside.txt"
 

@@ -75,3 +75,10 @@ def test_manifest_paths_cannot_climb(tmp_path: Path) -> None:
     assert mf.validation_errors(data)
     with pytest.raises(ValueError, match="manifest does not match"):
         mf.write(tmp_path, data)
+
+
+@pytest.mark.parametrize("org", ["../etc", "/etc", "a/b", ".hidden", ""])
+def test_manifest_org_is_one_safe_name(org: str) -> None:
+    data = mf.new_manifest("Org", "1.1.0")
+    data["org"] = org
+    assert mf.validation_errors(data)
