@@ -409,16 +409,18 @@ def semantic_findings(doc: JsonDocument, system_id: str) -> list[Finding]:
 
 def org_system_files(org: OrgTree) -> list[tuple[Path, str]]:
     """systems/*.json of an organisation tree with their display paths (other files are the tree checks')."""
-    folder = org.sub("systems")
-    if not folder.is_dir():
+    try:
+        files = sorted(p for p in org.sub("systems").iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except OSError:  # no systems/ folder, or one that cannot be listed: the tree checks report the layout
         return []
-    files = sorted(p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
     return [(p, org.shown("systems", p.name)) for p in files]
 
 
 def _result_systems(org: OrgTree) -> list[str]:
-    results = org.sub("results")
-    return sorted(p.name for p in results.iterdir() if p.is_dir()) if results.is_dir() else []
+    try:
+        return sorted(p.name for p in org.sub("results").iterdir() if p.is_dir())
+    except OSError:
+        return []
 
 
 def _pairing_findings(org: OrgTree, docs: dict[str, JsonDocument]) -> Iterator[Finding]:
