@@ -107,19 +107,37 @@ class LogCache:
             return None
 
     def put(self, sha256: str, display: str, findings: list[Finding], facts: LogFacts) -> None:
-        """Best effort: a cache that cannot be written never fails the check."""
-        entry = self._entry(sha256)
         payload = {"display": display, "findings": [_finding_to_json(f) for f in findings],
                    "facts": _facts_to_json(facts)}  # fmt: skip
+        store_json(self._entry(sha256), payload)
+
+
+def store_json(entry: Path, payload: Any) -> None:
+    """Write atomically (temporary file + os.replace). Best effort: a cache that cannot be written never fails
+    the check."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
         try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(payload, fh)
-                os.replace(tmp, entry)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except (OSError, TypeError, ValueError):
-            return
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh)
+            os.replace(tmp, entry)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, TypeError, ValueError):
+        return
+
+
+def load_json(entry: Path) -> Any:
+    """The entry's JSON, or None when it is missing or damaged."""
+    try:
+        return json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def folder_key(*parts: Any) -> str:
+    """Key of a folder-level result (the RCP check) from the inputs that decide it."""
+    text = json.dumps([FORMAT, __version__, _mlperf_logging_version(), *parts], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -104,7 +104,27 @@ def _check_one(args: tuple[LogRef, CheckOptions]) -> LogResult:
     return check_log_file(*args)
 
 
+def _from_cache(ref: LogRef, options: CheckOptions) -> LogResult | None:
+    cache = _cache(options)
+    if cache is None:
+        return None
+    try:
+        hit = cache.get(file_sha256(ref.path), ref.display)
+    except OSError:
+        return None
+    return LogResult(*hit) if hit is not None else None
+
+
 def check_logs(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult]:
+    """Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked."""
+    done = {ref.display: hit for ref in refs if (hit := _from_cache(ref, options)) is not None}
+    todo = [ref for ref in refs if ref.display not in done]
+    if todo:
+        done.update(_check_uncached(todo, options))
+    return {ref.display: done[ref.display] for ref in refs}
+
+
+def _check_uncached(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult]:
     get_ruleset(options.ruleset).load_all()  # compile once here, so forked workers inherit it
     jobs = options.jobs or os.cpu_count() or 1
     if jobs == 1 or len(refs) < POOL_THRESHOLD:

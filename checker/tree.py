@@ -270,8 +270,8 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     if not ({"seed-checker-bypass"} & (written | sys_written)):
         out += seeds.check_seeds(runs).findings
     if folder.name != "minigo":
-        result = rcp.evaluate(folder.name, options.ruleset, runs, bypass="rcp-bypass" in (written | sys_written),
-                              closed=True)  # fmt: skip
+        result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
+                                     bypass="rcp-bypass" in (written | sys_written))  # fmt: skip
         out += rcp_findings(folder, result)
         if result.crash:
             out.append(finding("TREE024", folder.shown, f"RCP checker: {result.crash}"))
@@ -336,11 +336,22 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     for folder in folders:
         if touched(folder, options):
             out += check_folder(org, folder, facts, options)
+    if only_logs_changed(org, options):  # code, names and files did not change: their checks cannot change
+        return out
     known = set(allowed_benchmarks(options.ruleset))
     with_results = {f.name for f in folders if f.logs and f.name in known}
     out += check_implementations(org, with_results)
     out += hygiene.scan(org.root, org.display, secrets_under=("benchmarks", "benchmark"))
     return out
+
+
+def only_logs_changed(org: OrgTree, options: CheckOptions) -> bool:
+    """With --changed-since: every change inside this organisation is an existing result log."""
+    if options.changed_paths is None:
+        return False
+    root = str(org.root.resolve()) + os.sep
+    mine = [Path(p) for p in options.changed_paths if p.startswith(root)]
+    return all(p.is_file() and is_result_log(p.name) and p.parent.parent.parent.name == "results" for p in mine)
 
 
 def severity_for(profile: str) -> Severity:

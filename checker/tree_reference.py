@@ -28,6 +28,7 @@ from mlsubmit.checker.tree import (
     check_counts,
     check_olympic,
     rcp_findings,
+    touched,
 )
 
 from mlsubmit.codes import finding
@@ -150,7 +151,8 @@ def check_folder(
         report = seeds.check_seeds(runs)
         out += report.findings
     if folder.name != "minigo":
-        result = rcp.evaluate(folder.name, options.ruleset, runs, bypass="rcp-bypass" in flags, closed=True)
+        result = rcp.evaluate_cached(folder.name, options.ruleset, runs, bypass="rcp-bypass" in flags, closed=True,
+                                     cache_dir=options.cache_dir)  # fmt: skip
         if result.crash:
             out.append(crash(folder.shown, f"RCP checker: {result.crash}"))
         else:
@@ -168,5 +170,6 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     for system, folders in by_system.items():
         system_flags, _ = bypass_flags(org.sub("results", system))
         for folder in folders:
-            out += check_folder(org, folder, facts, options, system_flags)
+            if touched(folder, options):
+                out += check_folder(org, folder, facts, options, system_flags)
     return out

@@ -1,0 +1,137 @@
+"""Tree figures for `make bench`: whole organisation trees, cache, and the CI-on-upload re-check. Measured, never
+asserted; the last line is JSON with every figure.
+
+- reference: mlperf-logging's package checker over every corpus tree in ONE process, each on a temporary copy
+  (tools/reference_package_batch.py; it writes scaling.json into what it checks), with its verdicts;
+- us: `mlsubmit check --profile reference` and the full profile over the same trees, one process per round;
+- floor: one process that reads every corpus log and JSON-decodes every record, nothing else;
+- cache: the full profile with a fresh --cache (cold), then again (warm);
+- re-check: a synthetic 200-log tree in a git repository; one log changes; `--changed-since HEAD` with a warm cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+PY = sys.executable
+MLSUBMIT = [PY, "-m", "mlsubmit"]
+ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0"}
+FLOOR = """
+import json, sys
+for path in sys.argv[1:]:
+    with open(path, "rb") as fh:
+        for line in fh:
+            if b":::MLLOG " in line:
+                text = line.decode("latin-1")
+                json.loads(text[text.rindex(":::MLLOG ") + 9:])
+"""
+
+
+def timed(cmd: list[str], **kwargs: object) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+    return time.perf_counter() - start, proc
+
+
+def corpus_trees(corpus: Path) -> dict[str, list[Path]]:
+    return {rs: sorted(p for p in (corpus / rnd).iterdir() if p.is_dir()) for rnd, rs in ROUNDS.items()}
+
+
+def check_all(trees: dict[str, list[Path]], *extra: str) -> float:
+    total = 0.0
+    for ruleset, paths in trees.items():
+        took, proc = timed([*MLSUBMIT, "check", "--ruleset", ruleset, "--format", "json", *extra, *map(str, paths)])
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"mlsubmit failed: {proc.stderr}")
+        total += took
+    return total
+
+
+def bench_corpus(corpus: Path) -> dict[str, object]:
+    trees = corpus_trees(corpus)
+    jobs = "".join(f"{rs}\t{p}\n" for rs, paths in trees.items() for p in paths)
+    ref_t, ref = timed([PY, str(ROOT / "tools" / "reference_package_batch.py"), "--stdin"], input=jobs)
+    verdicts = {}
+    for line in ref.stdout.splitlines():
+        d = json.loads(line)
+        verdicts[os.path.relpath(d["tree"], corpus)] = "crash" if d["crash"] else ("pass" if d["ok"] else "fail")
+    logs = [str(p) for paths in trees.values() for t in paths for p in t.glob("results/*/*/result_*.txt")]
+    floor_t, _ = timed([PY, "-c", FLOOR, *logs])
+    out: dict[str, object] = {
+        "trees": sum(len(v) for v in trees.values()),
+        "logs": len(logs),
+        "reference_package_s": round(ref_t, 2),
+        "reference_verdicts": verdicts,
+        "floor_s": round(floor_t, 2),
+        "us_reference_profile_s": round(check_all(trees, "--profile", "reference"), 2),
+        "us_full_s": round(check_all(trees), 2),
+    }
+    with tempfile.TemporaryDirectory(prefix="mlsubmit-cache-") as cache:
+        out["us_full_cold_cache_s"] = round(check_all(trees, "--cache", cache), 2)
+        out["us_full_warm_cache_s"] = round(check_all(trees, "--cache", cache), 2)
+    return out
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b",
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # fmt: skip
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+
+
+def bench_recheck(work: Path) -> dict[str, object]:
+    """200 logs: 40 closed ResNet-50 folders of 5 runs; change one log, re-check with --changed-since."""
+    from treefix import build_org, resnet_runs
+
+    repo = work / "repo"
+    runs = {(f"pod{i:02d}", "resnet"): resnet_runs([36, 37, 37, 38, 39]) for i in range(40)}
+    org = build_org(repo / "Graphcore", runs)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "runs")
+    cache = work / "cache"
+    base = [*MLSUBMIT, "check", "--ruleset", "1.0.0", "--format", "json", "--cache", str(cache)]
+    cold, _ = timed([*base, str(org)])
+    warm, _ = timed([*base, str(org)])
+    log = org / "results" / "pod07" / "resnet" / "result_3.txt"
+    log.write_bytes(log.read_bytes() + b"job output after the run\n")
+    recheck, proc = timed([*base, "--changed-since", "HEAD", str(org)])
+    checked = len(json.loads(proc.stdout)["files"]) if proc.stdout else 0
+    full_after, _ = timed([*base, str(org)])
+    return {
+        "recheck_logs": 200,
+        "recheck_cold_s": round(cold, 2),
+        "recheck_warm_s": round(warm, 2),
+        "recheck_changed_since_s": round(recheck, 2),
+        "recheck_changed_since_logs_reported": checked,
+        "recheck_full_after_change_s": round(full_after, 2),
+    }
+
+
+def main() -> int:
+    corpus = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus"))
+    figures: dict[str, object] = {}
+    if corpus.is_dir():
+        figures.update(bench_corpus(corpus))
+    else:
+        print(f"corpus not found at {corpus}: tree figures skipped", file=sys.stderr)
+    if shutil.which("git"):
+        with tempfile.TemporaryDirectory(prefix="mlsubmit-bench-") as tmp:
+            figures.update(bench_recheck(Path(tmp)))
+    for key, value in figures.items():
+        if key != "reference_verdicts":
+            print(f"{key:40} {value}")
+    print(json.dumps(figures, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
