@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 CORPUS ?= $(or $(MLSUBMIT_CORPUS),../shared/corpus)
 RULESET ?= 1.1.0
 
-.PHONY: install test demo check bench lint test-browser clean
+.PHONY: install test demo check bench bench-tree lint test-browser clean
 
 install: $(STAMP)
 
@@ -29,6 +29,11 @@ check: $(STAMP)
 
 bench: $(STAMP)
 	MLSUBMIT_CORPUS=$(CORPUS) $(PY) tools/bench.py
+	MLSUBMIT_CORPUS=$(CORPUS) $(PY) tools/bench_tree.py
+
+# Tree figures alone: corpus vs the reference package checker (on copies), cache cold/warm, re-check after a change.
+bench-tree: $(STAMP)
+	MLSUBMIT_CORPUS=$(CORPUS) $(PY) tools/bench_tree.py
 
 # mypy cannot follow setuptools' package-dir mapping, so it checks a symlinked view of the import package.
 TYPEVIEW := build/typecheck
