@@ -51,7 +51,7 @@ class Tolerance:
         return abs(a - b) <= max(self.relative * max(abs(a), abs(b)), self.absolute)
 
     def integral(self, q: float) -> bool:
-        return abs(q - round(q)) <= self.relative * max(1.0, abs(q))
+        return math.isfinite(q) and abs(q - round(q)) <= self.relative * max(1.0, abs(q))
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,14 @@ Lookup = Callable[[str], Any]  # policy name -> first logged value, or None
 
 
 def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+    """A number from a log value; None for booleans, NaN, non-numbers and integers too big for a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        n = float(value)
+    except OverflowError:  # JSON integers are unbounded
+        return None
+    return None if math.isnan(n) else n
 
 
 def _show(value: Any) -> str:
@@ -142,12 +147,14 @@ def _multiple_of(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Toler
 def _power_of_two_multiple(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance) -> Outcome:
     base = float(spec["base"])
     n = _num(value)
-    ok = n is not None and math.isfinite(n) and n > 0 and tol.integral(math.log2(n / base))
-    detail = ""
-    if n is not None and math.isfinite(n) and n > 0 and not ok:
-        exp = round(math.log2(n / base))
-        detail = f"; nearest: {_show(base * 2.0**exp)} (N={exp})"
-    return Outcome(ok, f"{_show(base)}*2^N for an integer N", detail)
+    exponent = math.log2(n / base) if n is not None and n > 0 and math.isfinite(n / base) else None
+    allowed = f"{_show(base)}*2^N for an integer N"
+    if exponent is None:
+        return Outcome(False, allowed)
+    if tol.integral(exponent):
+        return Outcome(True, allowed)
+    near = round(exponent)
+    return Outcome(False, allowed, f"; nearest: {_show(base * 2.0**near)} (N={near})")
 
 
 def _shape(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance) -> Outcome:
@@ -185,14 +192,17 @@ def _multiplier(spec: Mapping[str, Any], value: Any, lookup: Lookup, scale: floa
         return Outcome(False, allowed)
     d = int(spec["denominator"])
     bases = [float(t["base"]) * scale for t in spec["terms"]]
-    candidates = {f(d * (v / b - 1)) for v, b in zip(values, bases, strict=True) for f in (math.floor, math.ceil)}
+    raw = [d * (v / b - 1) for v, b in zip(values, bases, strict=True)]
+    if not all(math.isfinite(k) for k in raw):
+        return Outcome(False, allowed)
+    candidates = {f(k) for k in raw for f in (math.floor, math.ceil)}
 
     def fits(k: int) -> bool:
         return all(abs(v - b * (1 + k / d)) <= slack(b * (1 + k / d)) for v, b in zip(values, bases, strict=True))
 
     if any(fits(k) for k in candidates):
         return Outcome(True, allowed)
-    k = round(d * (values[0] / bases[0] - 1))
+    k = round(raw[0])
     nearest = [round(b * (1 + k / d), 6) for b in bases]
     return Outcome(False, allowed, f"; with k={k} that is {_show(nearest)}")
 

@@ -387,3 +387,28 @@ def test_as_closed_copies_and_leaves_the_records_alone(tmp_path: Path) -> None:
     assert original is not None and original.payload == "open"
     assert next(r for r in copy if r.key == "submission_division").payload == "closed"
     assert len(copy) == len(log.records)
+
+
+ODD_VALUES: list[Any] = [
+    None, True, "x", [], [1], [1, 2, 3], {"a": 1}, math.nan, math.inf, -math.inf, 0, -1, 1e308, -1e308, 5e-324,
+    10**400, [math.nan, 1], [None, None], ["a", "b"], [1e308, 1e308], [10**400, 1], [-1e308, 1e308],
+]  # fmt: skip
+
+
+def test_no_logged_value_makes_a_constraint_raise() -> None:
+    """Odd values (unbounded JSON integers, inf, NaN, wrong types) are violations or passes, never exceptions."""
+    for table in hp.tables().values():
+        for rules in table.benchmarks.values():
+            for rule in rules:
+                for constraint in (rule.constraint, *(c.constraint for c in rule.when)):
+                    for value in ODD_VALUES:
+                        for batch in (None, 0, -3, 96, 5e-324, 1e308, 10**400, "96"):
+                            outcome = hp.check_value(constraint, value, lambda name, b=batch: b, table.tolerance)
+                            assert isinstance(outcome.ok, bool)
+
+
+def test_odd_values_in_a_real_log_are_findings(tmp_path: Path) -> None:
+    log = write_run(tmp_path / "result_0.txt", spec("ssd", model_bn_span=10**400,
+                                                    opt_learning_rate_decay_boundary_epochs=[1e308, 1e308]))
+    codes = sorted(f.code for f in hp_findings(log, "1.0.0"))
+    assert codes == ["HP001", "HP001"]
