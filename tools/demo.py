@@ -134,7 +134,8 @@ def main(argv: list[str]) -> int:
 
     org = out / "submission" / "Graphcore"
     say("Scoring the submission and writing the HTML report")
-    run_cli("report", "--ruleset", RULESET, str(org), "--html", str(out / "report.html"))
+    run_cli("report", "--ruleset", RULESET, str(org), "--html", str(out / "report.html"),
+            "--prices", str(ROOT / "prices.toml"))
     print(f"\nDone. Open {out / 'report.html'} in a browser.")
     return 0
 
