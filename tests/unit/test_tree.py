@@ -1,0 +1,104 @@
+"""Tree building blocks: the policy data, folder listing, names, bypass files, init limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mlsubmit.checker.discover import OrgTree
+from mlsubmit.checker.facts import LogFacts, Occurrence
+from mlsubmit.checker.tree import (
+    BenchFolder,
+    bench_folders,
+    bypass_flags,
+    check_init,
+    check_names,
+    check_olympic,
+    init_limit,
+    is_closed,
+    policy,
+    tolerance,
+)
+
+from mlsubmit.schema_loader import load_schema, validator
+
+
+def test_policy_is_valid_and_its_schema_is_a_valid_schema() -> None:
+    schema = load_schema("tree-policy.schema.json")
+    validator(schema).check_schema(schema)
+    assert policy()["olympic_tolerance"] == {"default": 1, "unet3d": 4}
+
+
+def test_init_limits_per_round() -> None:
+    assert init_limit("1.0.0", "closed") == 30  # TR1.0 appendix: v1.0-only raise
+    assert init_limit("1.1.0", "closed") == 20  # TR1.1
+    assert (init_limit("4.1.0", "closed"), init_limit("4.1.0", "open")) == (30, 240)
+
+
+def test_tolerance() -> None:
+    assert (tolerance("bert"), tolerance("unet3d")) == (1, 4)
+
+
+def folder(names: list[str]) -> BenchFolder:
+    logs = [f"org/results/sys/bert/{n}" for n in names]
+    return BenchFolder("sys", "bert", Path("/x"), "org/results/sys/bert", logs=logs)
+
+
+def test_names() -> None:
+    assert check_names(folder([f"result_{i}.txt" for i in range(10)])) == []
+    assert check_names(folder([f"result_{i}.txt" for i in range(1, 11)])) == []
+    gap = check_names(folder(["result_0.txt", "result_2.txt"]))
+    assert [(f.code, f.path) for f in gap] == [("TREE006", "org/results/sys/bert")]
+    odd = check_names(folder(["result_run1.txt"]))
+    assert [(f.code, f.path) for f in odd] == [("TREE006", "org/results/sys/bert/result_run1.txt")]
+
+
+def test_olympic_counts_runs_with_errors() -> None:
+    runs = [LogFacts(path=f"r{i}", error_codes=("RULE001",) if i < 2 else ()) for i in range(10)]
+    assert [f.code for f in check_olympic(folder([]), runs[1:])] == ["TREE008"]
+    assert [f.code for f in check_olympic(folder([]), runs)] == ["TREE007"]
+    unet = BenchFolder("sys", "unet3d", Path("/x"), "u")
+    assert [f.code for f in check_olympic(unet, [LogFacts(path=str(i), error_codes=("X",)) for i in range(4)])] == [
+        "TREE008"
+    ]
+
+
+def test_bypass_file_newline_semantics(tmp_path: Path) -> None:
+    (tmp_path / "package_checker_params").write_text("rcp-bypass\n", encoding="utf-8")
+    assert bypass_flags(tmp_path) == (set(), {"rcp-bypass"})
+    (tmp_path / "package_checker_params").write_bytes(b"seed-checker-bypass\nrcp-bypass")
+    assert bypass_flags(tmp_path) == ({"rcp-bypass"}, {"rcp-bypass", "seed-checker-bypass"})
+
+
+def test_init_time_finding_has_the_line() -> None:
+    facts = LogFacts(path="r")
+    facts.series["init_start"] = [Occurrence(None, {}, 0.0, 3)]
+    facts.series["init_stop"] = [Occurrence(None, {}, 25 * 60000.0, 40)]
+    (f,) = check_init([facts], "1.1.0")
+    assert (f.code, f.line) == ("TREE023", 40)
+    assert check_init([facts], "1.0.0") == []
+
+
+@pytest.mark.parametrize(("json_division", "log", "closed"), [
+    ("closed", None, True), ("close", None, True), ("open", "open", False), (None, "closed", True),
+])  # fmt: skip
+def test_closed_for_the_full_profile(json_division: str | None, log: str | None, closed: bool) -> None:
+    facts = LogFacts(path="r")
+    if log:
+        facts.first["submission_division"] = Occurrence(log, {}, 0.0, 1)
+    assert is_closed(json_division, [facts]) is closed
+
+
+def test_folder_listing_sorts_out_entries(tmp_path: Path) -> None:
+    bench = tmp_path / "results" / "sys" / "resnet"
+    (bench / "bert").mkdir(parents=True)
+    (bench / "bert" / "result_0.txt").write_text("x", encoding="utf-8")
+    (bench / "power").mkdir()
+    (bench / "empty").mkdir()
+    for name in ("result_0.txt", "notes.md", ".hidden", "package_checker_params"):
+        (bench / name).write_text("x", encoding="utf-8")
+    (tmp_path / "results" / "stray.txt").write_text("x", encoding="utf-8")
+    (found,) = bench_folders(OrgTree(tmp_path, "org"))
+    assert found.logs == ["org/results/sys/resnet/result_0.txt"]
+    assert found.others == ["empty", "notes.md", "package_checker_params", "power"]  # power/ is allowed later
+    assert found.nested_logs == {"bert": 1}
