@@ -120,7 +120,7 @@ def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
         raise _RecordError("LOG005", "record has no " + ", ".join(f"'{k}'" for k in missing))
     try:
         ts = float(obj["time_ms"])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise _RecordError("LOG006", f"time_ms {obj['time_ms']!r} is not a number") from None
     key = obj["key"]
     if not isinstance(key, str):

@@ -60,8 +60,17 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
     return out
 
 
+def printable(text: str) -> str:
+    """Text any stream can encode: lone surrogates (JSON allows "\\ud800" in a log key) become escapes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def text(report: Report, stream: TextIO, *, color: bool = False) -> None:
-    lines = _text_lines(report.sorted())
+    lines = [(printable(t), style) for t, style in _text_lines(report.sorted())]
     if not color:
         stream.write("".join(t + "\n" for t, _ in lines))
         return
