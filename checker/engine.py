@@ -41,7 +41,8 @@ def _notes() -> dict[tuple[str, str], str]:
     """(ruleset, key) -> hint, from checker/rulesets/rule-notes.yaml."""
     import yaml
 
-    text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets", "rule-notes.yaml").read_text("utf-8")
+    folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
+    text = folder.joinpath("rule-notes.yaml").read_text("utf-8")
     data = yaml.safe_load(text)
     validate_or_raise(data, load_schema("rule-notes.schema.json"), what="rulesets/rule-notes.yaml")
     return {(r, k): n["hint"] for n in data["notes"] for r in n["rulesets"] for k in n["keys"]}

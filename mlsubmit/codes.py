@@ -31,7 +31,7 @@ class CodeInfo:
 @functools.cache
 def family_codes(family: str) -> dict[str, CodeInfo]:
     """The codes of one family, from codes/<family>.yaml (each family loads on its own, when first used)."""
-    entry = importlib.resources.files("mlsubmit").joinpath("codes", f"{family.lower()}.yaml")
+    entry = importlib.resources.files("mlsubmit").joinpath("codes").joinpath(f"{family.lower()}.yaml")
     data = yaml.safe_load(entry.read_text(encoding="utf-8"))
     validate_or_raise(data, load_schema("codes.schema.json"), what=f"codes/{family.lower()}.yaml")
     if data["family"] != family:
