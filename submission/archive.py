@@ -17,6 +17,7 @@ import gzip
 import hashlib
 import os
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -237,6 +238,10 @@ def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
     assert findings is not None
     written: set[str] = set()
     total = 0
+    problem = _gzip_problem(archive)
+    if problem:
+        findings.append(finding("PKG044", display, f"not a complete gzip file: {problem}"))
+        return result
     try:
         with tarfile.open(archive, mode="r|gz") as tar:
             for member in tar:
@@ -270,6 +275,17 @@ def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
         findings.append(finding("PKG044", display, f"not a readable tar.gz: {exc}"))
     return result
+
+
+def _gzip_problem(archive: Path) -> str | None:
+    """Read the whole gzip stream once: tarfile stops at the end-of-archive block and never checks the CRC."""
+    try:
+        with gzip.open(archive, "rb") as gz:
+            while gz.read(_CHUNK):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        return str(exc) or type(exc).__name__
+    return None
 
 
 def _parents(name: str) -> list[str]:

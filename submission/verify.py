@@ -18,7 +18,7 @@ from mlsubmit.submission.build import remap
 
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Finding, Report
+from mlsubmit.findings import Finding, Report, has_errors
 
 
 @dataclass
@@ -105,8 +105,8 @@ def _verify(
     from_manifest = _manifest_checks(tree, display, report)
     result.ruleset = ruleset or from_manifest
     if result.ruleset is None:
-        if any(f.code == "PKG046" for f in report.all_findings()):
-            return result  # already failing; the check waits for a readable manifest or --ruleset
+        if has_errors(report.all_findings()):
+            return result  # already failing; the check waits for a sound archive or --ruleset
         raise UsageError(f"{archive}: the archive has no manifest naming its ruleset; give --ruleset X.Y.Z")
     _check(tree, result.ruleset, jobs, report)
     return result

@@ -45,7 +45,7 @@ def records_of(original: bytes) -> bytes:
 
 
 def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, run_cli: Cli) -> None:
-    org = corpus / "training_results_v1.0" / "Graphcore"
+    org = (corpus / "training_results_v1.0" / "Graphcore").resolve()  # the config is read from another folder
     if not org.is_dir():
         pytest.skip("training_results_v1.0/Graphcore is not in the corpus")
     before = tree_digest(org)

@@ -209,3 +209,15 @@ def test_unpack_restores_a_packed_tree(tmp_path: Path) -> None:
     after = {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
     assert before == after
     assert os.access(dest / "Org/benchmarks/bert/implementations/x/run_and_time.sh", os.X_OK)
+
+
+def test_unpack_checks_the_whole_gzip_stream(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "t")
+    arch.write_tar_gz(root, ["Org", "manifest.json"], tmp_path / "o.tar.gz")
+    data = bytearray((tmp_path / "o.tar.gz").read_bytes())
+    data[-6] ^= 0xFF  # inside the gzip trailer's CRC: tarfile alone would never notice
+    (tmp_path / "bad.tar.gz").write_bytes(bytes(data))
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    result = arch.unpack(tmp_path / "bad.tar.gz", dest, "bad.tar.gz")
+    assert [f.code for f in result.findings or []] == ["PKG044"] and not any(dest.iterdir())
