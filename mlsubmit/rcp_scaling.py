@@ -47,4 +47,8 @@ def outcome(result: RcpResult) -> RcpOutcome:
 
 def evaluate(benchmark: str, ruleset: str, facts: Sequence[LogFacts]) -> RcpOutcome:
     """RCP outcome of a closed results folder (TR1.0/TR1.1 §"Reference Convergence Points")."""
-    return outcome(rcp_evaluate(benchmark, ruleset, list(facts), closed=True))
+    try:
+        result = rcp_evaluate(benchmark, ruleset, list(facts), closed=True)
+    except Exception as exc:  # the summarizer wraps its RCP step the same way: no column, scaling.json untouched
+        return RcpOutcome(status="", message=f"RCP check could not run: {type(exc).__name__}: {exc}")
+    return outcome(result)

@@ -213,3 +213,15 @@ def test_read_system_totals_and_broken_files(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(raw)
         broken = read_system(tmp_path / name, name)
         assert not broken.readable and broken.accelerators is None
+
+
+def test_an_rcp_check_that_raises_leaves_the_score_unscaled(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mlsubmit.rcp_scaling as rs
+
+    def boom(*args: object, **kwargs: object) -> RcpResult:
+        raise TypeError("'<' not supported between instances of 'int' and 'list'")
+
+    monkeypatch.setattr(rs, "rcp_evaluate", boom)
+    got = rs.evaluate("resnet", "1.1.0", [facts()])
+    assert got.status == "" and not got.evaluated and "TypeError" in got.message
+    assert settled_factor("closed", got, None) == 1.0
