@@ -243,6 +243,8 @@ def build_score(
     notes: list[str] = []
     if dropped > max_dropped(benchmark):
         notes.append(f"{dropped} runs do not count; the round allows {max_dropped(benchmark)}: no score")
+    elif olympic is None:
+        notes.append(f"{len(counted)} run(s) count: too few to drop the fastest and slowest, no score")
     elif dropped:
         notes.append(f"{dropped} run(s) do not count and stand in for the slowest")
     return Score(

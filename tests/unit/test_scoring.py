@@ -225,3 +225,10 @@ def test_an_rcp_check_that_raises_leaves_the_score_unscaled(monkeypatch: pytest.
     got = rs.evaluate("resnet", "1.1.0", [facts()])
     assert got.status == "" and not got.evaluated and "TypeError" in got.message
     assert settled_factor("closed", got, None) == 1.0
+
+
+def test_too_few_runs_give_no_score_and_say_why() -> None:
+    score = build_score(system="s", benchmark="resnet", division="open", runs=[run("a", 10), run("b", 11)], facts=[],
+                        rcp=RcpOutcome(""))  # fmt: skip
+    assert score.time_to_train_minutes is None
+    assert score.notes == ("2 run(s) count: too few to drop the fastest and slowest, no score",)
