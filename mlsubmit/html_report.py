@@ -29,7 +29,8 @@ STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:1200px;padding:0 1rem;color:#1b1f24}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{border-bottom:2px solid #d0d7de;padding-bottom:.2rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0;width:100%}th,td{border:1px solid #d0d7de;padding:.25rem .45rem;
-text-align:left;vertical-align:top}td code,#findings td:nth-child(n+3),details td:nth-child(2){overflow-wrap:anywhere}th{background:#f3f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+text-align:left;vertical-align:top}th{background:#f3f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td code,#findings td:nth-child(n+3),details td:nth-child(2){overflow-wrap:anywhere}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.pair>section{min-width:0}
 .pair h3{margin:.4rem 0}svg{max-width:100%;height:auto}.empty{color:#6e7781;font-style:italic}
 .sev-error{color:#b3261e;font-weight:600}.sev-warning{color:#9a6700}.sev-info{color:#0969da}
