@@ -104,10 +104,12 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
     findings: list[Finding] = []
     for j, pattern in enumerate(entry.logs):
         matches = sorted(glob.glob(str(cfg.base / pattern), recursive=True))
-        files = [Path(m) for m in matches if Path(m).is_file()]
+        candidates = [Path(m) for m in matches if Path(m).is_file()]
+        files = [f for f in candidates if not _ours(f, cfg.out)]
         if not files:
+            what = "only files of a previous build in `out`" if candidates else "no file"
             findings.append(
-                finding("PKG001", str(cfg.path), f"{pattern!r} matches no file (relative to {cfg.base})",
+                finding("PKG001", str(cfg.path), f"{pattern!r} matches {what} (relative to {cfg.base})",
                         pointer=f"/results/{entry.index}/logs/{j}")
             )
         for f in files:
@@ -116,6 +118,15 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
                 seen.add(key)
                 found.append(f)
     return found, findings
+
+
+def _ours(path: Path, out: Path) -> bool:
+    """A file of a previous build or of the build folders beside `out`: a broad pattern must not pick them up."""
+    out = out.resolve()
+    for parent in path.resolve().parents:
+        if parent == out or (parent.parent == out.parent and parent.name.startswith(f".{out.name}.")):
+            return True
+    return False
 
 
 def _file_sha256(path: Path) -> str:

@@ -129,7 +129,7 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     try:
         known = available_rulesets()
     except RulesetError:
-        known = []
+        known = ()
     if ruleset not in known:
         report.add(finding("PKG046", shown, f"the manifest names ruleset {ruleset!r}, which is not installed"))
         return None

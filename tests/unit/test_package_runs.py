@@ -198,3 +198,16 @@ def test_unknown_benchmark_has_no_run_count(tmp_path: Path) -> None:
     write_runs(tmp_path / "runs", "resnet", "IPU-POD64", 2)
     sel = _collect(tmp_path, benchmark="gpt9")
     assert "PKG013" in codes(sel)
+
+
+def test_a_broad_pattern_never_picks_up_a_previous_build(tmp_path: Path) -> None:
+    write_runs(tmp_path / "runs", "resnet", "IPU-POD64", 5)
+    old = tmp_path / "out" / "Org" / "results" / "pod64" / "resnet"
+    old.mkdir(parents=True)
+    (old / "result_0.txt").write_bytes((tmp_path / "runs" / "job_00.out").read_bytes() + b"\n")
+    building = tmp_path / ".out.build-abc" / "x.out"
+    building.parent.mkdir()
+    building.write_bytes(b":::MLLOG {}\n")
+    sel = _collect(tmp_path, logs='["**/*.out", "**/*.txt", "**/.*/*"]')
+    assert len(sel.chosen) == 5 and codes(sel) == ["PKG001", "PKG001"]
+    assert all("only files of a previous build" in f.message for f in sel.findings)
