@@ -59,11 +59,18 @@ SYSTEM_JSON: dict[str, str] = {
 }
 
 
-def make_org(root: Path, logs: int = 5) -> None:
+OTHER = ORG / "results" / "ipu-pod16-POPART-other" / "bert"  # untouched by the upload: --changed-since skips it
+
+
+def make_org(root: Path, logs: int = 5, *, other: bool = False) -> None:
     (root / ORG / "systems").mkdir(parents=True, exist_ok=True)
     (root / ORG / "systems" / f"{SYSTEM}.json").write_text(json.dumps(SYSTEM_JSON, indent=2) + "\n")
     for i in range(logs):
         write_run(root / LOGS / f"result_{i}.txt", RunSpec(seed=100 + i, start_ms=1_620_000_000_000 + i * 3_600_000))
+    if other:
+        (root / ORG / "systems" / "ipu-pod16-POPART-other.json").write_text(json.dumps(SYSTEM_JSON, indent=2) + "\n")
+        for i in range(2):
+            write_run(root / OTHER / f"result_{i}.txt", RunSpec(seed=200 + i, converge=False))
 
 
 @pytest.fixture
@@ -74,7 +81,7 @@ def upload_repo(tmp_path: Path) -> tuple[Path, str]:
     with repo.config_writer() as cw:
         cw.set_value("user", "name", "ci test")
         cw.set_value("user", "email", "ci@example.invalid")
-    make_org(repo_dir)
+    make_org(repo_dir, other=True)
     repo.git.add("--all")
     repo.index.commit("base")
     base = repo.head.commit.hexsha
@@ -114,6 +121,9 @@ def _check_reports(repo: Path) -> None:
     assert NEW_LOG in uris
     cases = {c.get("name"): c for c in ET.parse(repo / "mlsubmit-junit.xml").getroot().iter("testcase")}
     assert cases[NEW_LOG].find("failure") is not None
+    # --changed-since: the folder that was not touched (and fails) is left out of the upload's reports
+    assert not [n for n in cases if n and n.startswith(OTHER.as_posix())], sorted(cases)
+    assert not [u for u in uris if u.startswith(OTHER.as_posix())]
 
 
 def _untracked(repo: Path) -> set[str]:
@@ -193,7 +203,7 @@ def test_pre_commit_log_hook_selects_logs_and_fails_a_bad_one(
     code, out, err = run_cli(*argv)
     assert code == 1, err
     assert f"{NEW_LOG}: FAIL" in out
-    good = [a for a in argv if a != NEW_LOG]
+    good = [a for a in argv if a != NEW_LOG and not a.startswith(OTHER.as_posix())]
     code, out, err = run_cli(*good)
     assert code == 0, out + err
 
@@ -203,7 +213,9 @@ def test_pre_commit_system_hook_selects_system_files(upload_repo: tuple[Path, st
     hook = _hooks()["mlsubmit-systems"]
     files = git.Repo(repo).git.ls_files().splitlines()
     argv = _hook_argv(hook, files)
-    assert [a for a in argv if a.endswith(".json")] == [(ORG / "systems" / f"{SYSTEM}.json").as_posix()]
+    assert sorted(a for a in argv if a.endswith(".json")) == [
+        (ORG / "systems" / name).as_posix() for name in ("ipu-pod16-POPART-closed.json", "ipu-pod16-POPART-other.json")
+    ]
     assert not any(a.endswith(".txt") for a in argv)
 
 
