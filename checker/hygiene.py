@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +66,26 @@ def _walk(root: Path) -> Iterator[_Entry]:
             yield _Entry(base / name, prefix + name, False)
 
 
+def _is_regular(path: Path) -> bool:
+    """A regular file, not followed through a link: FIFOs and devices are never opened (a read would block)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _is_special(path: Path) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
 def _is_core_dump(path: Path) -> bool:
     """An ELF file of type ET_CORE (4) named core or core.<pid>: a crashed process left its memory here."""
+    if not _is_regular(path):
+        return False
     try:
         with open(path, "rb") as fh:
             head = fh.read(18)
@@ -106,6 +125,8 @@ def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding
     if _is_junk(entry):
         what = "folder" if entry.is_dir else "file"
         out.append(finding("TREE040", shown, f"{what} {entry.path.name!r} is editor, build or OS junk"))
+    elif not entry.is_dir and _is_special(entry.path):
+        out.append(finding("TREE040", shown, f"{entry.path.name!r} is a special file (FIFO, socket or device)"))
     elif entry.path.name.startswith(".") or " " in entry.path.name:
         why = "starts with a dot" if entry.path.name.startswith(".") else "contains a space"
         out.append(finding("TREE041", shown, f"name {entry.path.name!r} {why}"))
@@ -122,7 +143,7 @@ def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding
 def _secret_candidates(entries: Iterable[_Entry], prefixes: tuple[str, ...]) -> list[_Entry]:
     out = []
     for e in entries:
-        if e.is_dir or e.path.is_symlink() or _is_junk(e):
+        if e.is_dir or not _is_regular(e.path) or _is_junk(e):
             continue
         if not any(p == "" or e.rel == p or e.rel.startswith(p + "/") for p in prefixes):
             continue
@@ -147,15 +168,20 @@ def find_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
         from detect_secrets.settings import transient_settings
     except ImportError:  # pragma: no cover - detect-secrets is a dependency; keep a minimal net without it
         return _fallback_secrets(paths)
+    # detect-secrets silently skips files that are not UTF-8; those get the small built-in pattern set.
+    text, other = [], []
+    for path in paths:
+        (text if _utf8(path) else other).append(path)
     collection = SecretsCollection()
     with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
-        for path in paths:
+        for path in text:
             collection.scan_file(str(path))
     found = [
         (Path(filename), int(secret.line_number or 0), str(secret.type))
         for filename, secrets in collection.data.items()
         for secret in secrets
     ]
+    found += _fallback_secrets(other)
     return sorted(found, key=lambda t: (str(t[0]), t[1], t[2]))
 
 
@@ -166,7 +192,15 @@ _FALLBACK = (
 )
 
 
-def _fallback_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:  # pragma: no cover
+def _utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _fallback_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
     found: list[tuple[Path, int, str]] = []
     for path in paths:
         for number, line in enumerate(path.read_bytes().splitlines(), start=1):

@@ -118,6 +118,8 @@ def read_division(org: OrgTree, system: str) -> str | None:
     """The system file's `division` as written, or None when the file is missing or unreadable (systems.py reports
     those); the name comes from the folder listing, never from a log."""
     path = org.sub("systems", system + ".json")
+    if not path.is_file():  # missing, or a FIFO or device that a read would block on
+        return None
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -129,6 +131,8 @@ def read_division(org: OrgTree, system: str) -> str | None:
 def bypass_flags(folder: Path) -> tuple[set[str], set[str]]:
     """(flags the reference honours, flags written) from a package_checker_params file in the folder."""
     path = folder / "package_checker_params"
+    if not path.is_file():
+        return set(), set()
     try:
         lines = path.read_bytes().decode("utf-8", "replace").splitlines(keepends=True)
     except OSError:

@@ -63,6 +63,8 @@ def crash(path: str, why: str) -> Finding:
 
 
 def _load_json(path: Path) -> tuple[Any, str | None]:
+    if not path.is_file():
+        return None, "it is not a regular file"
     try:
         return json.loads(path.read_bytes().decode("utf-8")), None
     except OSError as exc:

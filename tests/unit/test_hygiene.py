@@ -136,3 +136,20 @@ def test_scan_is_read_only(tmp_path: Path) -> None:
 
 def test_missing_root_gives_nothing(tmp_path: Path) -> None:
     assert scan(tmp_path / "absent", "absent") == []
+
+
+def test_special_files_are_reported_and_never_opened(tmp_path: Path) -> None:
+    fifo = tmp_path / "benchmarks/bert/core"  # named like a core dump, and a FIFO: opening it would block
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    os.mkfifo(tmp_path / "benchmarks/bert/run.sh")
+    assert codes(scan(tmp_path, "org")) == [
+        ("TREE040", "org/benchmarks/bert/core"),
+        ("TREE040", "org/benchmarks/bert/run.sh"),
+    ]
+
+
+def test_secrets_in_files_that_are_not_utf8(tmp_path: Path) -> None:
+    """detect-secrets skips such files; the built-in patterns still catch the usual shapes."""
+    write(tmp_path / "benchmarks/bert/run.sh", b'export KEY=' + AWS_KEY.encode() + b"\n\xff\xfe latin-1 junk\n")
+    assert [(f.code, f.line) for f in scan(tmp_path, "org")] == [("TREE045", 1)]
