@@ -55,15 +55,20 @@ def _price_note(data: ReportData) -> str:
     return f"{PPP_HEADER}: {PPP_UNIT.format(currency=currency)}; list prices from prices.toml, not a quote."
 
 
+def _printable(text: str) -> str:
+    """Control characters from names in the tree (ANSI escapes, CR) must not reach the terminal."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
 def write_text(data: ReportData, stream: TextIO) -> None:
     head = headers(data)
-    rows = [cells(r, digits=2, with_price=data.has_prices) for r in data.rows]
+    rows = [[_printable(c) for c in cells(r, digits=2, with_price=data.has_prices)] for r in data.rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     for line in [head, *rows]:
         stream.write("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n")
     for r in data.rows:
         for note in r.score.notes:
-            stream.write(f"note: {r.score.system}/{r.score.benchmark}: {note}\n")
+            stream.write(_printable(f"note: {r.score.system}/{r.score.benchmark}: {note}") + "\n")
     if data.has_prices:
         stream.write(_price_note(data) + "\n")
     counts = to_json(data)["findings"]
@@ -82,7 +87,7 @@ def write_csv(data: ReportData, stream: TextIO) -> None:
 
 def _md(text: str) -> str:
     """Table cells: escape what Markdown would read as structure or markup (input is untrusted)."""
-    out = text.replace("\\", "\\\\")
+    out = _printable(text).replace("\\", "\\\\")
     for ch in "|*_`[]<>#":
         out = out.replace(ch, "\\" + ch)
     return " ".join(out.split())

@@ -129,3 +129,16 @@ def test_runs_section_marks_dropped_and_uncounted() -> None:
     runs_html = page[page.index('<h2 id="runs">') : page.index('<h2 id="findings-title">')]
     assert runs_html.count("<td>dropped</td>") == 1  # only the fastest: the failed run stands in for the slowest
     assert "no: fails the round&#x27;s log rules" in runs_html
+
+
+def test_text_and_markdown_tables_neutralise_control_characters() -> None:
+    import io
+
+    from mlsubmit.report_tables import write_markdown, write_text
+
+    data = ReportData(ruleset="1.1.0", rows=[row("evil\x1b[31m|x*", "closed")])
+    text, md = io.StringIO(), io.StringIO()
+    write_text(data, text)
+    write_markdown(data, md)
+    assert "\x1b" not in text.getvalue() and "evil?[31m|x*" in text.getvalue()
+    assert "\x1b" not in md.getvalue() and "evil?\\[31m\\|x\\*" in md.getvalue()
