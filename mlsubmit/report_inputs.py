@@ -11,9 +11,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.systems import SystemSummary
 from mlsubmit.errors import FatalError
 from mlsubmit.schema_loader import errors as schema_errors
 from mlsubmit.schema_loader import load_schema, pointer
@@ -23,8 +22,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
+if TYPE_CHECKING:
+    from mlsubmit.checker.systems import SystemSummary
+
 PRICES_FILE = "prices.toml"
-MAX_SYSTEM_BYTES = 1 << 20  # a system description is a few KB; do not load a huge file into the page
+MAX_SYSTEM_BYTES = 1 << 20  # a system description is a few KB; a bigger file is not shown (the checks report it)
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,10 @@ def read_system(path: Path, shown: str) -> SystemFacts:
 
     system_id = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
     try:
-        raw = path.read_bytes()[:MAX_SYSTEM_BYTES]
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_SYSTEM_BYTES + 1)
+        if len(raw) > MAX_SYSTEM_BYTES:
+            raise ValueError("too large")
         data = json.loads(raw.decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return SystemFacts(id=system_id, path=shown, readable=False)

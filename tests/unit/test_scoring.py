@@ -209,7 +209,9 @@ def test_read_system_totals_and_broken_files(tmp_path: Path) -> None:
     s = read_system(good, "systems/pod64.json")
     assert s.id == "pod64" and s.accelerators == 64 and s.host_processors == 8
     assert s.to_dict()["host_servers"] == 4
-    for name, raw in (("trunc.json", b'{"a": '), ("list.json", b"[1, 2]"), ("bin.json", b"\xff\xfe\x00")):
+    huge = b'{"a": "' + b"x" * (1 << 20) + b'"}'
+    for name, raw in (("trunc.json", b'{"a": '), ("list.json", b"[1, 2]"), ("bin.json", b"\xff\xfe\x00"),
+                      ("huge.json", huge)):
         (tmp_path / name).write_bytes(raw)
         broken = read_system(tmp_path / name, name)
         assert not broken.readable and broken.accelerators is None
