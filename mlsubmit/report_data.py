@@ -10,7 +10,6 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mlsubmit import __version__
@@ -23,9 +22,9 @@ from mlsubmit.report_inputs import (
     Price,
     PriceBook,
     SystemFacts,
-    load_prices,
     performance_per_price,
     read_system,
+    tree_prices,
 )
 from mlsubmit.scoring import RcpOutcome, Score, build_score, committed_scaling, run_result
 
@@ -111,19 +110,24 @@ def _groups(refs: Iterable[LogRef], key: Any) -> dict[tuple[str, str], list[LogR
     return out
 
 
-def _prices_for(root: Path | None, given: PriceBook | None) -> PriceBook:
+def _prices_for(org: OrgTree, given: PriceBook | None, run: CheckRun) -> PriceBook:
+    """The tree's prices.toml under the ones given with --prices; a broken tree file becomes a REP finding."""
     book = given or PriceBook()
-    if root is not None and (root / PRICES_FILE).is_file():
-        book = book.merged(load_prices(root / PRICES_FILE))
+    path = org.sub(PRICES_FILE)
+    if path.is_file():
+        found, problem = tree_prices(path, org.shown(PRICES_FILE))
+        if problem is not None:
+            run.report.add(problem)
+        book = book.merged(found)
     return book
 
 
 def collect(run: CheckRun, ruleset: str, *, prices: PriceBook | None = None) -> ReportData:
-    data = ReportData(ruleset=ruleset, findings=run.report.all_findings())
+    data = ReportData(ruleset=ruleset)
     for org in run.targets.orgs:
         systems = _org_systems(org)
         data.systems.extend(systems.values())
-        book = _prices_for(org.root, prices)
+        book = _prices_for(org, prices, run)
         for (system_id, bench), refs in sorted(_groups(org.logs, lambda r: (r.system, r.benchmark)).items()):
             system = systems.get(system_id)
             score = _score(refs, run, system_id=system_id, benchmark=bench, system=system, ruleset=ruleset)
@@ -134,6 +138,7 @@ def collect(run: CheckRun, ruleset: str, *, prices: PriceBook | None = None) -> 
         system_id = platform if isinstance(platform, str) and platform else "unknown"
         score = _score(refs, run, system_id=system_id, benchmark=bench, system=None, ruleset=ruleset)
         data.rows.append(ResultRow(score, None, (prices or PriceBook()).lookup(None, system_id)))
+    data.findings = run.report.all_findings()
     data.rows.sort(key=lambda r: (r.score.division != "closed", r.score.division or "", r.score.benchmark,
                                   r.score.system))
     return data

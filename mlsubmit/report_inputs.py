@@ -7,6 +7,7 @@ its columns empty. Prices come from `prices.toml` beside `systems/` (schemas/pri
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.errors import FatalError
+from mlsubmit.findings import Finding
 from mlsubmit.schema_loader import errors as schema_errors
 from mlsubmit.schema_loader import load_schema, pointer
 
@@ -132,16 +134,29 @@ class PriceBook:
         return PriceBook({**other.entries, **self.entries}, self.origin or other.origin)
 
 
-def load_prices(path: Path) -> PriceBook:
-    """Read and validate a prices file; a broken one is a usage error (the user asked for it or put it there)."""
+class PricesError(ValueError):
+    """A prices file that cannot be used; `line` or `pointer` say where when known."""
+
+    def __init__(self, message: str, *, line: int | None = None, pointer: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.line, self.pointer = message, line, pointer
+
+
+def parse_prices(path: Path) -> PriceBook:
+    """Read and validate a prices file (schemas/prices.schema.json)."""
     try:
         data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise FatalError(f"{path}: cannot read prices: {exc}") from exc
+    except OSError as exc:
+        raise PricesError(f"cannot read prices: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise PricesError(f"cannot read prices: not UTF-8 at byte {exc.start}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        where = re.search(r"at line (\d+)", str(exc))
+        raise PricesError(f"cannot read prices: {exc}", line=int(where.group(1)) if where else None) from exc
     errs = schema_errors(data, load_schema("prices.schema.json"))
     if errs:
         first = errs[0]
-        raise FatalError(f"{path}: {pointer(first) or '/'}: {first.message}")
+        raise PricesError(f"{pointer(first) or '/'}: {first.message}", pointer=pointer(first) or "/")
     currency = str(data.get("currency", "USD"))
     entries = {
         str(name).strip().lower(): Price(
@@ -153,6 +168,24 @@ def load_prices(path: Path) -> PriceBook:
         for name, entry in data.get("systems", {}).items()
     }
     return PriceBook(entries, str(path))
+
+
+def load_prices(path: Path) -> PriceBook:
+    """A prices file named on the command line: one the user asked for, so a broken one is a usage error."""
+    try:
+        return parse_prices(path)
+    except PricesError as exc:
+        raise FatalError(f"{path}: {exc.message}") from exc
+
+
+def tree_prices(path: Path, shown: str) -> tuple[PriceBook, Finding | None]:
+    """A prices file found in the checked tree: a broken one is a finding and the report goes on without it."""
+    from mlsubmit.codes import finding
+
+    try:
+        return parse_prices(path), None
+    except PricesError as exc:
+        return PriceBook(), finding("REP001", shown, exc.message, line=exc.line, pointer=exc.pointer)
 
 
 def performance_per_price(minutes: float | None, price: Price | None) -> float | None:

@@ -235,3 +235,18 @@ def test_graphcore_v1_0_figures_match_their_published_results(run_cli, corpus: P
     pod16 = res[("ipu-pod16-POPART-closed", "bert")]
     assert pod16["rcp"]["status"] == "Pass" and pod16["scaling_factor"] > 1.018  # scaled, as the reference does
     assert res[("ipu-pod64-TF1", "resnet")]["system_facts"]["host_servers"] == 4
+
+
+def test_broken_prices_toml_in_the_tree_is_a_finding(run_cli, tmp_path: Path) -> None:
+    org = build_org(tmp_path)
+    (org / "prices.toml").write_text('currency = "USD"\n[systems."IPU-POD16"\nprice = 1\n', encoding="utf-8")
+    page = tmp_path / "r.html"
+    code, out, err = run_cli("report", "--ruleset", RULESET, "--format", "json", "--html", page, org)
+    assert code in (0, 1) and "Traceback" not in err
+    assert all("price" not in r for r in json.loads(out)["results"])  # written, without the broken prices
+    html = page.read_text(encoding="utf-8")
+    assert '<tr data-severity="warning" data-family="REP">' in html
+    assert "prices.toml:2</code>" in html  # the TOML error's line
+    (org / "prices.toml").write_text('[systems."IPU-POD16"]\nprice = 0\n', encoding="utf-8")
+    run_cli("report", "--ruleset", RULESET, "--format", "json", "--html", page, org)
+    assert "prices.toml#/systems/IPU-POD16/price</code>" in page.read_text(encoding="utf-8")
