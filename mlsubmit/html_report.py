@@ -151,8 +151,8 @@ def _summary(data: ReportData) -> str:
 
 def _charts(data: ReportData) -> str:
     parts = ['<h2 id="charts">Time to train per benchmark</h2>',
-             "<p class=\"meta\">Bar: the round's score. Dot: a run; hollow: left out by the olympic mean; "
-             "x: a run that does not count.</p>"]
+             "<p class=\"meta\">Bar: the round's score (times the RCP factor where one applies). Dot: a run's own "
+             "time; hollow: left out by the olympic mean; x: a run that does not count.</p>"]
     for b_index, bench in enumerate(data.benchmarks()):
         parts.append(f"<h3>{esc(bench)}</h3><div class=\"pair\">")
         for division in ("closed", "open"):
