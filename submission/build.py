@@ -31,6 +31,7 @@ class PackageOptions:
     passphrase: bytes | None = None  # set: also write <org>.tar.gz.enc
     allow_findings: bool = False
     jobs: int = 0
+    strict: bool = False  # warnings block the tree too, as they fail the exit status
 
 
 @dataclass
@@ -229,7 +230,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     report = _check_tree(org_root, tmp, out, cfg, options.jobs)
     report.extend(packaging)
     result.report = report
-    if has_errors(report.all_findings()) and not options.allow_findings:
+    if has_errors(report.all_findings(), strict=options.strict) and not options.allow_findings:
         return result
     if options.archive:
         result.outputs = _write_archive(cfg, options, tmp)

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     validate_ruleset(cfg.ruleset)
     passphrase = read_passphrase(args.passphrase_file) if args.encrypt else None
     options = PackageOptions(archive=args.archive, passphrase=passphrase, allow_findings=args.allow_findings,
-                             jobs=max(0, args.jobs))
+                             jobs=max(0, args.jobs), strict=args.strict)
     result = package(cfg, options)
     result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__})
     code = emit(result.report, args)
@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         for path in result.outputs:
             print(f"mlsubmit: wrote {path}", file=sys.stderr)
     else:
-        print(f"mlsubmit: {counts['error']} error(s): the tree was NOT written to {result.out} "
+        what = f"{counts['error']} error(s)" + (f", {counts['warning']} warning(s) (--strict)" if args.strict else "")
+        print(f"mlsubmit: {what}: the tree was NOT written to {result.out} "
               "(fix them, or give --allow-findings to keep it anyway)", file=sys.stderr)
     return code

@@ -300,3 +300,12 @@ def test_verify_without_a_usable_manifest(example: Example, run_cli: Cli, tmp_pa
     odd = without_manifest("odd", json.dumps(manifest).encode())
     code, out, _err = run_cli("verify", odd, "--color", "never")
     assert code == 1 and "PKG046" in out and "9.9.9" in out
+
+
+def test_strict_warnings_also_keep_the_tree_back(example: Example, run_cli: Cli) -> None:
+    (example.repo / "bert" / "popart" / "notes.txt").write_text("uncommitted\n")  # a dirty tree: PKG034 warning
+    code, out, err = run_cli("package", example.config, "--strict", "--color", "never")
+    assert code == 1 and "PKG034" in out and "--strict" in err and not (example.root / OUT).exists()
+    code, out, _err = run_cli("package", example.config, "--color", "never")
+    assert code == 0 and "PKG034" in out and (example.root / OUT / "manifest.json").is_file()
+    assert not (example.root / OUT / "Graphcore/benchmarks/bert/implementations/popart/notes.txt").exists()
