@@ -57,6 +57,29 @@ def _shown(path: Path) -> str:
     return os.path.normpath(path)
 
 
+_MARKER = ".mlsubmit-build-pid"
+
+
+def _remove_stale_builds(out: Path) -> list[Path]:
+    """Build folders beside `out` left by a killed run (their process is gone) are removed; live ones are not."""
+    removed = []
+    for folder in out.parent.glob(f".{out.name}.build-*"):
+        try:
+            pid = int((folder / _MARKER).read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            continue  # not ours, or still being set up: leave it
+        try:
+            os.kill(pid, 0)
+            continue  # that process still runs: a concurrent build
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 def _swap_in(tmp: Path, out: Path) -> None:
     """Rename the finished tree to `out`; a previous build is moved aside first and removed after."""
     if out.exists():
@@ -189,6 +212,8 @@ def remap(report: Report, old: str, new: str) -> Report:
 
 def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
     out = cfg.out
+    if out.parent.is_dir():
+        _remove_stale_builds(out)
     if not _is_replaceable(out):
         raise FatalError(
             f"{out}: exists and is not a previous mlsubmit build (no {mf.NAME}); choose another `out` or empty it"
@@ -197,6 +222,7 @@ def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
         tmp.chmod(0o755)  # mkdtemp makes it private; the finished tree is an ordinary folder
+        (tmp / _MARKER).write_text(str(os.getpid()), encoding="ascii")
     except OSError as exc:
         raise FatalError(f"{out.parent}: cannot create the build folder: {exc.strerror or exc}") from None
     try:
@@ -234,6 +260,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
         return result
     if options.archive:
         result.outputs = _write_archive(cfg, options, tmp)
+    (tmp / _MARKER).unlink()
     _swap_in(tmp, out)
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]

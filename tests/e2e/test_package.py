@@ -254,7 +254,9 @@ def test_a_kill_during_packaging_leaves_no_half_tree(example: Example, run_cli: 
     assert not (example.root / OUT).exists()  # nothing where the tree goes; only the private build folder remains
     assert [p.name.startswith(".submission.build-") for p in (example.root / "build").iterdir()] == [True]
 
-    assert run_cli("package", example.config)[0] == 0  # a finished build without archive
+    assert run_cli("package", example.config)[0] == 0  # a finished build; the killed run's leftovers are removed
+    assert sorted(p.name for p in (example.root / "build").iterdir()) == ["submission"]
+    assert not (example.root / OUT / ".mlsubmit-build-pid").exists()
     before = tree_digest(example.root / OUT)
     assert killed_run() == -signal.SIGKILL
     assert tree_digest(example.root / OUT) == before  # the previous tree is untouched

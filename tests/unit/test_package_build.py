@@ -1,0 +1,45 @@
+"""Build-folder housekeeping: only folders of dead mlsubmit runs beside `out` are ever removed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mlsubmit.submission.build import _MARKER, _is_replaceable, _remove_stale_builds
+
+
+def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
+    out = tmp_path / "submission"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    folders = {}
+    for name, marker in (("dead", dead.stdout.strip()), ("alive", str(os.getpid())), ("foreign", None),
+                         ("garbled", "not a pid")):
+        folder = tmp_path / f".submission.build-{name}"
+        folder.mkdir()
+        if marker is not None:
+            (folder / _MARKER).write_text(marker)
+        folders[name] = folder
+    (tmp_path / ".other.build-x").mkdir()
+    removed = _remove_stale_builds(out)
+    assert removed == [folders["dead"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".other.build-x", ".submission.build-alive", ".submission.build-foreign", ".submission.build-garbled"
+    ]
+
+
+def test_only_empty_folders_and_previous_builds_are_replaceable(tmp_path: Path) -> None:
+    assert _is_replaceable(tmp_path / "absent")
+    (tmp_path / "empty").mkdir()
+    assert _is_replaceable(tmp_path / "empty")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("x")
+    assert not _is_replaceable(tmp_path / "mine")
+    (tmp_path / "built").mkdir()
+    (tmp_path / "built" / "manifest.json").write_text("{}")
+    assert _is_replaceable(tmp_path / "built")
+    (tmp_path / "file").write_text("x")
+    assert not _is_replaceable(tmp_path / "file")
+    os.symlink(tmp_path / "built", tmp_path / "link")
+    assert not _is_replaceable(tmp_path / "link")
