@@ -54,6 +54,10 @@ def test_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
         (('ruleset = "1.1.0"', 'ruleset = "1.1"'), "/ruleset"),
         (('logs = ["runs/*"]', "logs = []"), "/results/0/logs"),
         (('out = "build/submission"', 'out = "x"\nextra = 1'), "/"),
+        (('out = "build/submission"', 'out = "bu\\u0000ild"'), "/out"),
+        (('logs = ["runs/*"]', 'logs = ["runs/\\n*"]'), "/results/0/logs/0"),
+        (('repo = "../code"', 'repo = "../co\\u0000de"'), "/results/0/implementation/repo"),
+        (('rev = "v2.1"', 'rev = "v2 --exec=x"'), "/results/0/implementation/rev"),
     ],
 )
 def test_schema_rejects_names_that_could_escape(tmp_path: Path, change: tuple[str, str], pointer: str) -> None:
