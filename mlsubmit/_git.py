@@ -133,7 +133,10 @@ def tree_entries(revision: Revision, subdir: str) -> Iterator[TreeEntry]:
             ) from None
         if not isinstance(tree, gitmod.Tree):
             raise FatalError(f"{revision.repo}: {subdir!r} at revision {revision.rev!r} is a file, not a folder")
-    yield from _walk(gitmod, tree, ())
+    try:
+        yield from _walk(gitmod, tree, ())
+    except (gitmod.exc.GitError, ValueError) as exc:
+        raise FatalError(f"{revision.repo}: git could not read revision {revision.rev!r}: {exc}") from None
 
 
 def _walk(gitmod: Any, tree: Any, prefix: tuple[str, ...]) -> Iterator[TreeEntry]:
@@ -154,7 +157,10 @@ class BlobReader:
         self._repo = open_repo(revision.repo)
 
     def read(self, sha: str) -> bytes:
-        data: bytes = self._repo.odb.stream(bytes.fromhex(sha)).read()
+        try:
+            data: bytes = self._repo.odb.stream(bytes.fromhex(sha)).read()
+        except (ValueError, OSError) as exc:  # gitdb raises BadObject (a ValueError) for a missing object
+            raise FatalError(f"{self._repo.working_dir}: git object {sha} cannot be read: {exc}") from None
         return data
 
     def close(self) -> None:

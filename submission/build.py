@@ -227,6 +227,9 @@ def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
         raise FatalError(f"{out.parent}: cannot create the build folder: {exc.strerror or exc}") from None
     try:
         return _build(cfg, options, tmp)
+    except OSError as exc:  # a full disk or a permission problem in the build folder: nothing was finalised
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise FatalError(f"cannot write the build{where}: {exc.strerror or exc}; {out} is unchanged") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

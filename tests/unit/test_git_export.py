@@ -158,3 +158,11 @@ def test_commit_example_is_reproducible(tmp_path: Path) -> None:
     one = _git.commit_example(tmp_path / "a", {"x.txt": b"1\n"}, "m", tag="t")
     two = _git.commit_example(tmp_path / "b", {"x.txt": b"1\n"}, "m", tag="t")
     assert one == two and _git.resolve(tmp_path / "a", "t").commit == one
+
+
+def test_a_damaged_repository_is_fatal_not_a_crash(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "code", {"bert/a.py": "print(1)\n"})
+    blob = git(repo, "rev-parse", "v1:bert/a.py")
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with pytest.raises(FatalError, match=r"cannot be read|could not read"):
+        export(impl(repo), "bert", tmp_path / "dest", "dest")
