@@ -231,7 +231,7 @@ def _choose(cfg: PackageConfig, sel: Selection) -> None:
             finding("PKG005", str(cfg.path), f"{label}: {len(runs)} runs found where the rules ask for {n}; "
                     "choosing some of them by hand would be cherry-picking, so all are packaged", pointer=where)
         )
-    elif entry.select == SELECT_MEDIAN_WINDOW:
+    elif entry.select == SELECT_MEDIAN_WINDOW and len(runs) > n:
         if _version(cfg.ruleset) < (1, 1, 0):
             sel.findings.append(
                 finding("PKG012", str(cfg.path), f"{label}: ruleset {cfg.ruleset} has no rule for choosing N of "

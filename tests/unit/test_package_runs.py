@@ -169,6 +169,9 @@ def test_median_window_does_not_exist_before_ruleset_1_1(tmp_path: Path) -> None
     write_runs(tmp_path / "runs", "resnet", "IPU-POD64", 6, ruleset="1.0.0")
     sel = _collect(tmp_path, select="median-window", ruleset="1.0.0")
     assert codes(sel) == ["PKG012"] and len(sel.chosen) == 6
+    (tmp_path / "runs" / "job_05.out").unlink()  # exactly N runs: there is nothing to choose
+    sel = _collect(tmp_path, select="median-window", ruleset="1.0.0")
+    assert codes(sel) == [] and len(sel.chosen) == 5
 
 
 def test_one_non_converged_run_is_reported_two_make_the_result_invalid(tmp_path: Path) -> None:
