@@ -100,43 +100,48 @@ def resolve(path: Path, rev: str) -> Revision:
     gitmod = _git()
     repo = open_repo(path)
     try:
-        if rev.startswith("-"):  # would be read as an option by git rev-parse
-            raise ValueError(rev)
-        commit = repo.commit(rev)
-    except (gitmod.exc.BadName, gitmod.exc.BadObject, ValueError, gitmod.exc.GitCommandError):
-        raise FatalError(
-            f"{path}: unknown revision {rev!r}; give a tag, branch or commit that exists there "
-            f"(`git -C {path} log --oneline` lists commits; fetch tags with `git fetch --tags`)"
-        ) from None
-    try:
-        # Not Repo.is_dirty(): the `git diff` it runs rewrites the index even with optional locks off.
-        dirty = not repo.bare and bool(repo.git.status("--porcelain", "--untracked-files=normal").strip())
-    except gitmod.exc.GitError:
-        dirty = False
-    return Revision(repo=path, rev=rev, commit=commit.hexsha, dirty=dirty)
+        try:
+            if rev.startswith("-"):  # would be read as an option by git rev-parse
+                raise ValueError(rev)
+            commit = repo.commit(rev)
+        except (gitmod.exc.BadName, gitmod.exc.BadObject, ValueError, gitmod.exc.GitCommandError):
+            raise FatalError(
+                f"{path}: unknown revision {rev!r}; give a tag, branch or commit that exists there "
+                f"(`git -C {path} log --oneline` lists commits; fetch tags with `git fetch --tags`)"
+            ) from None
+        try:
+            # Not Repo.is_dirty(): the `git diff` it runs rewrites the index even with optional locks off.
+            dirty = not repo.bare and bool(repo.git.status("--porcelain", "--untracked-files=normal").strip())
+        except gitmod.exc.GitError:
+            dirty = False
+        return Revision(repo=path, rev=rev, commit=commit.hexsha, dirty=dirty)
+    finally:
+        repo.close()  # GitPython keeps `git cat-file` processes per Repo until it is closed
 
 
-def tree_entries(revision: Revision, subdir: str) -> Iterator[TreeEntry]:
+def tree_entries(revision: Revision, subdir: str) -> list[TreeEntry]:
     """Blobs, links and submodules under `subdir` of the resolved commit, in git's (sorted) order.
 
     Reads only the object store: the working tree, which may be dirty, is never looked at.
     """
     gitmod = _git()
     repo = open_repo(revision.repo)
-    tree = repo.commit(revision.commit).tree
-    if subdir not in ("", "."):
-        try:
-            tree = tree / subdir
-        except KeyError:
-            raise FatalError(
-                f"{revision.repo}: no folder {subdir!r} at revision {revision.rev!r} ({revision.commit[:12]})"
-            ) from None
-        if not isinstance(tree, gitmod.Tree):
-            raise FatalError(f"{revision.repo}: {subdir!r} at revision {revision.rev!r} is a file, not a folder")
     try:
-        yield from _walk(gitmod, tree, ())
+        tree = repo.commit(revision.commit).tree
+        if subdir not in ("", "."):
+            try:
+                tree = tree / subdir
+            except KeyError:
+                raise FatalError(
+                    f"{revision.repo}: no folder {subdir!r} at revision {revision.rev!r} ({revision.commit[:12]})"
+                ) from None
+            if not isinstance(tree, gitmod.Tree):
+                raise FatalError(f"{revision.repo}: {subdir!r} at revision {revision.rev!r} is a file, not a folder")
+        return list(_walk(gitmod, tree, ()))
     except (gitmod.exc.GitError, ValueError) as exc:
         raise FatalError(f"{revision.repo}: git could not read revision {revision.rev!r}: {exc}") from None
+    finally:
+        repo.close()
 
 
 def _walk(gitmod: Any, tree: Any, prefix: tuple[str, ...]) -> Iterator[TreeEntry]:
