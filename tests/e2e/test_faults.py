@@ -34,8 +34,8 @@ def _example(root: Path) -> Path:
 
 
 def _inputs_digest(root: Path) -> dict[str, str]:
-    # git itself refreshes the stat cache in .git/index when the exporter asks whether the clone is dirty
-    return {k: v for k, v in tree_digest(root).items() if not k.startswith("build") and not k.endswith(".git/index")}
+    """Everything but the output, .git included (git's optional index refresh must stay off)."""
+    return {k: v for k, v in tree_digest(root).items() if not k.startswith("build")}
 
 
 def _package(config: Path, *extra: str) -> subprocess.Popen[bytes]:
