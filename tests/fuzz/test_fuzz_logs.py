@@ -318,3 +318,21 @@ def test_text_report_survives_a_lone_surrogate_in_a_key(tmp_path: Path) -> None:
     with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(err):
         code = main(["check", "--ruleset", "1.0.0", "--format", "text", str(path)])
     assert code == 1, err.getvalue()
+
+
+@settings(FUZZ, max_examples=examples(6))
+@given(pattern=st.lists(log_lines().filter(lambda line: len(line) <= 400), min_size=1, max_size=6),
+       ending=st.sampled_from([b"\n", b"\r\n"]))
+def test_100k_line_logs_of_hostile_lines_are_read_in_full(pattern: list[bytes], ending: bytes) -> None:
+    """100,000 lines cycling a generated pattern: every line is counted, every finding lies inside the file.
+
+    Lines are kept short (the deep-nesting lines are 20 KB: 100,000 of them would be 2 GB, a benchmark's job).
+    """
+    lines = [pattern[i % len(pattern)] for i in range(100_000)]
+    data = ending.join(lines) + ending
+    log = read_stream(io.BytesIO(data), "big.txt")
+    assert log.lines == 100_000 + sum(line.count(b"\n") for line in lines)
+    assert_well_formed(log.findings, "big.txt", log.lines)
+    if all(b"\r" not in line and b"\n" not in line for line in pattern):
+        with_token = sum(1 for line in lines if TOKEN.encode() in line)
+        assert len(log.records) + log.parse_errors == with_token
