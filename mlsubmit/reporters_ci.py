@@ -88,8 +88,7 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     }
     if f.code in index:
         result["ruleIndex"] = index[f.code]
-    if f.path:
-        result["locations"] = [_location(f.path, f.line, f.pointer)]
+    result["locations"] = [_location(f.path, f.line, f.pointer)]
     if f.related:
         result["relatedLocations"] = [
             {"id": i, **_location(r.path, r.line, r.pointer)} for i, r in enumerate(f.related) if r.path
@@ -97,12 +96,25 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     return result
 
 
+def _notification(f: Finding, index: dict[str, int]) -> dict[str, Any]:
+    """A finding about the whole run has no file; code scanning wants a location on every result, so it goes here."""
+    note: dict[str, Any] = {
+        "level": _SARIF_LEVEL[f.severity],
+        "message": {"text": f.message},
+        "properties": {"hint": f.hint, "severity": f.severity.value, "code": f.code},
+    }
+    if f.code in index:
+        note["associatedRule"] = {"id": f.code, "index": index[f.code]}
+    return note
+
+
 def to_sarif(report: Report) -> dict[str, Any]:
     report = report.sorted()
     codes = catalogue()
     rules = [_rule(info) for info in codes.values()]
     index = {info.code: i for i, info in enumerate(codes.values())}
-    findings = report.all_findings()
+    findings = [f for f in report.all_findings() if f.path]
+    run_level = [_notification(f, index) for f in report.all_findings() if not f.path]
     artifacts = [{"location": {"uri": artifact_uri(p)}} for p in report.files]
     run: dict[str, Any] = {
         "tool": {
@@ -118,6 +130,7 @@ def to_sarif(report: Report) -> dict[str, Any]:
             {
                 "executionSuccessful": True,
                 "exitCode": report.exit_code(),
+                "toolExecutionNotifications": run_level,
                 "properties": dict(sorted(report.meta.items())),
             }
         ],

@@ -105,7 +105,8 @@ def test_sarif_results_point_at_file_line_and_rule() -> None:
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     by_rule = {r["ruleId"]: r for r in run["results"]}
-    assert set(by_rule) == {"LOG003", "LOG004", "LOG008", "RULE008", "LOG009"}
+    assert set(by_rule) == {"LOG003", "LOG004", "LOG008", "RULE008"}
+    assert all(r["locations"] for r in run["results"])  # code scanning needs a location on every result
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
     log004 = by_rule["LOG004"]
@@ -119,8 +120,12 @@ def test_sarif_results_point_at_file_line_and_rule() -> None:
     assert "region" not in rule008["locations"][0]["physicalLocation"]
     assert rule008["locations"][0]["logicalLocations"] == [{"fullyQualifiedName": "/division", "kind": "element"}]
     assert rule008["relatedLocations"][0]["physicalLocation"]["region"] == {"startLine": 3}
-    assert by_rule["LOG009"]["level"] == "note"
-    assert "locations" not in by_rule["LOG009"]  # a run-level finding has no file to point at
+    # a finding about the whole run has no file to point at: it is a notification of the invocation
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert [(n["associatedRule"]["id"], n["level"], n["message"]["text"]) for n in notes] == [
+        ("LOG009", "note", "about the whole run")
+    ]
+    assert rules[notes[0]["associatedRule"]["index"]]["id"] == "LOG009"
     assert by_rule["LOG008"]["message"]["text"] == HOSTILE  # JSON escaping carries any text unchanged
     assert run["invocations"][0]["exitCode"] == 1
 
