@@ -87,10 +87,13 @@ def read_convergence(facts: LogFacts) -> RunConvergence:
             if "epoch_num" not in meta:
                 problem = problem or f"eval_accuracy on line {occ.line} has no epoch_num"
                 continue
+            value = meta["epoch_num"]
+            if not _is_number(value):  # the reference's round() raises on it
+                problem = problem or f"eval_accuracy on line {occ.line} has a non-numeric epoch_num {value!r}"
             try:
-                epoch = round(float(meta["epoch_num"]), 3)
-            except (TypeError, ValueError):
-                problem = problem or f"eval_accuracy on line {occ.line} has a non-numeric epoch_num"
+                epoch = round(float(value), 3)
+            except (TypeError, ValueError, OverflowError):
+                pass
             continue
         if "status" not in meta:
             problem = problem or f"run_stop on line {occ.line} has no status"
@@ -104,6 +107,10 @@ def read_convergence(facts: LogFacts) -> RunConvergence:
         else:
             converged, epochs = False, NOT_CONVERGED
     return RunConvergence(facts.path, bs, bench if isinstance(bench, str) else None, converged, epochs, problem)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _rcp_folder(ruleset: str) -> Path | None:
@@ -225,6 +232,10 @@ def evaluate(
     if bs == -1:
         return RcpResult("error", False, 1.0, "no run logs global_batch_size", "Could not detect global_batch_size",
                          crash=crash, runs=tuple(conv))  # fmt: skip
+    if not _is_number(bs) or bs != bs:  # a text, list or NaN batch size cannot be matched with the RCPs
+        return RcpResult("error", False, 1.0, f"global_batch_size {bs!r} is not a number", "Cannot find any RCPs",
+                         crash=crash or "a batch size that is not a number cannot be compared (TypeError)",
+                         runs=tuple(conv))  # fmt: skip
     failed = sum(1 for c in conv if not c.converged)
     allowed = 4 if log_bench == "unet3d" else 1
     if failed > allowed:

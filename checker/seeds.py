@@ -39,7 +39,7 @@ def _records(facts: LogFacts) -> tuple[list[tuple[str, object, int, int]], str |
             seed = int(occ.value)
         except (TypeError, ValueError, OverflowError):
             return [], f"seed value {occ.value!r} on line {occ.line} is not an integer"
-        out.append((str(meta["file"]), meta["lineno"], seed, occ.line))
+        out.append((str(meta["file"]), repr(meta["lineno"]), seed, occ.line))  # repr: any JSON value is hashable
     return out, None
 
 

@@ -122,7 +122,7 @@ def read_division(org: OrgTree, system: str) -> str | None:
         return None
     try:
         data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     value = data.get("division") if isinstance(data, dict) else None
     return value if isinstance(value, str) else None

@@ -73,6 +73,8 @@ def _load_json(path: Path) -> tuple[Any, str | None]:
         return None, "it is not UTF-8 (UnicodeDecodeError)"
     except ValueError as exc:
         return None, f"it is not valid JSON (JSONDecodeError: {exc})"
+    except RecursionError:
+        return None, "it is nested too deeply to decode (RecursionError)"
 
 
 def check_system_file(path: Path, shown: str, ruleset: str) -> list[Finding]:
@@ -101,8 +103,13 @@ def check_systems(org: OrgTree, ruleset: str) -> list[Finding]:
     out: list[Finding] = []
     folder = org.sub("systems")
     for name in _listdir(folder):
-        if name.endswith(".json") and not name.startswith(".") and (folder / name).is_file():
-            out += check_system_file(folder / name, org.shown("systems", name), ruleset)
+        if not name.endswith(".json") or name.startswith("."):
+            continue  # the reference's glob('*.json') skips hidden names
+        shown = org.shown("systems", name)
+        if (folder / name).is_file():
+            out += check_system_file(folder / name, shown, ruleset)
+        elif not (folder / name).is_dir():  # a FIFO or device: the reference would block reading it
+            out += [finding("TREE028", shown, "not a regular file"), crash(shown, "opening it would block or fail")]
     return out
 
 

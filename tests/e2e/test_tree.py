@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -260,3 +261,30 @@ def test_changed_since_checks_only_touched_folders(tmp_path: Path, run_cli: Cli)
     assert tree_codes(findings)["TREE015"] == [f"{org}/results/pod64/resnet/result_2.txt"]
     code, _, err = run_cli("check", "--ruleset", "1.0.0", "--changed-since", "no-such-rev", org)
     assert code == 2 and "unknown revision" in err
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"{not json", b"\xff\xfe{}", b"[" * 100_000, b'{"division": "closed", "accelerators_per_node": 8}', b"42"],
+)
+def test_broken_system_files_never_crash(tmp_path: Path, run_cli: Cli, content: bytes) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs(GOOD)})
+    (org / "systems" / "pod16.json").write_bytes(content)
+    for profile in ("full", "reference"):
+        code, findings = check(run_cli, org, "--profile", profile)
+        assert code == 1
+    assert {"TREE024"} <= set(tree_codes(findings))  # the reference stops on each of these
+
+
+def test_odd_folder_shapes_never_crash(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs(GOOD)})
+    (org / "results" / "stray.txt").write_text("x", encoding="utf-8")
+    (org / "results" / "pod16" / "notes.txt").write_text("x", encoding="utf-8")
+    os.symlink("loop", org / "results" / "loop")
+    os.mkfifo(org / "results" / "pod16" / "resnet" / "package_checker_params")
+    for profile in ("full", "reference"):
+        code, _ = check(run_cli, org, "--profile", profile)
+        assert code in (0, 1)
+    os.mkfifo(org / "systems" / "fifo.json")  # a read would block; the reference profile never opens it
+    code, findings = check(run_cli, org, "--profile", "reference")
+    assert code == 1 and "TREE028" in tree_codes(findings)

@@ -157,3 +157,17 @@ def test_same_verdict_and_factor_as_the_reference_on_the_corpus(corpus: Path) ->
     finally:
         logging.disable(logging.NOTSET)
     assert compared >= 40 and crashed == 3  # the three v1.0 dlrm folders (KeyError 'dlrm')
+
+
+@pytest.mark.parametrize("bs", ["3264", [3264], True, float("nan")])
+def test_batch_size_that_is_not_a_number_is_an_error(bs: object) -> None:
+    res = evaluate("resnet", "1.0.0", runs([40] * 5, bs=bs))
+    assert (res.status, res.passed) == ("error", False) and res.crash
+
+
+def test_epoch_that_is_not_a_number_is_named_as_a_reference_crash() -> None:
+    odd = run("odd", None)
+    odd.series["eval_accuracy"] = [Occurrence(0.76, {"epoch_num": "40"}, 0.0, 11)]
+    conv = read_convergence(odd)
+    assert conv.converged and conv.epochs == 40.0 and "non-numeric" in (conv.problem or "")
+    assert evaluate("resnet", "1.0.0", [*runs([40] * 4), odd]).crash

@@ -49,3 +49,8 @@ def test_several_seeds_in_one_run_only_warn() -> None:
     report = check_seeds([run("a", (1, at(5)), (2, at(9)))])
     assert [(f.code, f.severity.value) for f in report.findings] == [("TREE017", "warning")]
     assert not report.failed
+
+
+def test_odd_metadata_values_do_not_crash() -> None:
+    report = check_seeds([run("a", (1, {"file": ["x"], "lineno": [5]})), run("b", (1, {"file": ["x"], "lineno": [5]}))])
+    assert [f.code for f in report.findings] == ["TREE015"]
