@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -55,7 +56,7 @@ def _help_markdown(info: CodeInfo) -> str:
 
 def artifact_uri(path: str) -> str:
     """A relative path as a URI reference (RFC 3986): separators kept, everything unsafe percent-encoded."""
-    path = path.replace("\\", "/")
+    path = posixpath.normpath(path.replace("\\", "/"))  # "./closed/x" and "closed/x" name the same file
     if path.startswith("/"):
         return "file://" + quote(path, safe="/")
     return quote(path, safe="/")

@@ -152,6 +152,7 @@ def test_sarif_fingerprints_are_stable_and_distinct() -> None:
         ("100%/é.txt", "100%25/%C3%A9.txt"),
         ("/abs/path.txt", "file:///abs/path.txt"),
         ("win\\style.txt", "win/style.txt"),
+        ("./closed/Org/x.json", "closed/Org/x.json"),
     ],
 )
 def test_artifact_uris_are_percent_encoded(path: str, uri: str) -> None:
