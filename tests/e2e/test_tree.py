@@ -259,6 +259,9 @@ def test_changed_since_checks_only_touched_folders(tmp_path: Path, run_cli: Cli)
     paths = {str(f["path"]) for f in findings}
     assert not any("/pod16/" in p for p in paths)  # the untouched folder is not checked again
     assert tree_codes(findings)["TREE015"] == [f"{org}/results/pod64/resnet/result_2.txt"]
+    (org / "results/pod16/resnet/result_4.txt").unlink()  # a deleted run touches its folder too
+    _, findings = check(run_cli, "--changed-since", "HEAD", org)
+    assert tree_codes(findings)["TREE003"] == [f"{org}/results/pod16/resnet"]
     code, _, err = run_cli("check", "--ruleset", "1.0.0", "--changed-since", "no-such-rev", org)
     assert code == 2 and "unknown revision" in err
 
