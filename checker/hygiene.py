@@ -169,7 +169,8 @@ def find_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
     except ImportError:  # pragma: no cover - detect-secrets is a dependency; keep a minimal net without it
         return _fallback_secrets(paths)
     # detect-secrets silently skips files that are not UTF-8; those get the small built-in pattern set.
-    text, other = [], []
+    text: list[Path] = []
+    other: list[Path] = []
     for path in paths:
         (text if _utf8(path) else other).append(path)
     collection = SecretsCollection()

@@ -26,7 +26,7 @@ class SeedReport:
         return any(f.code != "TREE017" for f in self.findings)
 
 
-def _records(facts: LogFacts) -> tuple[list[tuple[str, object, int, int]], str | None]:
+def _records(facts: LogFacts) -> tuple[list[tuple[str, str, int, int]], str | None]:
     """(file, lineno, seed, log line) per seed record, or the reason the reference's reader gives up on the log."""
     if facts.parse_errors:
         return [], f"{facts.parse_errors} MLLOG record(s) do not parse, so the seed checker cannot read the log"
@@ -46,7 +46,7 @@ def _records(facts: LogFacts) -> tuple[list[tuple[str, object, int, int]], str |
 def check_seeds(runs: list[LogFacts]) -> SeedReport:
     """Seed findings for the runs of one folder (already known to be closed)."""
     report = SeedReport()
-    seen: dict[tuple[str, object, int], tuple[str, int]] = {}
+    seen: dict[tuple[str, str, int], tuple[str, int]] = {}
     for facts in sorted(runs, key=lambda f: f.path):
         records, problem = _records(facts)
         if problem:
