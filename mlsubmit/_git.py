@@ -5,10 +5,14 @@ dataclasses and `FatalError`s with advice instead, so no GitPython type leaks in
 Environment variables such as GIT_DIR or GIT_INDEX_FILE would silently point git at another repository than the
 one the config names, so they are removed from the environment of every git process started here, and optional
 index writes are switched off (GIT_OPTIONAL_LOCKS=0) so that reading a repository never changes it.
+Only the object store is read through git (`git cat-file`). The working tree is compared with a revision in Python
+(`work_tree_changes`), because the git commands that look at it (`status`, `diff`) run programs named in the
+repository's own config (core.fsmonitor, clean filters): a repository to export must not be able to run code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,7 +44,8 @@ class Revision:
     repo: Path
     rev: str
     commit: str
-    dirty: bool
+    bare: bool = False
+    head: str | None = None  # the commit checked out in the working tree, if any
 
 
 @dataclass(frozen=True)
@@ -110,11 +115,10 @@ def resolve(path: Path, rev: str) -> Revision:
                 f"(`git -C {path} log --oneline` lists commits; fetch tags with `git fetch --tags`)"
             ) from None
         try:
-            # Not Repo.is_dirty(): the `git diff` it runs rewrites the index even with optional locks off.
-            dirty = not repo.bare and bool(repo.git.status("--porcelain", "--untracked-files=normal").strip())
-        except gitmod.exc.GitError:
-            dirty = False
-        return Revision(repo=path, rev=rev, commit=commit.hexsha, dirty=dirty)
+            head: str | None = None if repo.bare else repo.head.commit.hexsha
+        except (ValueError, TypeError, gitmod.exc.GitError):  # an unborn or broken HEAD: no working tree to compare
+            head = None
+        return Revision(repo=path, rev=rev, commit=commit.hexsha, bare=bool(repo.bare), head=head)
     finally:
         repo.close()  # GitPython keeps `git cat-file` processes per Repo until it is closed
 
@@ -153,6 +157,97 @@ def _walk(gitmod: Any, tree: Any, prefix: tuple[str, ...]) -> Iterator[TreeEntry
             yield TreeEntry(parts, item.mode, 0, item.hexsha)
         else:
             yield TreeEntry(parts, item.mode, int(item.size), item.hexsha)
+
+
+@dataclass(frozen=True)
+class WorkTreeChanges:
+    """How the working tree's copy of an exported folder differs from the revision (paths below the folder)."""
+
+    modified: tuple[str, ...] = ()  # at the revision, but with other content (or missing) in the working tree
+    untracked: tuple[str, ...] = ()  # in the working tree only, and not ignored by a .gitignore
+
+    def __bool__(self) -> bool:
+        return bool(self.modified or self.untracked)
+
+
+def _blob_id(data: bytes, sha: str) -> str:
+    """The object id git gives a blob with these bytes (SHA-1 repositories, or SHA-256 ones)."""
+    h = hashlib.sha256() if len(sha) == 64 else hashlib.sha1()
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+def _ignore_specs(top: Path, folder: Path) -> list[tuple[Path, Any]]:
+    """(folder, pathspec) for .git/info/exclude and every .gitignore from the top down to and inside `folder`."""
+    import pathspec
+
+    sources = [(top, top / ".git" / "info" / "exclude"), (top, top / ".gitignore")]
+    here = top
+    for part in folder.relative_to(top).parts:
+        here = here / part
+        sources.append((here, here / ".gitignore"))
+    sources += [(p.parent, p) for p in sorted(folder.rglob(".gitignore")) if p.parent != folder]
+    specs = []
+    for base, file in sources:
+        try:
+            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        specs.append((base, pathspec.GitIgnoreSpec.from_lines(lines)))
+    return specs
+
+
+def _ignored(path: Path, specs: list[tuple[Path, Any]]) -> bool:
+    for base, spec in specs:
+        try:
+            rel = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if spec.match_file(rel):
+            return True
+    return False
+
+
+def work_tree_changes(revision: Revision, subdir: str) -> WorkTreeChanges:
+    """Uncommitted changes under `subdir`: the working tree against the checked-out commit, without running git.
+
+    Content is compared by git's blob id, links by their target. Ignored files (.gitignore, .git/info/exclude; nested
+    files are applied to their own folder, negations only within one file) do not count as untracked.
+    """
+    top = revision.repo
+    if revision.bare or revision.head is None or not (top / ".git").exists():
+        return WorkTreeChanges()
+    try:
+        entries = tree_entries(Revision(top, "HEAD", revision.head), subdir)
+    except FatalError:  # the folder does not exist at HEAD: everything in it is uncommitted
+        entries = []
+    folder = top if subdir in ("", ".") else top.joinpath(*subdir.split("/"))
+    modified: list[str] = []
+    for entry in entries:
+        if entry.mode == MODE_SUBMODULE:
+            continue
+        path = folder.joinpath(*entry.parts)
+        try:
+            if entry.mode == MODE_SYMLINK:
+                same = path.is_symlink() and _blob_id(os.readlink(path).encode(), entry.sha) == entry.sha
+            else:
+                same = not path.is_symlink() and path.is_file() and _blob_id(path.read_bytes(), entry.sha) == entry.sha
+        except OSError:
+            same = False
+        if not same:
+            modified.append(entry.path)
+    known = {entry.path for entry in entries}
+    specs = _ignore_specs(top, folder) if folder.is_dir() else []
+    untracked: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        base = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not _ignored(base / d, specs))
+        for name in sorted(filenames):
+            rel = (base / name).relative_to(folder).as_posix()
+            if rel not in known and not _ignored(base / name, specs):
+                untracked.append(rel)
+    return WorkTreeChanges(tuple(modified), tuple(untracked))
 
 
 class BlobReader:

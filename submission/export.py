@@ -45,12 +45,10 @@ def export(impl: Implementation, benchmark: str, dest: Path, display: str) -> Ex
     """Write the files of `impl` at its revision under `dest`; `display` is dest as shown in findings."""
     revision = _git.resolve(impl.repo, impl.rev)
     out = Exported(benchmark, impl, revision, dest)
-    if revision.dirty:
-        out.findings.append(
-            finding("PKG034", impl.repo_text, f"the working tree has uncommitted changes; they are not exported "
-                    f"(revision {impl.rev} = {revision.commit[:12]} is)")
-        )
-    entries = list(_git.tree_entries(revision, impl.path))
+    entries = _git.tree_entries(revision, impl.path)
+    changes = _git.work_tree_changes(revision, impl.path)
+    if changes:
+        out.findings.append(finding("PKG034", display, _describe(changes, impl, revision)))
     by_path = {e.path: e for e in entries}
     reader = _git.BlobReader(revision)
     try:
@@ -67,6 +65,20 @@ def export(impl: Implementation, benchmark: str, dest: Path, display: str) -> Ex
         reader.close()
     _drop_junk_and_secrets(out, display)
     return out
+
+
+def _describe(changes: _git.WorkTreeChanges, impl: Implementation, revision: _git.Revision) -> str:
+    def some(paths: tuple[str, ...]) -> str:
+        return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+    parts = []
+    if changes.modified:
+        parts.append(f"{len(changes.modified)} file(s) differ ({some(changes.modified)})")
+    if changes.untracked:
+        parts.append(f"{len(changes.untracked)} file(s) are not committed ({some(changes.untracked)})")
+    where = impl.path if impl.path not in ("", ".") else "the repository"
+    return (f"uncommitted changes in {where} of {impl.repo_text}: " + "; ".join(parts)
+            + f"; they are not exported (revision {impl.rev} = {revision.commit[:12]} is)")
 
 
 def _drop_junk_and_secrets(out: Exported, display: str) -> None:

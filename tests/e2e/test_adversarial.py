@@ -268,9 +268,6 @@ def test_package_refuses_a_symlink_out_of_the_implementation_repo(tmp_path: Path
         assert not any(p.is_symlink() for p in built.rglob("*"))
 
 
-@pytest.mark.xfail(strict=True, reason="mlsubmit/_git.py resolve(): the dirty check runs `git status` in the "
-                   "implementation repository, and git runs the command in that repository's core.fsmonitor "
-                   "setting: a planted .git/config executes code during `mlsubmit package`")
 def test_package_runs_no_command_from_the_implementation_repos_git_config(tmp_path: Path, run_cli: RunCLI) -> None:
     import git
 

@@ -166,3 +166,29 @@ def test_a_damaged_repository_is_fatal_not_a_crash(tmp_path: Path) -> None:
     (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     with pytest.raises(FatalError, match=r"cannot be read|could not read"):
         export(impl(repo), "bert", tmp_path / "dest", "dest")
+
+
+def test_no_program_named_in_the_repositorys_config_runs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "code", {"bert/a.py": "print(1)\n", ".gitattributes": "* filter=evil\n"})
+    marker = tmp_path / "RAN"
+    git(repo, "config", "core.fsmonitor", f"touch {marker}.fsmonitor; false")
+    git(repo, "config", "filter.evil.clean", f"touch {marker}.clean; cat")
+    git(repo, "config", "core.hooksPath", str(tmp_path / "hooks"))
+    (repo / "bert" / "a.py").write_text("print(2)\n")  # a modified file: git status would consult both
+    out = export(impl(repo), "bert", tmp_path / "dest", "dest")
+    assert [f.code for f in out.findings] == ["PKG034"] and "a.py" in out.findings[0].message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["code", "dest"]
+
+
+def test_ignored_files_are_not_uncommitted_changes(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "code", {"bert/a.py": "x\n", ".gitignore": "*.log\ncheckpoints/\n"})
+    (repo / "bert" / "train.log").write_text("noise\n")
+    (repo / "bert" / "checkpoints").mkdir()
+    (repo / "bert" / "checkpoints" / "step1.ckpt").write_text("weights\n")
+    assert export(impl(repo), "bert", tmp_path / "d1", "d1").findings == []
+    (repo / "bert" / "helper.py").write_text("forgotten\n")
+    (repo / "bert" / "a.py").unlink()
+    out = export(impl(repo), "bert", tmp_path / "d2", "d2")
+    assert [f.code for f in out.findings] == ["PKG034"]
+    assert "1 file(s) differ (a.py)" in out.findings[0].message
+    assert "1 file(s) are not committed (helper.py)" in out.findings[0].message
