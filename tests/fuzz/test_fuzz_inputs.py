@@ -152,33 +152,59 @@ def _toml_string(s: str) -> str:
     return json.dumps(s)  # a JSON string is a valid TOML basic string for the characters we draw
 
 
+HOSTILE_PATHS = ("..", "../x", "/abs", "a/../../b", "", "/", "systems", "a\x00b", "C:\\x")
+
+
 @st.composite
 def package_configs(draw: st.DrawFn) -> bytes:
-    def name() -> str:
-        return _toml_string(draw(st.sampled_from(NAMES) | st.text(max_size=10)))
+    """A config valid in every field but (usually) one, so both the refusals and the loaded configs get exercised."""
+    hostile = draw(st.sampled_from(["none", "none", "any", "org", "ruleset", "out", "systems", "system", "benchmark",
+                                    "logs", "select", "path", "name", "cut"]))
 
-    lines = [f"org = {name()}"]
-    lines.append(f"ruleset = {_toml_string(draw(st.sampled_from(['1.1.0', '1.0.0', '1.0.0', '9.9.9', '', '1.1'])))}")
-    out = draw(st.sampled_from(["build/out", "build/out", ".", "..", "/", "systems", ""]))
-    lines.append(f"out = {_toml_string(out)}")
-    if draw(st.booleans()):
-        lines.append(f"systems = {_toml_string(draw(st.sampled_from(['systems', '../..', '/etc', ''])))}")
-    for _ in range(draw(st.integers(0, 3)) or 1):
+    def pick(field: str, good: st.SearchStrategy[str], bad: st.SearchStrategy[str]) -> str:
+        chosen = bad if hostile in (field, "any") else good
+        return _toml_string(draw(chosen))
+
+    names_bad = st.sampled_from(NAMES) | st.text(max_size=10)
+    lines = [f"org = {pick('org', st.sampled_from(VALID_NAMES), names_bad)}"]
+    rulesets_bad = st.sampled_from(["9.9.9", "", "1.1", "-1"])
+    lines.append(f"ruleset = {pick('ruleset', st.sampled_from(['1.0.0', '1.1.0']), rulesets_bad)}")
+    lines.append(f"out = {pick('out', st.sampled_from(['build/out', 'out', 'a/b/c']), st.sampled_from(HOSTILE_PATHS))}")
+    if draw(st.booleans()) or hostile == "systems":
+        lines.append(f"systems = {pick('systems', st.just('systems'), st.sampled_from(HOSTILE_PATHS))}")
+    for _ in range(draw(st.integers(1, 3))):
         lines.append("[[results]]")
-        lines.append(f"system = {name()}")
-        lines.append(f"benchmark = {name()}")
-        logs = draw(st.lists(st.sampled_from(["runs/*", "../../*", "/etc/passwd", "", "**/*"]), max_size=3))
+        lines.append(f"system = {pick('system', st.sampled_from(VALID_NAMES), names_bad)}")
+        lines.append(f"benchmark = {pick('benchmark', st.sampled_from(['bert', 'resnet']), names_bad)}")
+        logs = draw(st.lists(st.sampled_from(["runs/*", "runs/a.out", "../../*", "/etc/passwd", "**/*"]), min_size=1,
+                             max_size=3))
+        if hostile in ("logs", "any"):
+            logs = draw(st.sampled_from([[], [""], ["a\x00b"], logs]))
         lines.append(f"logs = [{', '.join(_toml_string(x) for x in logs)}]")
-        if draw(st.booleans()):
-            lines.append(f"select = {_toml_string(draw(st.sampled_from(['all', 'median-window', 'best'])))}")
-        if draw(st.booleans()):
-            path = draw(st.sampled_from([".", "bert", "../..", "/etc", "a/../../b", "a b"]))
+        if draw(st.booleans()) or hostile == "select":
+            lines.append(f"select = {pick('select', st.sampled_from(['all', 'median-window']), st.just('best'))}")
+        if draw(st.booleans()) or hostile in ("path", "name"):
+            # "." (the documented default) is left out of the good ones: the schema refuses it (xfail below)
+            path = pick("path", st.sampled_from(["bert", "bert/popart", "a b"]), st.sampled_from(HOSTILE_PATHS))
             lines.append(f"implementation = {{ repo = {_toml_string('repo')}, rev = {_toml_string('v1')}, "
-                         f"path = {_toml_string(path)}, name = {name()} }}")
+                         f"path = {path}, name = {pick('name', st.sampled_from(VALID_NAMES), names_bad)} }}")
     raw = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
-    if draw(st.integers(0, 4)) == 0:
+    if hostile == "cut":
         raw = raw[: draw(st.integers(0, len(raw)))]
     return raw
+
+
+@pytest.mark.xfail(strict=True, reason="schemas/package-config.schema.json: implementation `path` defaults to '.', "
+                   "and its pattern allows '.', but its `not` clause (^|/)\\.\\.?(/|$) also matches '.', so writing "
+                   "the default explicitly is refused as a schema error")
+def test_an_implementation_path_of_dot_is_accepted(tmp_path: Path) -> None:
+    config = tmp_path / "package.toml"
+    config.write_text('org = "Graphcore"\nruleset = "1.1.0"\nout = "build/out"\n\n[[results]]\nsystem = "s"\n'
+                      'benchmark = "bert"\nlogs = ["runs/*"]\n'
+                      'implementation = { repo = "repo", rev = "v1", path = ".", name = "popart" }\n')
+    cfg = load_config(config)
+    assert cfg.results[0].implementation is not None
+    assert cfg.results[0].implementation.path == "."
 
 
 def _inside(child: Path, parent: Path) -> bool:
