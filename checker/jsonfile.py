@@ -21,6 +21,7 @@ from typing import Any
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location, Severity
+from mlsubmit.safe_io import open_regular
 
 MAX_BYTES = 1024 * 1024  # a system description is a few KB; anything this big is not one
 MAX_DEPTH = 64
@@ -246,7 +247,7 @@ def read_json(path: str | Path, display: str | None = None, *, codes: JsonCodes 
     display = display if display is not None else str(path)
     codes = codes or JsonCodes()
     try:
-        with open(path, "rb") as stream:
+        with open_regular(path) as stream:
             raw = stream.read(max_bytes + 1)
     except OSError as exc:
         doc = JsonDocument(display)

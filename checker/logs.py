@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, Protocol
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.safe_io import open_regular
 
 TOKEN = ":::MLLOG "
 _BTOKEN = TOKEN.encode("ascii")
@@ -300,7 +301,7 @@ def read_log(path: str | Path, display: str | None = None) -> ParsedLog:
     """Read one log file. Never raises for bad content or an unreadable file: both become findings."""
     display = display if display is not None else str(path)
     try:
-        with open(path, "rb") as stream:
+        with open_regular(path) as stream:
             return read_stream(stream, display)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__

@@ -84,18 +84,13 @@ def _text(value: Any) -> str:
 
 def read_system(path: Path, shown: str) -> SystemFacts:
     """Decode a system file for display; the systems checks report what is wrong with it."""
+    from mlsubmit.checker.jsonfile import read_json
     from mlsubmit.checker.systems import summarize
 
     system_id = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_SYSTEM_BYTES + 1)
-        if len(raw) > MAX_SYSTEM_BYTES:
-            raise ValueError("too large")
-        data = json.loads(raw.decode("utf-8", errors="replace"))
-    except (OSError, ValueError):
-        return SystemFacts(id=system_id, path=shown, readable=False)
-    if not isinstance(data, dict):
+    doc = read_json(path, shown, max_bytes=MAX_SYSTEM_BYTES)
+    data = doc.data
+    if not doc.decoded or not isinstance(data, dict):  # the systems checks report why
         return SystemFacts(id=system_id, path=shown, readable=False)
     return SystemFacts(
         id=system_id,

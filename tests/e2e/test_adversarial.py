@@ -279,9 +279,6 @@ def test_package_runs_no_command_from_the_implementation_repos_git_config(tmp_pa
     assert not marker.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="a FIFO in the tree blocks `check` forever: checker/jsonfile.read_json opens "
-                   "systems/<x>.json and the hygiene secrets scan opens files under benchmarks/ without checking that "
-                   "they are regular files (found by this test; both hang when tried one at a time)")
 def test_fifos_in_a_tree_do_not_hang_the_check(tmp_path: Path) -> None:
     import subprocess
     import sys
