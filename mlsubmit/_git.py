@@ -301,16 +301,24 @@ def changed_paths(start: Path, rev: str) -> frozenset[str]:
         repo = gitmod.Repo(start, search_parent_directories=True)
     except (gitmod.exc.InvalidGitRepositoryError, gitmod.exc.NoSuchPathError):
         raise FatalError(f"--changed-since needs a git work tree, and {start} is not in one") from None
-    if repo.bare or repo.working_tree_dir is None:
-        raise FatalError(f"--changed-since needs a work tree; the repository at {start} is bare")
     try:
-        if rev.startswith("-"):  # would be read as an option by git
-            raise ValueError(rev)
-        commit = repo.commit(rev)
-    except (gitmod.exc.BadName, gitmod.exc.BadObject, ValueError, gitmod.exc.GitCommandError):
-        raise FatalError(f"--changed-since: unknown revision {rev!r} in {repo.working_tree_dir}") from None
-    top = Path(repo.working_tree_dir).resolve()
-    names: set[str] = set(repo.untracked_files)
-    for diff in commit.diff(None):  # the commit against the work tree: staged and unstaged changes alike
-        names.update(p for p in (diff.a_path, diff.b_path) if p)
-    return frozenset(str((top / name).resolve()) for name in names)
+        if repo.bare or repo.working_tree_dir is None:
+            raise FatalError(f"--changed-since needs a work tree; the repository at {start} is bare")
+        # git diff/status would start a configured fsmonitor hook; the index's stat data is enough here.
+        repo.git.set_persistent_git_options(c="core.fsmonitor=false")
+        try:
+            if rev.startswith("-"):  # would be read as an option by git
+                raise ValueError(rev)
+            commit = repo.commit(rev)
+        except (gitmod.exc.BadName, gitmod.exc.BadObject, ValueError, gitmod.exc.GitCommandError):
+            raise FatalError(f"--changed-since: unknown revision {rev!r} in {repo.working_tree_dir}") from None
+        top = Path(repo.working_tree_dir).resolve()
+        try:
+            names: set[str] = set(repo.untracked_files)
+            for diff in commit.diff(None):  # the commit against the work tree: staged and unstaged changes alike
+                names.update(p for p in (diff.a_path, diff.b_path) if p)
+        except gitmod.exc.GitCommandError as exc:
+            raise FatalError(f"--changed-since: git could not list the changes: {exc}") from None
+        return frozenset(str((top / name).resolve()) for name in names)
+    finally:
+        repo.close()  # GitPython keeps `git cat-file` processes per Repo until it is closed

@@ -291,3 +291,21 @@ def test_odd_folder_shapes_never_crash(tmp_path: Path, run_cli: Cli) -> None:
     os.mkfifo(org / "systems" / "fifo.json")  # a read would block; the reference profile never opens it
     code, findings = check(run_cli, org, "--profile", "reference")
     assert code == 1 and "TREE028" in tree_codes(findings)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_changed_since_never_starts_a_configured_fsmonitor(tmp_path: Path, run_cli: Cli) -> None:
+    repo = tmp_path / "repo"
+    org = build_org(repo / "G", {("pod16", "resnet"): resnet_runs(GOOD)})
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "runs")
+    marker = tmp_path / "fsmonitor-ran"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n", encoding="utf-8")
+    hook.chmod(0o755)
+    _git(repo, "config", "core.fsmonitor", str(hook))
+    (org / "results/pod16/resnet/result_0.txt").write_bytes(b"changed\n")
+    code, findings = check(run_cli, "--changed-since", "HEAD", org)
+    assert code in (0, 1) and findings
+    assert not marker.exists()
