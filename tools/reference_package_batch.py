@@ -1,7 +1,8 @@
 """Run mlperf-logging's package checker over many organisation trees in one process, each on a copy.
 
-Prints one JSON line per tree: {"tree", "ruleset", "ok", "crash", "errors"}. `ok` is the package checker's own
-final verdict ("FOUND NO ERRORS" vs "FOUND ERRORS"; it exits 0 either way), `errors` the ERROR lines it logged,
+Prints one JSON line per tree: {"tree", "ruleset", "ok", "crash", "errors", "kinds"}. `ok` is the package checker's own
+final verdict ("FOUND NO ERRORS" vs "FOUND ERRORS"; it exits 0 either way), `errors` the ERROR lines it logged
+(`kinds`: how many of them are about system files, file counts, olympic tolerance, seeds, RCP),
 `crash` the exception that stopped it (then there is no verdict). The checker writes scaling.json into the tree it
 checks, so every tree is copied to a temporary folder first. It runs the reference's eval-based rule engine: use
 it only on trusted trees (the corpus, test fixtures).
@@ -55,7 +56,18 @@ def check_tree(tree: Path, ruleset: str) -> dict[str, object]:
             root.removeHandler(counter)
     out["errors"] = len(counter.errors)
     out["error_lines"] = counter.errors[:20]
+    out["kinds"] = {kind: sum(1 for e in counter.errors if pattern(e)) for kind, pattern in KINDS.items()}
     return out
+
+
+# What each ERROR line is about; one line per failing folder (or system file) for each kind.
+KINDS = {
+    "system_file": lambda e: e.strip().startswith("System description checker failed for"),
+    "count": lambda e: e.startswith("Incorrect number of files"),
+    "olympic": lambda e: e.strip().endswith("files do not comply, directory cannot be accepted"),
+    "seeds": lambda e: e == "Seed checker failed",
+    "rcp": lambda e: e.startswith("RCP Test Failed"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 The reference runs once for all trees, in one process, each tree on a temporary copy (it writes scaling.json).
 Where it finishes, our exit status must equal its final verdict (it exits 0 either way; the verdict is its
-"FOUND ERRORS" line). Where it crashes, we must still give findings, name the crash (TREE024) and exit 1.
+"FOUND ERRORS" line), and the same folders must fail for the same reasons (file count, olympic tolerance, seeds,
+RCP, system files). Where it crashes, we must still give findings, name the crash (TREE024) and exit 1.
 The full profile must give findings and exit 0 or 1 on every tree, never a traceback, and write nothing.
 """
 
@@ -59,6 +60,23 @@ def test_reference_verdicts_are_as_recorded(reference_verdicts: dict[str, dict[s
     assert got == EXPECTED_REFERENCE
 
 
+def our_kinds(findings: list[dict[str, object]]) -> dict[str, int]:
+    """Per failing folder (or system file), what failed: the same grouping as the reference's ERROR lines."""
+    errors = [f for f in findings if f["severity"] == "error"]
+
+    def places(*codes: str, folder: bool = False) -> int:
+        paths = {str(f["path"]) for f in errors if f["code"] in codes}
+        return len({p.rsplit("/", 1)[0] if folder and p.endswith(".txt") else p for p in paths})
+
+    return {
+        "system_file": places("TREE027"),
+        "count": places("TREE003"),
+        "olympic": places("TREE007"),
+        "seeds": places("TREE014", "TREE015", "TREE016", folder=True),
+        "rcp": places("TREE018", "TREE020", "TREE021"),
+    }
+
+
 def test_profile_reference_gives_the_reference_verdict(
     corpus: Path, reference_verdicts: dict[str, dict[str, object]], run_cli: Callable[..., tuple[int, str, str]]
 ) -> None:
@@ -74,6 +92,8 @@ def test_profile_reference_gives_the_reference_verdict(
             continue
         finished += 1
         assert code == (0 if ref["ok"] else 1), (name, ref["error_lines"])
+        findings = data["findings"] + [f for e in data["files"] for f in e["findings"]]
+        assert our_kinds(findings) == ref["kinds"], name  # the same folders fail, for the same reasons
         agree += 1
     assert (finished, agree) == (6, 6)
 
