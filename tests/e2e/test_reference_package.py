@@ -108,3 +108,46 @@ def test_full_profile_never_crashes_and_writes_nothing(
         data = json.loads(out)
         assert data["findings"], name  # every corpus tree has tree-level findings (no code, RCP results...)
     assert tree_digest(corpus) == before
+
+
+def _crafted(root: Path) -> dict[str, Path]:
+    """Small trees that each make the reference fail (or pass) for one reason; built with mllog, so trusted."""
+    from treefix import build_org, resnet_runs
+
+    good = [36, 37, 37, 38, 39]
+    trees: dict[str, Path] = {"clean": build_org(root / "clean" / "Org", {("p", "resnet"): resnet_runs(good)})}
+    trees["count"] = build_org(root / "count" / "Org", {("p", "resnet"): resnet_runs(good[:4])})
+    trees["system_file"] = build_org(root / "system_file" / "Org", {("p", "resnet"): resnet_runs(good)})
+    system = trees["system_file"] / "systems" / "p.json"
+    data = json.loads(system.read_text(encoding="utf-8"))
+    del data["cooling"]
+    system.write_text(json.dumps(data), encoding="utf-8")
+    seeds = resnet_runs(good)
+    seeds[3].seed = seeds[0].seed
+    trees["seeds"] = build_org(root / "seeds" / "Org", {("p", "resnet"): seeds})
+    trees["rcp"] = build_org(root / "rcp" / "Org", {("p", "resnet"): resnet_runs([30] * 5)})
+    trees["bypass"] = build_org(root / "bypass" / "Org", {("p", "resnet"): resnet_runs([30] * 5)})
+    (trees["bypass"] / "results/p/resnet/package_checker_params").write_bytes(b"rcp-bypass")
+    two = resnet_runs(good)
+    two[0].omit = two[1].omit = ("eval_samples",)
+    trees["olympic"] = build_org(root / "olympic" / "Org", {("p", "resnet"): two})
+    trees["close"] = build_org(root / "close" / "Org", {("p", "resnet"): resnet_runs([30] * 5)}, systems={"p": "close"})
+    trees["unknown"] = build_org(root / "unknown" / "Org", {("p", "resnet"): resnet_runs(good), ("p", "gpt9"): []})
+    return trees
+
+
+def test_crafted_trees_fail_for_the_same_reasons(tmp_path: Path, run_cli: Callable[..., tuple[int, str, str]]) -> None:
+    trees = _crafted(tmp_path)
+    jobs = "".join(f"1.0.0\t{path}\n" for path in trees.values())
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "reference_package_batch.py"), "--stdin"],
+                          input=jobs, capture_output=True, text=True, check=True, timeout=600)  # fmt: skip
+    refs = dict(zip(trees, (json.loads(line) for line in proc.stdout.splitlines()), strict=True))
+    verdicts = {name: (None if r["crash"] else r["ok"]) for name, r in refs.items()}
+    assert verdicts == {"clean": True, "count": False, "system_file": False, "seeds": False, "rcp": False,
+                        "bypass": True, "olympic": False, "close": True, "unknown": True}  # fmt: skip
+    for name, org in trees.items():
+        code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--profile", "reference", "--format", "json", org)
+        data = json.loads(out)
+        findings = data["findings"] + [f for e in data["files"] for f in e["findings"]]
+        assert code == (0 if refs[name]["ok"] else 1), name
+        assert our_kinds(findings) == refs[name]["kinds"], name
