@@ -22,6 +22,7 @@ from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError
 from mlsubmit.checker.safe_eval import Refused, Snippet, namespace, run
 
 from mlsubmit.codes import finding
+from mlsubmit.datafiles import load_yaml
 from mlsubmit.findings import Finding, Location
 from mlsubmit.schema_loader import load_schema, validate_or_raise
 
@@ -39,11 +40,9 @@ def _short(value: Any, limit: int = 120) -> str:
 @functools.cache
 def _notes() -> dict[tuple[str, str], str]:
     """(ruleset, key) -> hint, from checker/rulesets/rule-notes.yaml."""
-    import yaml
-
     folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
     text = folder.joinpath("rule-notes.yaml").read_text("utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     validate_or_raise(data, load_schema("rule-notes.schema.json"), what="rulesets/rule-notes.yaml")
     return {(r, k): n["hint"] for n in data["notes"] for r in n["rulesets"] for k in n["keys"]}
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from mlsubmit.checker.logs import ParsedLog, Record
 
 from mlsubmit.codes import finding
+from mlsubmit.datafiles import load_yaml
 from mlsubmit.findings import Finding
 from mlsubmit.schema_loader import load_schema, validate_or_raise
 
@@ -343,7 +343,7 @@ def _read_tables() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.startswith("hyperparameters-") and entry.name.endswith(".yaml"):
-            data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+            data = load_yaml(entry.read_text(encoding="utf-8"))
             validate_or_raise(data, schema, what=f"rulesets/{entry.name}")
             if data["round"] in out:
                 raise ValueError(f"rulesets/{entry.name}: round {data['round']} is defined twice")

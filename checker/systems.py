@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from mlsubmit.checker.discover import LogRef, OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.jsonfile import JsonDocument, escape, read_json
 
 from mlsubmit.codes import finding
+from mlsubmit.datafiles import load_yaml
 from mlsubmit.findings import Finding, Location, Severity
 from mlsubmit.schema_loader import load_schema, validate_or_raise
 
@@ -102,7 +102,7 @@ def _version(text: str) -> tuple[int, ...]:
 def knowledge() -> Knowledge:
     """Load and validate checker/rulesets/systems-knowledge.yaml (once per process)."""
     text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/systems-knowledge.yaml").read_text("utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     validate_or_raise(data, load_schema("systems-knowledge.schema.json"), what="systems-knowledge.yaml")
     families = tuple(
         Family(f["name"], re.compile(f["pattern"], re.I), tuple(re.compile(a, re.I) for a in f["accelerators"]),

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from mlsubmit.checker import hygiene, rcp, seeds
 from mlsubmit.checker.discover import OrgTree, is_result_log
 from mlsubmit.checker.facts import LogFacts
 
 from mlsubmit.codes import finding
+from mlsubmit.datafiles import load_yaml
 from mlsubmit.findings import Finding, Severity
 from mlsubmit.schema_loader import load_schema, validate_or_raise
 
@@ -35,7 +35,7 @@ _NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 @functools.cache
 def policy() -> dict[str, Any]:
     text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/tree-policy.yaml").read_text("utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = load_yaml(text)
     validate_or_raise(data, load_schema("tree-policy.schema.json"), what="rulesets/tree-policy.yaml")
     return data
 

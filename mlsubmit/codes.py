@@ -11,8 +11,7 @@ import importlib.resources
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import yaml
-
+from mlsubmit.datafiles import load_yaml
 from mlsubmit.findings import Finding, Location, Severity
 from mlsubmit.schema_loader import load_schema, validate_or_raise
 
@@ -32,7 +31,7 @@ class CodeInfo:
 def family_codes(family: str) -> dict[str, CodeInfo]:
     """The codes of one family, from codes/<family>.yaml (each family loads on its own, when first used)."""
     entry = importlib.resources.files("mlsubmit").joinpath("codes").joinpath(f"{family.lower()}.yaml")
-    data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+    data = load_yaml(entry.read_text(encoding="utf-8"))
     validate_or_raise(data, load_schema("codes.schema.json"), what=f"codes/{family.lower()}.yaml")
     if data["family"] != family:
         raise ValueError(f"codes/{family.lower()}.yaml declares family {data['family']}")
