@@ -221,11 +221,11 @@ def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
-        tmp.chmod(0o755)  # mkdtemp makes it private; the finished tree is an ordinary folder
-        (tmp / _MARKER).write_text(str(os.getpid()), encoding="ascii")
     except OSError as exc:
         raise FatalError(f"{out.parent}: cannot create the build folder: {exc.strerror or exc}") from None
     try:
+        tmp.chmod(0o755)  # mkdtemp makes it private; the finished tree is an ordinary folder
+        (tmp / _MARKER).write_text(str(os.getpid()), encoding="ascii")
         return _build(cfg, options, tmp)
     except OSError as exc:  # a full disk or a permission problem in the build folder: nothing was finalised
         where = f" ({exc.filename})" if exc.filename else ""

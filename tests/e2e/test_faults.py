@@ -275,9 +275,6 @@ def test_package_onto_a_full_disk_is_exit_2_and_leaves_no_tree(tmp_path: Path, e
     assert not (full_dir / "submission").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="submission/build.py package(): when writing the pid marker into the new "
-                   "build folder fails (ENOSPC), the FatalError is raised before the try/finally that removes the "
-                   "folder, so a .submission.build-* folder holding an empty pid marker is left beside `out`")
 def test_package_onto_a_full_disk_leaves_no_build_folder(tmp_path: Path, example: Path, full_dir: Path) -> None:
     _package_onto(full_dir, example, tmp_path)
     assert sorted(p.name for p in full_dir.iterdir()) == ["filler"]

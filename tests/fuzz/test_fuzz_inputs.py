@@ -194,9 +194,6 @@ def package_configs(draw: st.DrawFn) -> bytes:
     return raw
 
 
-@pytest.mark.xfail(strict=True, reason="schemas/package-config.schema.json: implementation `path` defaults to '.', "
-                   "and its pattern allows '.', but its `not` clause (^|/)\\.\\.?(/|$) also matches '.', so writing "
-                   "the default explicitly is refused as a schema error")
 def test_an_implementation_path_of_dot_is_accepted(tmp_path: Path) -> None:
     config = tmp_path / "package.toml"
     config.write_text('org = "Graphcore"\nruleset = "1.1.0"\nout = "build/out"\n\n[[results]]\nsystem = "s"\n'

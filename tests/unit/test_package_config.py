@@ -96,3 +96,9 @@ def test_one_implementation_name_cannot_have_two_sources(tmp_path: Path) -> None
 def test_out_must_not_contain_the_config_or_an_input(tmp_path: Path, out: str) -> None:
     with pytest.raises(FatalError, match="which the build would replace"):
         load_config(write(tmp_path, GOOD.replace('out = "build/submission"', f'out = "{out}"')))
+
+
+def test_the_whole_repository_is_written_as_a_dot(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, GOOD.replace('path = "bert/popart"', 'path = "."')))
+    impl = cfg.results[0].implementation
+    assert impl is not None and impl.path == "."
