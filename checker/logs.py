@@ -99,7 +99,9 @@ def _nonfinite(name: str) -> float:
 
 
 _NONFINITE_SEEN = [False]
-_DECODE = json.JSONDecoder(parse_constant=_nonfinite).decode
+_DECODER = json.JSONDecoder(parse_constant=_nonfinite)
+_DECODE = _DECODER.decode
+_SCAN = _DECODER.scan_once  # json's C scanner, without decode()'s two regex passes (the fast path only)
 
 
 def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
@@ -203,7 +205,32 @@ class _Reader:
                 if _BTOKEN in piece:
                     self._record(piece.decode("latin-1"), lineno)
         else:
-            self._record(body.decode("latin-1"), lineno)
+            text = body.decode("latin-1")
+            if not self._fast_record(text, lineno):
+                self._record(text, lineno)
+
+    def _fast_record(self, text: str, lineno: int) -> bool:
+        """The common case, inline: a well-formed record with no NaN and no repeated key.
+
+        Anything unusual returns False and `_record` redoes the line with every check and message.
+        """
+        body = text[text.rindex(TOKEN) + len(TOKEN) :].strip()
+        _NONFINITE_SEEN[0] = False
+        try:
+            obj, end = _SCAN(body, 0)
+            if end != len(body) or type(obj) is not dict or _NONFINITE_SEEN[0]:
+                return False
+            key = obj["key"]
+            ts = float(obj["time_ms"])
+            value, meta = obj["value"], obj["metadata"]
+        except (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError):
+            return False
+        keys = len(obj) + (len(value) if type(value) is dict else 0) + (len(meta) if type(meta) is dict else 0)
+        if type(key) is not str or body.count('":') > keys:
+            return False
+        self.log.records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
+        self.index += 1
+        return True
 
     def _record(self, text: str, lineno: int) -> None:
         text = text[text.rindex(TOKEN) :].strip()
