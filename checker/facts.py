@@ -7,7 +7,7 @@ above the log level reads a log file again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mlsubmit.checker.logs import ParsedLog
 
@@ -21,8 +21,9 @@ SERIES_KEYS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Occurrence:
+class Occurrence(NamedTuple):
+    """One record's value, metadata, time and line (a tuple: facts cross process boundaries by the thousand)."""
+
     value: Any
     metadata: Any
     time_ms: float
