@@ -104,6 +104,7 @@ def test_kill_9_while_replacing_a_previous_build_keeps_a_whole_tree(
     first = _package(config)
     assert first.wait(timeout=300) == 0
     out = config.parent / "build" / "submission"
+    outcomes: list[str] = []
     for delay in KILL_DELAYS:
         proc = _package(config)
         time.sleep(delay)
@@ -111,9 +112,12 @@ def test_kill_9_while_replacing_a_previous_build_keeps_a_whole_tree(
         proc.wait(timeout=60)
         if out.exists():
             assert tree_digest(out) == complete_build
+            outcomes.append("whole tree in out")
         else:  # killed between the two renames: the previous tree waits, whole, in a hidden folder beside it
             olds = list(out.parent.glob(".submission.old-*/tree"))
             assert olds and tree_digest(olds[0]) == complete_build
+            outcomes.append("previous tree set aside")
+    print("kill -9 over a previous build, by delay:", dict(zip(KILL_DELAYS, outcomes, strict=True)))  # with -s
 
 
 # --- two checks sharing one cache ------------------------------------------------------------------------------
