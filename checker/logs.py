@@ -101,7 +101,8 @@ def _nonfinite(name: str) -> float:
 _NONFINITE_SEEN = [False]
 _DECODER = json.JSONDecoder(parse_constant=_nonfinite)
 _DECODE = _DECODER.decode
-_SCAN = _DECODER.scan_once  # json's C scanner, without decode()'s two regex passes (the fast path only)
+# json's C scanner, without decode()'s two regex passes (the fast path only); typeshed does not declare it
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
