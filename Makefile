@@ -45,7 +45,7 @@ lint: $(STAMP)
 	ln -s $(CURDIR)/submission $(TYPEVIEW)/mlsubmit/submission
 	ln -s $(CURDIR)/schemas $(TYPEVIEW)/mlsubmit/schemas
 	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p mlsubmit
-	$(VENV)/bin/mypy --config-file pyproject.toml tools
+	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml $(CURDIR)/tools/*.py
 
 clean:
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache
