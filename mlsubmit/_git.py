@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -209,11 +209,14 @@ def _ignored(path: Path, specs: list[tuple[Path, Any]]) -> bool:
     return False
 
 
-def work_tree_changes(revision: Revision, subdir: str) -> WorkTreeChanges:
+def work_tree_changes(
+    revision: Revision, subdir: str, *, unchanged: Callable[[str, str, os.stat_result], bool] | None = None
+) -> WorkTreeChanges:
     """Uncommitted changes under `subdir`: the working tree against the checked-out commit, without running git.
 
     Content is compared by git's blob id, links by their target. Ignored files (.gitignore, .git/info/exclude; nested
-    files are applied to their own folder, negations only within one file) do not count as untracked.
+    files are applied to their own folder, negations only within one file) do not count as untracked. `unchanged`
+    (path, blob id, lstat) may vouch for a file without reading it, as git's index stat data does.
     """
     top = revision.repo
     if revision.bare or revision.head is None or not (top / ".git").exists():
@@ -229,6 +232,8 @@ def work_tree_changes(revision: Revision, subdir: str) -> WorkTreeChanges:
             continue
         path = folder.joinpath(*entry.parts)
         try:
+            if unchanged is not None and unchanged(entry.path, entry.sha, path.lstat()):
+                continue
             if entry.mode == MODE_SYMLINK:
                 same = path.is_symlink() and _blob_id(os.readlink(path).encode(), entry.sha) == entry.sha
             else:
@@ -292,9 +297,36 @@ def commit_example(path: Path, files: dict[str, bytes], message: str, tag: str |
     return sha
 
 
+def _index_vouches(repo: Any, top: Path) -> Callable[[str, str, os.stat_result], bool]:
+    """A file is unchanged when the index holds HEAD's blob for it and its size and mtime are the ones the index
+    recorded (git's own shortcut). The index is read by GitPython in Python: no git command, hook or filter runs."""
+    try:
+        entries = {e.path: e for (path, stage), e in repo.index.entries.items() if stage == 0}
+        written = (top / ".git" / "index").stat().st_mtime_ns
+    except (OSError, ValueError, AssertionError):  # no index, or one GitPython cannot read: hash everything
+        entries, written = {}, 0
+
+    def vouch(path: str, sha: str, st: os.stat_result) -> bool:
+        entry = entries.get(path)
+        return (
+            entry is not None
+            and entry.binsha.hex() == sha
+            and entry.size == st.st_size & 0xFFFFFFFF
+            and entry.mtime == (st.st_mtime_ns // 10**9, st.st_mtime_ns % 10**9)
+            # "racy" entries: a file changed in the same instant the index was written cannot be vouched for
+            and st.st_mtime_ns < written - 10**9
+        )
+
+    return vouch
+
+
 def changed_paths(start: Path, rev: str) -> frozenset[str]:
     """Resolved paths of the files that differ between `rev` and the work tree of the repository holding `start`:
-    committed since, staged, unstaged and untracked (for `mlsubmit check --changed-since REV`)."""
+    committed since, staged, unstaged and untracked (for `mlsubmit check --changed-since REV`).
+
+    No git command looks at the work tree (git would run the clean filters and fsmonitor hook the checked
+    repository configures): commits are compared tree to tree, the work tree against HEAD in Python.
+    """
     gitmod = _git()
     _scrubbed_env()
     try:
@@ -304,21 +336,25 @@ def changed_paths(start: Path, rev: str) -> frozenset[str]:
     try:
         if repo.bare or repo.working_tree_dir is None:
             raise FatalError(f"--changed-since needs a work tree; the repository at {start} is bare")
-        # git diff/status would start a configured fsmonitor hook; the index's stat data is enough here.
         repo.git.set_persistent_git_options(c="core.fsmonitor=false")
         try:
             if rev.startswith("-"):  # would be read as an option by git
                 raise ValueError(rev)
             commit = repo.commit(rev)
+            head = repo.head.commit
         except (gitmod.exc.BadName, gitmod.exc.BadObject, ValueError, gitmod.exc.GitCommandError):
             raise FatalError(f"--changed-since: unknown revision {rev!r} in {repo.working_tree_dir}") from None
         top = Path(repo.working_tree_dir).resolve()
         try:
-            names: set[str] = set(repo.untracked_files)
-            for diff in commit.diff(None):  # the commit against the work tree: staged and unstaged changes alike
+            names: set[str] = set()
+            for diff in commit.diff(head):  # tree to tree: only the object store is read
                 names.update(p for p in (diff.a_path, diff.b_path) if p)
         except gitmod.exc.GitCommandError as exc:
             raise FatalError(f"--changed-since: git could not list the changes: {exc}") from None
+        here = Revision(repo=top, rev="HEAD", commit=head.hexsha, head=head.hexsha)
+        local = work_tree_changes(here, "", unchanged=_index_vouches(repo, top))
+        names.update(local.modified)
+        names.update(local.untracked)
         return frozenset(str((top / name).resolve()) for name in names)
     finally:
         repo.close()  # GitPython keeps `git cat-file` processes per Repo until it is closed

@@ -297,9 +297,6 @@ def test_fifos_in_a_tree_do_not_hang_the_check(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="mlsubmit/_git.py changed_paths(): `--changed-since` runs `git diff` against "
-                   "the work tree, and git runs the clean filter that the repository's .git/config defines for a "
-                   "path its .gitattributes names (core.fsmonitor is switched off, filters are not)")
 def test_changed_since_runs_no_filter_command_from_the_repository(tmp_path: Path, run_cli: RunCLI) -> None:
     import git
 
