@@ -32,13 +32,6 @@ def _mlperf_logging_version() -> str:
         return "unknown"
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
     parts = {

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mlsubmit.checker.cache import LogCache, context_key, file_sha256
+from mlsubmit.checker.cache import LogCache, context_key
 from mlsubmit.checker.discover import LogRef, OrgTree, Targets, UsageError, discover
 from mlsubmit.checker.engine import check_records
 from mlsubmit.checker.facts import LogFacts, extract
@@ -22,6 +22,7 @@ from mlsubmit.checker.ruleset import get_ruleset
 
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.progress import tracker
+from mlsubmit.safe_io import sha256_file as file_sha256
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -29,3 +30,12 @@ def open_regular(path: str | Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def sha256_file(path: str | Path) -> str:
+    """SHA-256 of a regular file's bytes, read in 1 MiB blocks (memory does not grow with the file)."""
+    digest = hashlib.sha256()
+    with open_regular(path) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -6,7 +6,6 @@ and nothing about the builder's machine leaks into a submission.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -15,19 +14,13 @@ from typing import Any
 from mlsubmit import __version__
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.safe_io import sha256_file
 from mlsubmit.schema_loader import errors as schema_errors
 from mlsubmit.schema_loader import load_schema, pointer
 
 NAME = "manifest.json"
 FORMAT = "mlsubmit-manifest/1"
 
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def tree_files(root: Path, top: str) -> list[dict[str, Any]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import glob
 import gzip
-import hashlib
 import math
 import os
 import zlib
@@ -25,6 +24,7 @@ from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, Resu
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
+from mlsubmit.safe_io import sha256_file
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -129,18 +129,11 @@ def _ours(path: Path, out: Path) -> bool:
     return False
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
 
 def stage_run(source: Path, display: str, staged: Path) -> tuple[Run | None, list[Finding]]:
     """Copy the run's records into `staged`; None (with a finding) when the file is not a usable run."""
     try:
-        run = Run(source, display, _file_sha256(source), staged)
+        run = Run(source, display, sha256_file(source), staged)
         with open(source, "rb") as raw:
             compressed = raw.read(2) == _GZIP_MAGIC
         opener = gzip.open if compressed else open
