@@ -86,7 +86,7 @@ def _check_format_receiver(node: ast.Attribute) -> None:
     if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
         raise Refused(".format is allowed only on a string literal")
     for _, field, _, _ in string.Formatter().parse(node.value.value):
-        if field and not field.isdigit():
+        if field and not (field.isascii() and field.isdigit()):
             raise Refused(f"format field {{{field}}} is not a plain positional field")
 
 

@@ -135,8 +135,9 @@ def count(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit():  # str.isdigit alone accepts "¹" and other digits int() refuses
+        return int(text)
     return None
 
 

@@ -37,7 +37,7 @@ MAX_UNPACKED = 16 << 30  # a gzip bomb stops here instead of filling the disk
 
 def fixed_mtime() -> int:
     value = os.environ.get("SOURCE_DATE_EPOCH", "")
-    return int(value) if value.isdigit() else 0
+    return int(value) if value.isascii() and value.isdigit() else 0
 
 
 def _members(root: Path, tops: list[str]) -> Iterator[tuple[str, Path]]:
