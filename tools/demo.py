@@ -9,28 +9,23 @@ findings, it does not fail on them (the broken run is there to be caught).
 
 from __future__ import annotations
 
-import os
+import gzip
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlsubmit.submission.demo import raw_run  # noqa: E402
+from mlsubmit.submission.demo import TAG, config_text, implementation_files, raw_run, write_systems  # noqa: E402
 
+from mlsubmit import _git  # noqa: E402
 from mlsubmit.cli import main as mlsubmit  # noqa: E402
 from mlsubmit.synth import RunSpec, write_run  # noqa: E402
 
 RULESET = "1.1.0"
 DAY = 86_400_000
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Demo Engineer", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
-    "GIT_COMMITTER_NAME": "Demo Engineer", "GIT_COMMITTER_EMAIL": "demo@example.invalid",
-    "GIT_AUTHOR_DATE": "2021-10-01T12:00:00Z", "GIT_COMMITTER_DATE": "2021-10-01T12:00:00Z",
-}  # fmt: skip
 
 
 def say(title: str) -> None:
@@ -57,7 +52,10 @@ def write_runs(out: Path) -> dict[str, Path]:
         spec = RunSpec(benchmark="bert", ruleset=RULESET, platform="ipu-pod16-POPART-closed", seed=1000 + i,
                        start_ms=1_633_000_000_000 + i * DAY, minutes=28.0 + (i % 5) * 0.7, raw_output=True,
                        crlf=i % 2 == 1)
-        _write(bert / f"job-{i:02d}.out", raw_run(spec))
+        if i == 3:  # one job's output was archived compressed
+            _write(bert / f"job-{i:02d}.out.gz", gzip.compress(raw_run(spec), mtime=0))
+        else:
+            _write(bert / f"job-{i:02d}.out", raw_run(spec))
     resnet = runs / "pod64-resnet"
     for i in range(5):
         spec = RunSpec(benchmark="resnet", ruleset=RULESET, platform="ipu-pod64-TF-closed", seed=2000 + i,
@@ -76,40 +74,8 @@ def write_runs(out: Path) -> dict[str, Path]:
     return {"bert": bert, "resnet": resnet, "broken": broken, "open": open_run}
 
 
-def make_impl_repo(out: Path) -> Path:
-    """A stand-in for the team's implementation repository, committed and tagged."""
-    repo = out / "ipu-impl"
-    for bench, framework in (("bert", "popart"), ("resnet", "tensorflow")):
-        code = repo / bench / framework
-        code.mkdir(parents=True, exist_ok=True)
-        (code / "README.md").write_text(f"# {bench} on IPU-POD ({framework})\n\nRun `./run_and_time.sh`.\n")
-        (code / "run_and_time.sh").write_text("#!/bin/sh\nset -e\npython3 train.py --config mlperf\n")
-        (code / "train.py").write_text("print('training')\n")
-    env = {**os.environ, **GIT_ENV}
-    for cmd in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "IPU MLPerf v1.1 code"],
-                ["tag", "-f", "v1.1"]):
-        subprocess.run(["git", *cmd], cwd=repo, env=env, check=True)
-    return repo
 
 
-PACKAGE_TOML = """\
-org = "Graphcore"
-ruleset = "{ruleset}"
-out = "submission"
-systems = "{systems}"
-
-[[results]]
-system = "ipu-pod16-POPART-closed"
-benchmark = "bert"
-logs = ["runs/pod16-bert/*.out"]
-implementation = {{ repo = "ipu-impl", rev = "v1.1", path = "bert/popart", name = "popart" }}
-
-[[results]]
-system = "ipu-pod64-TF-closed"
-benchmark = "resnet"
-logs = ["runs/pod64-resnet/*.out"]
-implementation = {{ repo = "ipu-impl", rev = "v1.1", path = "resnet/tensorflow", name = "tensorflow" }}
-"""
 
 
 def main(argv: list[str]) -> int:
@@ -132,10 +98,12 @@ def main(argv: list[str]) -> int:
     say("Checking this organisation's system descriptions")
     run_cli("check", "--ruleset", RULESET, "--color", "never", str(ROOT / "systems"))
 
-    say("Packaging the good runs with the implementation code at tag v1.1")
-    make_impl_repo(out)
+    say(f"Packaging the good runs with the implementation code at tag {TAG}")
+    # the implementation repository, systems and config of the packaging example (submission/demo.py)
+    _git.commit_example(out / "ipu-benchmarks", implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
+    write_systems(out / "systems", ROOT / "systems")
     config = out / "package.toml"
-    config.write_text(PACKAGE_TOML.format(ruleset=RULESET, systems=os.path.relpath(ROOT / "systems", out)))
+    config.write_text(config_text(out="submission", ruleset=RULESET), encoding="utf-8")
     run_cli("package", str(config), "--archive", "--allow-findings")
 
     say("Verifying the archive as the results chair would: checksums, a refusing unpack, manifest, check")
