@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.synth_org import system
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "ci"
@@ -33,30 +34,7 @@ SYSTEM = "ipu-pod16-POPART-closed"
 LOGS = ORG / "results" / SYSTEM / "bert"
 NEW_LOG = (LOGS / "result_5.txt").as_posix()
 
-SYSTEM_JSON: dict[str, str] = {
-    "submitter": "Graphcore",
-    "division": "closed",
-    "status": "onprem",
-    "system_name": "IPU-POD16",
-    "number_of_nodes": "1",
-    "host_processors_per_node": "2",
-    "host_processor_model_name": "AMD EPYC 7742",
-    "host_processor_core_count": "64",
-    "host_memory_capacity": "512 GB",
-    "host_storage_type": "NVMe SSD",
-    "host_storage_capacity": "4 TB",
-    "host_networking": "100 GbE",
-    "accelerators_per_node": "16",
-    "accelerator_model_name": "Graphcore IPU GC200",
-    "accelerator_host_interconnect": "RoCE",
-    "accelerator_frequency": "1.33 GHz",
-    "accelerator_on-chip_memories": "900 MB",
-    "accelerator_memory_configuration": "DDR4",
-    "accelerator_memory_capacity": "32 GB",
-    "accelerator_interconnect": "IPU-Link",
-    "framework": "PopART, Poplar SDK 2.1.0",
-    "operating_system": "Ubuntu 18.04",
-}
+SYSTEM_JSON = system()  # the shared IPU-POD16 description of mlsubmit.synth_org
 
 
 OTHER = ORG / "results" / "ipu-pod16-POPART-other" / "bert"  # untouched by the upload: --changed-since skips it
