@@ -67,7 +67,7 @@ def org_checks(options: CheckOptions) -> list[OrgCheck]:
 
     if options.profile == "reference":  # the package checker's own system-file check is part of the tree check
         return [tree_check]
-    from mlsubmit.checker.systems import check_org as systems_check
+    from mlsubmit.checker.system_agreement import check_org as systems_check
 
     return [systems_check, tree_check]
 
@@ -156,7 +156,8 @@ class CheckRun:
 def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     """System descriptions given on their own are checked here; those of org trees are listed (so each shows a
     verdict) and checked with their tree by the systems org check."""
-    from mlsubmit.checker.systems import check_system_file, org_system_files
+    from mlsubmit.checker.system_agreement import org_system_files
+    from mlsubmit.checker.systems import check_system_file
 
     for sref in run.targets.system_files:
         run.report.add_file(sref.display, check_system_file(sref.path, sref.display, options.ruleset)[1])
