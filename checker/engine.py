@@ -5,7 +5,8 @@ rule files queued by `enqueue_config` run in order, each with a fresh state `s` 
 defines a key discards the failures earlier files reported for that key; PRE/CHECK/POST run for every record of a
 key except `submission_*` keys (first record only); REQ counts are checked after the records, then END.
 Differences: findings carry the record's real line; nothing outside the whitelist runs; `enqueue_config` only
-accepts a file of the same ruleset by name, and a log value that is not such a name is a RULE008 finding.
+accepts a rule file that mlperf-logging ships, looked up by name (`Ruleset.resolve`), and a log value that names
+no such file is a RULE008 finding.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -326,5 +326,3 @@ def check_records(records: list[Record], ruleset: Ruleset, path: str) -> list[Fi
     except RulesetError as exc:
         return [finding("RULE007", path, f"rule files cannot be used: {exc}")]
 
-
-CheckFn = Callable[[list[Record], Ruleset, str], list[Finding]]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,9 +64,6 @@ class ParsedLog:
 
     def first(self, key: str) -> Record | None:
         return next((r for r in self.records if r.key == key), None)
-
-    def all(self, key: str) -> list[Record]:
-        return [r for r in self.records if r.key == key]
 
 
 class _RecordError(Exception):
@@ -226,8 +222,7 @@ class _Reader:
             value, meta = obj["value"], obj["metadata"]
         except (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError):
             return False
-        keys = len(obj) + (len(value) if type(value) is dict else 0) + (len(meta) if type(meta) is dict else 0)
-        if type(key) is not str or body.count('":') > keys:
+        if type(key) is not str or body.count('":') > _shallow_keys(obj):
             return False
         self.log.records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
         self.index += 1
@@ -341,9 +336,6 @@ def read_log(path: str | Path, display: str | None = None) -> ParsedLog:
 class SupportsReadline(Protocol):
     def readline(self, size: int = -1, /) -> bytes: ...
 
-
-def is_finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def record_lines(stream: SupportsReadline) -> Iterator[bytes]:
