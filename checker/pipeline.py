@@ -73,16 +73,25 @@ def org_checks(options: CheckOptions) -> list[OrgCheck]:
 
 
 def check_log_file(ref: LogRef, options: CheckOptions) -> LogResult:
+    """One log's findings and facts: from the cache when it holds them, else read and checked (and stored)."""
+    sha, hit = _lookup(ref, options)
+    return hit if hit is not None else _check_and_store(ref, options, sha)
+
+
+def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult | None]:
+    """(content hash, cached result) when a cache is in use; the hash is kept to store the result after a miss."""
     cache = _cache(options)
-    sha = None
-    if cache is not None:
-        try:
-            sha = file_sha256(ref.path)
-        except OSError:
-            sha = None  # unreadable: read_log below turns it into a finding
-        hit = cache.get(sha, ref.display) if sha else None
-        if hit is not None:
-            return LogResult(*hit)
+    if cache is None:
+        return None, None
+    try:
+        sha = file_sha256(ref.path)
+    except OSError:
+        return None, None  # unreadable: read_log turns it into a finding
+    hit = cache.get(sha, ref.display)
+    return sha, LogResult(*hit) if hit is not None else None
+
+
+def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
     log = read_log(ref.path, ref.display)
     findings = list(log.findings)
     if log.records:
@@ -90,6 +99,7 @@ def check_log_file(ref: LogRef, options: CheckOptions) -> LogResult:
             findings.extend(check(log, options))
     facts = extract(log)
     facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
+    cache = _cache(options)
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
         cache.put(sha, ref.display, findings, facts)
     return LogResult(findings, facts)
@@ -101,44 +111,39 @@ def _cache(options: CheckOptions) -> LogCache | None:
     return LogCache(options.cache_dir, context_key(options.ruleset, options.profile, options.hyperparameters))
 
 
-def _check_one(args: tuple[LogRef, CheckOptions]) -> LogResult:
-    return check_log_file(*args)
-
-
-def _from_cache(ref: LogRef, options: CheckOptions) -> LogResult | None:
-    cache = _cache(options)
-    if cache is None:
-        return None
-    try:
-        hit = cache.get(file_sha256(ref.path), ref.display)
-    except OSError:
-        return None
-    return LogResult(*hit) if hit is not None else None
+def _check_one(args: tuple[LogRef, CheckOptions, str | None]) -> LogResult:
+    return _check_and_store(*args)
 
 
 def check_logs(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult]:
     """Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked."""
-    done = {ref.display: hit for ref in refs if (hit := _from_cache(ref, options)) is not None}
-    todo = [ref for ref in refs if ref.display not in done]
+    done: dict[str, LogResult] = {}
+    todo: list[tuple[LogRef, str | None]] = []
+    for ref in refs:  # each file is hashed once; a miss carries its hash to the worker that stores the result
+        sha, hit = _lookup(ref, options)
+        if hit is not None:
+            done[ref.display] = hit
+        else:
+            todo.append((ref, sha))
     if todo:
         done.update(_check_uncached(todo, options))
     return {ref.display: done[ref.display] for ref in refs}
 
 
-def _check_uncached(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult]:
+def _check_uncached(todo: list[tuple[LogRef, str | None]], options: CheckOptions) -> dict[str, LogResult]:
     get_ruleset(options.ruleset).load_all()  # compile once here, so forked workers inherit it
     jobs = options.jobs or os.cpu_count() or 1
-    if jobs == 1 or len(refs) < POOL_THRESHOLD:
-        with tracker(len(refs), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
-            return {ref.display: _advanced(check_log_file(ref, options), advance) for ref in refs}
+    if jobs == 1 or len(todo) < POOL_THRESHOLD:
+        with tracker(len(todo), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
+            return {ref.display: _advanced(_check_and_store(ref, options, sha), advance) for ref, sha in todo}
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    chunk = max(1, len(refs) // (jobs * 8))
+    chunk = max(1, len(todo) // (jobs * 8))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        results = pool.map(_check_one, [(ref, options) for ref in refs], chunksize=chunk)
-        with tracker(len(refs), "checking logs") as advance:  # entered after the workers forked
-            return {ref.display: _advanced(res, advance) for ref, res in zip(refs, results, strict=True)}
+        results = pool.map(_check_one, [(ref, options, sha) for ref, sha in todo], chunksize=chunk)
+        with tracker(len(todo), "checking logs") as advance:  # entered after the workers forked
+            return {ref.display: _advanced(res, advance) for (ref, _), res in zip(todo, results, strict=True)}
 
 
 def _advanced(result: LogResult, advance: Callable[[], None]) -> LogResult:
