@@ -131,13 +131,13 @@ def check_logs(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult
 
 
 def _check_uncached(todo: list[tuple[LogRef, str | None]], options: CheckOptions) -> dict[str, LogResult]:
-    get_ruleset(options.ruleset).load_all()  # compile once here, so forked workers inherit it
     jobs = options.jobs or os.cpu_count() or 1
-    if jobs == 1 or len(todo) < POOL_THRESHOLD:
+    if jobs == 1 or len(todo) < POOL_THRESHOLD:  # in-process: rule files load as the logs ask for them
         with tracker(len(todo), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
             return {ref.display: _advanced(_check_and_store(ref, options, sha), advance) for ref, sha in todo}
     import multiprocessing
 
+    get_ruleset(options.ruleset).load_all()  # compile every rule file once here, so forked workers inherit them
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     chunk = max(1, len(todo) // (jobs * 8))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
