@@ -9,7 +9,6 @@ os.replace, so concurrent checks sharing a cache only ever see whole entries. A 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import tempfile
@@ -22,10 +21,12 @@ from mlsubmit.checker.facts import SERIES_KEYS, LogFacts, Occurrence
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Location, Severity
 
-FORMAT = 1
+FORMAT = 2  # 2: facts keep fewer series, and call-site metadata only for seeds
 
 
 def _mlperf_logging_version() -> str:
+    import importlib.metadata  # only with --cache: the module costs ~15 ms to import
+
     try:
         return importlib.metadata.version("mlperf-logging")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover

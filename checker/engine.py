@@ -22,9 +22,8 @@ from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError
 from mlsubmit.checker.safe_eval import Refused, Snippet, namespace, run
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_yaml
+from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Location
-from mlsubmit.schema_loader import load_schema, validate_or_raise
 
 _FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
@@ -41,9 +40,7 @@ def _short(value: Any, limit: int = 120) -> str:
 def _notes() -> dict[tuple[str, str], str]:
     """(ruleset, key) -> hint, from checker/rulesets/rule-notes.yaml."""
     folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
-    text = folder.joinpath("rule-notes.yaml").read_text("utf-8")
-    data = load_yaml(text)
-    validate_or_raise(data, load_schema("rule-notes.schema.json"), what="rulesets/rule-notes.yaml")
+    data = load_validated(folder.joinpath("rule-notes.yaml"), "rule-notes.schema.json", what="rulesets/rule-notes.yaml")
     return {(r, k): n["hint"] for n in data["notes"] for r in n["rulesets"] for k in n["keys"]}
 
 

@@ -11,12 +11,14 @@ from typing import Any, NamedTuple
 
 from mlsubmit.checker.logs import ParsedLog
 
-# Keys whose every occurrence is kept (the rest keep their first occurrence only).
+# Keys whose every occurrence is kept, because a tree check or the scorer reads them all (the rest keep their
+# first occurrence only). Per-epoch keys nobody reads (block_stop, epoch_stop, eval_stop) stay out: they were
+# half of what workers pickled back to the parent.
 SERIES_KEYS = frozenset(
     {
         "eval_accuracy", "seed", "run_start", "run_stop", "init_start", "init_stop", "submission_benchmark",
-        "submission_division", "submission_org", "submission_platform", "submission_status", "epoch_stop",
-        "block_stop", "eval_stop", "train_samples", "global_batch_size",
+        "submission_division", "submission_org", "submission_platform", "submission_status", "train_samples",
+        "global_batch_size",
     }
 )  # fmt: skip
 
@@ -96,18 +98,33 @@ class LogFacts:
         return (stop.time_ms - start) / 60000.0
 
 
+# mllog's call-site metadata: only the seed check reads it (the reference tells seeds apart by call site). Dropping
+# it elsewhere shrinks what workers hand back to the parent by more than half.
+_CALL_SITE = ("file", "lineno")
+_KEEPS_CALL_SITE = frozenset({"seed"})
+
+
+def _meta(key: str, meta: Any) -> Any:
+    if key in _KEEPS_CALL_SITE or not isinstance(meta, dict) or not ("file" in meta or "lineno" in meta):
+        return meta
+    return {k: v for k, v in meta.items() if k not in _CALL_SITE}
+
+
 def extract(log: ParsedLog) -> LogFacts:
     facts = LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,
                      record_count=len(log.records), parse_errors=log.parse_errors)
     first = facts.first
     series = facts.series
     for rec in log.records:
-        value = rec.value
+        key = rec.key
         occ = None
-        if rec.key not in first:
-            occ = Occurrence(value.get("value"), value.get("metadata"), rec.timestamp, rec.line)
-            first[rec.key] = occ
-        if rec.key in SERIES_KEYS:
-            occ = occ or Occurrence(value.get("value"), value.get("metadata"), rec.timestamp, rec.line)
-            series.setdefault(rec.key, []).append(occ)
+        if key not in first:
+            value = rec.value
+            occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
+            first[key] = occ
+        if key in SERIES_KEYS:
+            if occ is None:
+                value = rec.value
+                occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
+            series.setdefault(key, []).append(occ)
     return facts

@@ -26,9 +26,8 @@ from mlsubmit.checker.hp_constraints import Lookup, Outcome, Tolerance, check_va
 from mlsubmit.checker.logs import ParsedLog, Record
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_yaml
+from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding
-from mlsubmit.schema_loader import load_schema, validate_or_raise
 
 if TYPE_CHECKING:
     from mlsubmit.checker.pipeline import CheckOptions
@@ -109,13 +108,11 @@ def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
 
 def _read_tables() -> dict[str, dict[str, Any]]:
     """Every shipped table file by round; files are found by listing the folder, never from input."""
-    schema = load_schema(SCHEMA)
     folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
     out: dict[str, dict[str, Any]] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.startswith("hyperparameters-") and entry.name.endswith(".yaml"):
-            data = load_yaml(entry.read_text(encoding="utf-8"))
-            validate_or_raise(data, schema, what=f"rulesets/{entry.name}")
+            data = load_validated(entry, SCHEMA, what=f"rulesets/{entry.name}")
             if data["round"] in out:
                 raise ValueError(f"rulesets/{entry.name}: round {data['round']} is defined twice")
             out[data["round"]] = data

@@ -8,8 +8,7 @@ starts with compiled rules.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -115,35 +114,43 @@ def _check_one(args: tuple[LogRef, CheckOptions, str | None]) -> LogResult:
     return _check_and_store(*args)
 
 
-def check_logs(refs: list[LogRef], options: CheckOptions) -> dict[str, LogResult]:
-    """Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked."""
-    done: dict[str, LogResult] = {}
-    todo: list[tuple[LogRef, str | None]] = []
-    for ref in refs:  # each file is hashed once; a miss carries its hash to the worker that stores the result
+Job = tuple[LogRef, CheckOptions]
+
+
+def check_jobs(jobs: list[Job]) -> list[LogResult]:
+    """One result per (log, options) pair, in order; logs of several rounds share one pool.
+
+    Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked.
+    """
+    done: dict[int, LogResult] = {}
+    todo: list[tuple[int, LogRef, CheckOptions, str | None]] = []
+    for i, (ref, options) in enumerate(jobs):  # each file is hashed once; a miss carries its hash to its worker
         sha, hit = _lookup(ref, options)
         if hit is not None:
-            done[ref.display] = hit
+            done[i] = hit
         else:
-            todo.append((ref, sha))
+            todo.append((i, ref, options, sha))
     if todo:
-        done.update(_check_uncached(todo, options))
-    return {ref.display: done[ref.display] for ref in refs}
+        done.update(zip((t[0] for t in todo), _check_uncached([t[1:] for t in todo]), strict=True))
+    return [done[i] for i in range(len(jobs))]
 
 
-def _check_uncached(todo: list[tuple[LogRef, str | None]], options: CheckOptions) -> dict[str, LogResult]:
-    jobs = options.jobs or os.cpu_count() or 1
+def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]]) -> list[LogResult]:
+    jobs = max(options.jobs for _, options, _ in todo) or os.cpu_count() or 1
     if jobs == 1 or len(todo) < POOL_THRESHOLD:  # in-process: rule files load as the logs ask for them
         with tracker(len(todo), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
-            return {ref.display: _advanced(_check_and_store(ref, options, sha), advance) for ref, sha in todo}
+            return [_advanced(_check_and_store(*job), advance) for job in todo]
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    get_ruleset(options.ruleset).load_all()  # compile every rule file once here, so forked workers inherit them
+    for ruleset in sorted({options.ruleset for _, options, _ in todo}):
+        get_ruleset(ruleset).load_all()  # compile every rule file once here, so forked workers inherit them
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     chunk = max(1, len(todo) // (jobs * 8))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        results = pool.map(_check_one, [(ref, options, sha) for ref, sha in todo], chunksize=chunk)
+        results = pool.map(_check_one, todo, chunksize=chunk)
         with tracker(len(todo), "checking logs") as advance:  # entered after the workers forked
-            return {ref.display: _advanced(res, advance) for (ref, _), res in zip(todo, results, strict=True)}
+            return [_advanced(res, advance) for res in results]
 
 
 def _advanced(result: LogResult, advance: Callable[[], None]) -> LogResult:
@@ -161,6 +168,8 @@ class CheckRun:
 def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     """System descriptions given on their own are checked here; those of org trees are listed (so each shows a
     verdict) and checked with their tree by the systems org check."""
+    if not (run.targets.system_files or run.targets.orgs):
+        return  # logs alone: the system modules (and jsonschema) are not imported
     from mlsubmit.checker.system_agreement import org_system_files
     from mlsubmit.checker.systems import check_system_file
 
@@ -206,7 +215,22 @@ def _demote_run_errors(run: CheckRun) -> None:
 
 
 def run_check(paths: Iterable[str], options: CheckOptions) -> CheckRun:
-    paths = list(paths)
+    """Every check that applies to `paths`, with one ruleset."""
+    return run_rounds({options.ruleset: list(paths)}, options)[0]
+
+
+def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions) -> list[CheckRun]:
+    """One CheckRun per ruleset (`base` with that ruleset); the logs of every round go through one pool."""
+    plans = [_plan(list(paths), replace(base, ruleset=ruleset)) for ruleset, paths in groups.items()]
+    jobs = [(ref, options) for options, run in plans for ref in run.targets.all_logs()]
+    results = iter(check_jobs(jobs))
+    for options, run in plans:
+        run.results = {ref.display: next(results) for ref in run.targets.all_logs()}
+        _finish(run, options)
+    return [run for _, run in plans]
+
+
+def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckRun]:
     targets = discover(paths)
     if not (targets.all_logs() or targets.orgs or targets.system_files):
         raise UsageError(
@@ -220,15 +244,17 @@ def run_check(paths: Iterable[str], options: CheckOptions) -> CheckRun:
         from mlsubmit.checker.hyperparameters import coverage_findings
 
         run.report.extend(coverage_findings(options.ruleset))
-    refs = targets.all_logs()
-    run.results = check_logs(refs, options)
-    for ref in refs:
+    return options, run
+
+
+def _finish(run: CheckRun, options: CheckOptions) -> None:
+    """File the logs' findings, then the system files and the tree-level checks of every organisation."""
+    for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
     if options.profile == "reference":  # before the tree checks add their own findings to these files
         _demote_run_errors(run)
     _add_system_files(run, options)
-    for org in targets.orgs:
+    for org in run.targets.orgs:
         facts = {ref.display: run.results[ref.display].facts for ref in org.logs}
         for check in org_checks(options):
             run.report.extend(check(org, facts, options))
-    return run

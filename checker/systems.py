@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.jsonfile import JsonDocument, escape, read_json
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_yaml
+from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.schema_loader import load_schema, validate_or_raise
+from mlsubmit.schema_loader import load_schema
 
 if TYPE_CHECKING:
     import jsonschema
@@ -98,9 +98,8 @@ def _version(text: str) -> tuple[int, ...]:
 @functools.cache
 def knowledge() -> Knowledge:
     """Load and validate checker/rulesets/systems-knowledge.yaml (once per process)."""
-    text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/systems-knowledge.yaml").read_text("utf-8")
-    data = load_yaml(text)
-    validate_or_raise(data, load_schema("systems-knowledge.schema.json"), what="systems-knowledge.yaml")
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/systems-knowledge.yaml")
+    data = load_validated(entry, "systems-knowledge.schema.json", what="systems-knowledge.yaml")
     families = tuple(
         Family(f["name"], re.compile(f["pattern"], re.I), tuple(re.compile(a, re.I) for a in f["accelerators"]),
                f.get("units_per_accelerator", 1))

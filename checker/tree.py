@@ -22,9 +22,8 @@ from mlsubmit.checker.discover import OrgTree, is_result_log
 from mlsubmit.checker.facts import LogFacts
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_yaml
+from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.schema_loader import load_schema, validate_or_raise
 
 if TYPE_CHECKING:
     from mlsubmit.checker.pipeline import CheckOptions
@@ -34,9 +33,8 @@ _NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 
 @functools.cache
 def policy() -> dict[str, Any]:
-    text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/tree-policy.yaml").read_text("utf-8")
-    data: dict[str, Any] = load_yaml(text)
-    validate_or_raise(data, load_schema("tree-policy.schema.json"), what="rulesets/tree-policy.yaml")
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/tree-policy.yaml")
+    data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="rulesets/tree-policy.yaml")
     return data
 
 

@@ -11,9 +11,8 @@ import importlib.resources
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mlsubmit.datafiles import load_yaml
+from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Location, Severity
-from mlsubmit.schema_loader import load_schema, validate_or_raise
 
 
 @dataclass(frozen=True)
@@ -31,8 +30,7 @@ class CodeInfo:
 def family_codes(family: str) -> dict[str, CodeInfo]:
     """The codes of one family, from codes/<family>.yaml (each family loads on its own, when first used)."""
     entry = importlib.resources.files("mlsubmit").joinpath("codes").joinpath(f"{family.lower()}.yaml")
-    data = load_yaml(entry.read_text(encoding="utf-8"))
-    validate_or_raise(data, load_schema("codes.schema.json"), what=f"codes/{family.lower()}.yaml")
+    data = load_validated(entry, "codes.schema.json", what=f"codes/{family.lower()}.yaml")
     if data["family"] != family:
         raise ValueError(f"codes/{family.lower()}.yaml declares family {data['family']}")
     out: dict[str, CodeInfo] = {}

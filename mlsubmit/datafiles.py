@@ -1,7 +1,23 @@
-"""Reading the tool's own YAML data files (rule tables, knowledge, code catalogue) quickly and safely."""
+"""Reading the tool's own YAML data files (rule tables, knowledge, code catalogue) quickly and safely.
+
+Shipped data is validated against its schema on load. Importing jsonschema and validating costs more than a small
+check itself (about 0.1 s per process), so a copy of each file that passed is kept as JSON in the user's cache
+(`$MLSUBMIT_DATA_CACHE`, else `$XDG_CACHE_HOME/mlsubmit/data`, else `~/.cache/mlsubmit/data`), named by the hash
+of the file's bytes, every shipped schema and the tool version: an edited file or schema is validated again, and a
+copy that cannot be read or written is simply not used. `MLSUBMIT_DATA_CACHE=off` turns the copies off.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import importlib.resources
+import json
+import os
+import tempfile
+from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -11,7 +27,82 @@ try:  # libyaml's loader is several times faster; both build only plain Python d
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
 
+CACHE_ENV = "MLSUBMIT_DATA_CACHE"
+
 
 def load_yaml(text: str) -> Any:
     """yaml.safe_load, with the C loader when PyYAML has one."""
     return yaml.load(text, Loader=_SafeLoader)
+
+
+def load_validated(entry: Traversable, schema: str, *, what: str) -> Any:
+    """A shipped YAML file's data after validation against `schema` (a file of mlsubmit.schemas).
+
+    Raises schema_loader.SchemaError when the file does not match; a validated copy is reused when one exists.
+    """
+    raw = entry.read_bytes()
+    copy = _copy_path(raw, schema)
+    if copy is not None:
+        try:
+            with open(copy, encoding="utf-8") as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            pass  # absent or damaged: validate the source and write a fresh copy
+    data = load_yaml(raw.decode("utf-8"))
+    from mlsubmit.schema_loader import load_schema, validate_or_raise  # only on a miss: jsonschema is heavy
+
+    validate_or_raise(data, load_schema(schema), what=what)
+    if copy is not None:
+        _store(copy, data)
+    return data
+
+
+def cache_dir() -> Path | None:
+    configured = os.environ.get(CACHE_ENV)
+    if configured is not None:
+        return None if configured.strip().lower() in ("", "off", "0", "no") else Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mlsubmit" / "data"
+
+
+@functools.cache
+def _schemas_digest() -> bytes:
+    """Every shipped schema at once: a schema can $ref another, so any change re-validates everything."""
+    from mlsubmit import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    folder = importlib.resources.files("mlsubmit.schemas")
+    for item in sorted(folder.iterdir(), key=lambda e: e.name):
+        if item.name.endswith(".json"):
+            digest.update(item.name.encode() + b"\0" + item.read_bytes() + b"\0")
+    return digest.digest()
+
+
+def _copy_path(raw: bytes, schema: str) -> Path | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256(_schemas_digest() + schema.encode() + b"\0" + raw).hexdigest()
+    return folder / f"{key}.json"
+
+
+def _store(path: Path, data: Any) -> None:
+    """Write the copy atomically; data JSON cannot represent exactly (non-string keys, dates) is not cached."""
+    try:
+        text = json.dumps(data, ensure_ascii=False)  # Infinity is kept: only our json.load reads it
+        if json.loads(text) != data:
+            return
+    except (TypeError, ValueError):
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -22,6 +22,13 @@ if os.environ.get("CI") == "true":
     settings.load_profile("ci")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _data_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Validated copies of the shipped data go to a folder of this session, not the user's ~/.cache (the
+    subprocess tests inherit it through the environment)."""
+    os.environ["MLSUBMIT_DATA_CACHE"] = str(tmp_path_factory.mktemp("data-cache"))
+
+
 def corpus_path() -> Path | None:
     path = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus"))
     return path if path.is_dir() else None

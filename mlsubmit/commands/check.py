@@ -1,4 +1,4 @@
-"""mlsubmit check --ruleset X.Y.Z PATH...: every check that applies to the paths given."""
+"""mlsubmit check [--ruleset X.Y.Z|auto] PATH...: every check that applies to the paths given."""
 
 from __future__ import annotations
 
@@ -6,13 +6,24 @@ import argparse
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker.pipeline import CheckOptions, run_check
+from mlsubmit.checker.pipeline import CheckOptions, run_rounds
+from mlsubmit.checker.rounds import AUTO, group_by_round
 from mlsubmit.checker.ruleset import RulesetError, available_rulesets
 from mlsubmit.errors import UsageError
+from mlsubmit.findings import Report
 from mlsubmit.output import add_output_options, emit
 
 
-def add_ruleset_option(parser: argparse.ArgumentParser) -> None:
+def add_ruleset_option(parser: argparse.ArgumentParser, *, auto: bool = False) -> None:
+    if auto:
+        parser.add_argument(
+            "--ruleset",
+            default="auto",
+            metavar="X.Y.Z|auto",
+            help="training ruleset of the round (1.0.0 to 6.1.0, as mlperf-logging ships them); auto (default): "
+            "from each PATH's training_results_vX.Y folder, so one run can cover several rounds",
+        )
+        return
     parser.add_argument(
         "--ruleset",
         required=True,
@@ -33,7 +44,7 @@ def validate_ruleset(version: str) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("check", help="check run logs, system descriptions and submission trees")
-    add_ruleset_option(parser)
+    add_ruleset_option(parser, auto=True)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, results folder, org folder or round")
     parser.add_argument("--profile", choices=["full", "reference"], default="full",
                         help="reference: only what mlperf-logging's package checker checks")
@@ -44,14 +55,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ruleset == AUTO:
+        try:
+            known = available_rulesets()
+        except RulesetError as exc:
+            raise UsageError(str(exc)) from exc
+        groups = group_by_round(args.paths, known)
+    else:
+        groups = {validate_ruleset(args.ruleset): list(args.paths)}
     options = CheckOptions(
-        ruleset=validate_ruleset(args.ruleset),
+        ruleset=next(iter(groups)),
         profile=args.profile,
         jobs=max(0, args.jobs),
         cache_dir=args.cache,
         changed_since=args.changed_since,
         strict=args.strict,
     )
-    result = run_check(args.paths, options)
-    result.report.meta.update({"command": "check", "ruleset": options.ruleset, "version": __version__})
-    return emit(result.report, args)
+    report = merge([run.report for run in run_rounds(groups, options)])
+    report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__})
+    return emit(report, args)
+
+
+def merge(reports: list[Report]) -> Report:
+    """The reports of several rounds as one (their files and trees never overlap: a PATH has one round)."""
+    out = Report(strict=reports[0].strict)
+    for report in reports:
+        for path, found in report.files.items():
+            out.add_file(path, found)
+        out.tree.extend(report.tree)
+    return out

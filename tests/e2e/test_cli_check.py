@@ -85,7 +85,7 @@ def test_internal_error_exits_3_with_a_crash_log(run_cli, make_run, monkeypatch)
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(pipeline, "check_logs", boom)
+    monkeypatch.setattr(pipeline, "check_jobs", boom)
     code, _, err = run_cli("check", "--ruleset", "1.0.0", make_run())
     assert code == 3
     assert "Traceback" not in err
@@ -143,3 +143,42 @@ def test_a_folder_with_nothing_to_check_is_a_usage_error(run_cli, tmp_path: Path
     assert code == 2
     assert "nothing to check" in err
     assert out == ""
+
+
+def _two_rounds(root: Path) -> tuple[Path, Path]:
+    from mlsubmit.synth import write_run
+
+    log = "Graphcore/results/pod16/bert/result_0.txt"
+    old = write_run(root / "training_results_v1.0" / log, RunSpec(ruleset="1.0.0"))
+    new = write_run(root / "training_results_v1.1" / log, RunSpec(ruleset="1.1.0", converge=False))
+    return old, new
+
+
+def test_without_ruleset_each_path_is_checked_with_its_rounds_rules(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    old, new = _two_rounds(tmp_path)
+    code, out, err = run_cli("check", "--format", "json", old, new)
+    assert code == 1, err
+    report = json.loads(out)
+    assert report["tool"]["ruleset"] == "1.0.0, 1.1.0"
+    by_path = {f["path"]: f for f in report["files"]}
+    assert by_path[str(old)]["verdict"] == "pass"
+    assert "RULE004" in {f["code"] for f in by_path[str(new)]["findings"]}  # did not converge
+    for log, ruleset in ((old, "1.0.0"), (new, "1.1.0")):  # the same findings as a run with the ruleset given
+        _, alone, _ = run_cli("check", "--ruleset", ruleset, "--format", "json", log)
+        assert json.loads(alone)["files"][0]["findings"] == by_path[str(log)]["findings"]
+
+
+def test_a_folder_of_rounds_is_checked_in_one_run(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    old, new = _two_rounds(tmp_path)
+    code, out, _ = run_cli("check", "--ruleset", "auto", "--format", "json", tmp_path)
+    report = json.loads(out)
+    listed = {f["path"] for f in report["files"]}
+    assert {str(old), str(new)} <= listed
+    assert code == 1
+
+
+def test_without_ruleset_a_path_outside_any_round_is_a_usage_error(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli("check", make_run())
+    assert code == 2
+    assert out == ""
+    assert "cannot tell its round" in err and "--ruleset" in err

@@ -1,0 +1,20 @@
+"""One run over several rounds gives exactly what one run per round gives, on the real submissions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlsubmit.checker.pipeline import CheckOptions, run_check, run_rounds
+from mlsubmit.checker.rounds import group_by_round
+from mlsubmit.checker.ruleset import available_rulesets
+
+
+def test_rounds_share_one_pool_with_the_same_findings(corpus: Path) -> None:
+    groups = group_by_round([str(corpus)], available_rulesets())
+    assert set(groups) >= {"1.0.0", "1.1.0"}
+    together = run_rounds(groups, CheckOptions(ruleset="1.0.0", jobs=2))
+    for run, (ruleset, paths) in zip(together, groups.items(), strict=True):
+        alone = run_check(paths, CheckOptions(ruleset=ruleset, jobs=1))
+        assert run.report.sorted().files == alone.report.sorted().files
+        assert run.report.sorted().tree == alone.report.sorted().tree
+        assert len(run.report.files) > 100

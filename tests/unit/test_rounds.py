@@ -1,0 +1,73 @@
+"""`check --ruleset auto`: a PATH's round comes from its training_results_vX.Y folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from mlsubmit.checker.discover import UsageError
+from mlsubmit.checker.rounds import group_by_round, round_of
+
+KNOWN = ("1.0.0", "1.1.0", "2.0.0")
+
+
+def _tree(root: Path, *rel: str) -> None:
+    for r in rel:
+        (root / r).parent.mkdir(parents=True, exist_ok=True)
+        (root / r).write_text("")
+
+
+def test_round_of_reads_the_innermost_round_folder(tmp_path: Path) -> None:
+    _tree(tmp_path, "training_results_v1.1/Org/results/sys/bert/result_0.txt")
+    assert round_of(tmp_path / "training_results_v1.1/Org/results/sys/bert/result_0.txt") == "1.1.0"
+    assert round_of(tmp_path / "training_results_v1.1") == "1.1.0"
+    assert round_of(tmp_path / "training_results_v1.1/..") is None  # the folder above a round is not in it
+    assert round_of(Path("training_results_v2.10/x")) == "2.10.0"
+
+
+def test_relative_paths_use_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _tree(tmp_path, "training_results_v1.0/Org/results/sys/bert/result_0.txt")
+    monkeypatch.chdir(tmp_path / "training_results_v1.0" / "Org")
+    assert group_by_round(["results", "."], KNOWN) == {"1.0.0": ["results", "."]}
+
+
+def test_links_are_followed(tmp_path: Path) -> None:
+    _tree(tmp_path, "training_results_v1.0/Org/results/sys/bert/result_0.txt")
+    (tmp_path / "latest").symlink_to(tmp_path / "training_results_v1.0")
+    assert round_of(tmp_path / "latest" / "Org") == "1.0.0"
+
+
+def test_a_folder_of_rounds_stands_for_each_round(tmp_path: Path) -> None:
+    _tree(tmp_path, "training_results_v1.1/A/results/x", "training_results_v1.0/B/results/x", "notes/readme")
+    given = str(tmp_path)
+    assert group_by_round([given], KNOWN) == {
+        "1.0.0": [os.path.join(given, "training_results_v1.0")],
+        "1.1.0": [os.path.join(given, "training_results_v1.1")],
+    }
+
+
+def test_paths_are_grouped_oldest_round_first(tmp_path: Path) -> None:
+    _tree(tmp_path, "training_results_v2.0/A/x", "training_results_v1.0/B/x", "training_results_v1.1/C/x")
+    paths = [str(tmp_path / d) for d in ("training_results_v2.0/A", "training_results_v1.0/B",
+                                           "training_results_v1.1/C", "training_results_v1.0")]
+    groups = group_by_round(paths, KNOWN)
+    assert list(groups) == ["1.0.0", "1.1.0", "2.0.0"]
+    assert groups["1.0.0"] == [paths[1], paths[3]]
+
+
+def test_a_path_without_a_round_is_a_usage_error(tmp_path: Path) -> None:
+    _tree(tmp_path, "results/sys/bert/result_0.txt")
+    with pytest.raises(UsageError, match=r"cannot tell its round.*--ruleset"):
+        group_by_round([str(tmp_path / "results")], KNOWN)
+
+
+def test_a_round_without_a_shipped_ruleset_is_a_usage_error(tmp_path: Path) -> None:
+    _tree(tmp_path, "training_results_v0.7/Org/x")
+    with pytest.raises(UsageError, match=r"round 0\.7 has no training ruleset.*1\.0\.0, 1\.1\.0, 2\.0\.0"):
+        group_by_round([str(tmp_path / "training_results_v0.7" / "Org")], KNOWN)
+
+
+def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file"):
+        group_by_round([str(tmp_path / "training_results_v1.0" / "nope")], KNOWN)
