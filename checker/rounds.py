@@ -21,16 +21,20 @@ _ROUND_DIR = re.compile(r"^training_results_v(\d+)\.(\d+)$")
 def round_of(path: Path) -> str | None:
     """Ruleset "X.Y.0" of the innermost `training_results_vX.Y` folder holding `path` (or being it), else None.
 
-    The path as given is looked at first (no system calls: a run may name thousands of logs), then its absolute
-    form, then the resolved one, for `.`, `..` and links.
+    The path as given is looked at first (no system calls: a run may name thousands of logs), then the resolved
+    one, for `.`, links, and folders above the working directory. Only parts after the last `..` count:
+    `training_results_v1.0/../x` is not in round 1.0, `../training_results_v1.0/x` is.
     """
-    for form in (path, path.absolute(), path.resolve()):
-        if ".." in form.parts:  # "training_results_v1.0/../x" is not in round 1.0
-            continue
-        for part in reversed(form.parts):
-            m = _ROUND_DIR.match(part)
-            if m:
-                return f"{int(m.group(1))}.{int(m.group(2))}.0"
+    return _named_round(path.parts) or _named_round(path.resolve().parts)
+
+
+def _named_round(parts: tuple[str, ...]) -> str | None:
+    if ".." in parts:
+        parts = parts[len(parts) - parts[::-1].index("..") :]
+    for part in reversed(parts):
+        m = _ROUND_DIR.match(part)
+        if m:
+            return f"{int(m.group(1))}.{int(m.group(2))}.0"
     return None
 
 

@@ -82,7 +82,14 @@ def _snippets(value: object, mode: Mode, origin: str) -> tuple[Snippet, ...]:
     items = value if isinstance(value, list) else [value]
     if not all(isinstance(x, str) for x in items):
         raise RulesetError(f"{origin}: a snippet is not text")
-    return tuple(compile_snippet(x, mode, origin=origin) for x in items)  # type: ignore[arg-type]
+    return tuple(_compiled(x.strip(), mode) for x in items)  # type: ignore[union-attr]
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(text: str, mode: Mode) -> Snippet:
+    """Rule files repeat their snippets (284 in the 1.0.0 and 1.1.0 files, 88 different): each is vetted and
+    compiled once. Snippets are immutable and hold no file name; findings name the rule file themselves."""
+    return compile_snippet(text, mode, origin="<rule snippet>")
 
 
 def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:

@@ -71,3 +71,12 @@ def test_a_round_without_a_shipped_ruleset_is_a_usage_error(tmp_path: Path) -> N
 def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such file"):
         group_by_round([str(tmp_path / "training_results_v1.0" / "nope")], KNOWN)
+
+
+def test_parts_after_the_last_dotdot_decide_without_touching_the_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_resolve(self: Path, strict: bool = False) -> Path:
+        raise AssertionError("resolved a path whose round is in its own name")
+
+    monkeypatch.setattr(Path, "resolve", no_resolve)
+    assert round_of(Path("../../corpus/training_results_v1.1/Org/results/s/bert/result_0.txt")) == "1.1.0"
+    assert round_of(Path("training_results_v1.1/Org/result_0.txt")) == "1.1.0"
