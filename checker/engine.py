@@ -238,12 +238,14 @@ class _LogRun:
         self.out = _Outcome()
         self.queue: list[tuple[str, str]] = []
         self.current: Record | None = None
-        self._lines: dict[str, list[int]] = {}
-        for rec in records:
-            self._lines.setdefault(rec.key, []).append(rec.line)
+        self._lines: dict[str, list[int]] | None = None  # built on the first finding that needs it
         self._reported_refusals: set[int] = set()
 
     def lines_of(self, key: str) -> list[int]:
+        if self._lines is None:
+            self._lines = {}
+            for rec in self.records:
+                self._lines.setdefault(rec.key, []).append(rec.line)
         return self._lines.get(key, [])
 
     def enqueue(self, requested: object) -> None:

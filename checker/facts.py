@@ -104,9 +104,14 @@ _CALL_SITE = ("file", "lineno")
 _KEEPS_CALL_SITE = frozenset({"seed"})
 
 
+_NO_META: dict[str, Any] = {}  # shared by every occurrence whose metadata was only its call site; never mutated
+
+
 def _meta(key: str, meta: Any) -> Any:
-    if key in _KEEPS_CALL_SITE or not isinstance(meta, dict) or not ("file" in meta or "lineno" in meta):
+    if key in _KEEPS_CALL_SITE or type(meta) is not dict or "file" not in meta:
         return meta
+    if len(meta) == 2 and "lineno" in meta:  # mllog's usual {"file", "lineno"}: nothing else to keep
+        return _NO_META
     return {k: v for k, v in meta.items() if k not in _CALL_SITE}
 
 

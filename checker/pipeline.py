@@ -110,8 +110,8 @@ def _cache(options: CheckOptions) -> LogCache | None:
     return LogCache(options.cache_dir, context_key(options.ruleset, options.profile, options.hyperparameters))
 
 
-def _check_one(args: tuple[LogRef, CheckOptions, str | None]) -> LogResult:
-    return _check_and_store(*args)
+def _check_batch(batch: list[tuple[LogRef, CheckOptions, str | None]]) -> list[LogResult]:
+    return [_check_and_store(*job) for job in batch]
 
 
 Job = tuple[LogRef, CheckOptions]
@@ -140,17 +140,45 @@ def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]]) -> list
     if jobs == 1 or len(todo) < POOL_THRESHOLD:  # in-process: rule files load as the logs ask for them
         with tracker(len(todo), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
             return [_advanced(_check_and_store(*job), advance) for job in todo]
+    return _shared(todo, jobs)
+
+
+def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int) -> list[LogResult]:
+    """`jobs - 1` worker processes take batches of logs from the front of the list and this process takes them
+    from the back, so every core checks logs and this process's share is never pickled. Each worker has two
+    batches queued, so it does not wait while this process is busy with one of its own."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     for ruleset in sorted({options.ruleset for _, options, _ in todo}):
         get_ruleset(ruleset).load_all()  # compile every rule file once here, so forked workers inherit them
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    chunk = max(1, len(todo) // (jobs * 8))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        results = pool.map(_check_one, todo, chunksize=chunk)
-        with tracker(len(todo), "checking logs") as advance:  # entered after the workers forked
-            return [_advanced(res, advance) for res in results]
+    size = max(1, min(32, len(todo) // (jobs * 8)))
+    batches = deque(range(start, min(start + size, len(todo))) for start in range(0, len(todo), size))
+    results: list[LogResult | None] = [None] * len(todo)
+    pending: dict[Future[list[LogResult]], range] = {}
+
+    def feed(pool: ProcessPoolExecutor) -> None:
+        while batches and len(pending) < 2 * (jobs - 1):
+            batch = batches.popleft()
+            pending[pool.submit(_check_batch, [todo[i] for i in batch])] = batch
+
+    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=ctx) as pool:
+        feed(pool)  # the workers fork here, before the progress bar's thread exists
+        with tracker(len(todo), "checking logs") as advance:
+            while batches or pending:
+                for future in [f for f in pending if f.done()]:
+                    for i, res in zip(pending.pop(future), future.result(), strict=True):
+                        results[i] = _advanced(res, advance)
+                feed(pool)
+                if batches:
+                    for i in batches.pop():
+                        results[i] = _advanced(_check_and_store(*todo[i]), advance)
+                elif pending:
+                    wait(pending, return_when=FIRST_COMPLETED)
+    assert all(r is not None for r in results)
+    return results  # type: ignore[return-value]
 
 
 def _advanced(result: LogResult, advance: Callable[[], None]) -> LogResult:
