@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ORG_MARKERS = ("systems", "results", "benchmarks")
 
@@ -30,6 +31,9 @@ class OrgTree:
     root: Path
     display: str
     logs: list[LogRef] = field(default_factory=list)
+    # Results of tree-level work done before the logs' facts exist, by the check that will use them (the
+    # pipeline runs those preparations beside the log checks).
+    prepared: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

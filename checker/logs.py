@@ -23,6 +23,7 @@ from mlsubmit.safe_io import open_regular
 
 TOKEN = ":::MLLOG "
 _BTOKEN = TOKEN.encode("ascii")
+_TOKEN_LEN = len(_BTOKEN)
 MAX_LINE = 16 * 1024 * 1024  # longer physical lines are skipped (LOG010) so memory stays bounded
 _REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
 
@@ -167,23 +168,48 @@ class _Reader:
     def feed(self, data: bytes, first_line: int) -> int:
         """Read the complete lines in `data` (it ends just after a newline, or at EOF); return the lines seen.
 
-        Only the token's occurrences are visited (bytes.find), so text between records costs C-speed scans.
+        Only the token's occurrences are visited (bytes.find), so text between records costs C-speed scans. A
+        line with one well-formed record and no bare CR is decoded right here (the bulk of every log); any other
+        line goes through `_line`, which gives every message.
         """
         if b"\x00" in data or not data.isascii():
             self._scan_bytes(data, first_line)
+        find, rfind, count = data.find, data.rfind, data.count
+        records = self.log.records
+        seen = _NONFINITE_SEEN
         lineno = first_line
         counted_to = 0
-        pos = data.find(_BTOKEN)
+        pos = find(_BTOKEN)
         while pos >= 0:
-            start = data.rfind(b"\n", 0, pos) + 1
-            end = data.find(b"\n", pos)
+            start = rfind(b"\n", 0, pos) + 1
+            end = find(b"\n", pos)
             if end < 0:
                 end = len(data)
-            lineno += data.count(b"\n", counted_to, start)
+            lineno += count(b"\n", counted_to, start)
             counted_to = start
+            stop = end - 1 if end > start and data[end - 1] == 13 else end  # a CRLF line end
+            at = rfind(_BTOKEN, pos, stop)
+            if at >= 0 and find(b"\r", start, stop) < 0:
+                body = data[at + _TOKEN_LEN : stop].decode("latin-1")
+                seen[0] = False
+                try:
+                    obj, used = _SCAN(body, 0)
+                    if type(obj) is dict and not seen[0] and (used == len(body) or body[used:].isspace()):
+                        key = obj["key"]
+                        ts = float(obj["time_ms"])
+                        value, meta = obj["value"], obj["metadata"]
+                        n = len(obj) + (len(value) if type(value) is dict else 0)
+                        n += len(meta) if type(meta) is dict else 0
+                        if type(key) is str and body.count('":') <= n:
+                            records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
+                            self.index += 1
+                            pos = find(_BTOKEN, end)
+                            continue
+                except (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError):
+                    pass
             self._line(data[start:end], lineno)
-            pos = data.find(_BTOKEN, end)
-        return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            pos = find(_BTOKEN, end)
+        return count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
 
     def _scan_bytes(self, data: bytes, first_line: int) -> None:
         for offset, raw in enumerate(data.split(b"\n")):

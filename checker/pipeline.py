@@ -8,6 +8,7 @@ starts with compiled rules.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -71,6 +72,20 @@ def org_checks(options: CheckOptions) -> list[OrgCheck]:
     return [systems_check, tree_check]
 
 
+OrgPrep = Callable[[OrgTree, CheckOptions], None]
+
+
+def org_preparations(options: CheckOptions) -> list[OrgPrep]:
+    """Work of the org checks that needs no log (system files, RCP statistics), run beside the log checks."""
+    from mlsubmit.checker.tree import prepare_org as tree_prep
+
+    if options.profile == "reference":
+        return [tree_prep]
+    from mlsubmit.checker.system_agreement import prepare_org as systems_prep
+
+    return [systems_prep, tree_prep]
+
+
 def check_log_file(ref: LogRef, options: CheckOptions) -> LogResult:
     """One log's findings and facts: from the cache when it holds them, else read and checked (and stored)."""
     sha, hit = _lookup(ref, options)
@@ -117,10 +132,15 @@ def _check_batch(batch: list[tuple[LogRef, CheckOptions, str | None]]) -> list[L
 Job = tuple[LogRef, CheckOptions]
 
 
-def check_jobs(jobs: list[Job]) -> list[LogResult]:
+def _nothing() -> None:
+    return None
+
+
+def check_jobs(jobs: list[Job], prepare: Callable[[], None] = _nothing) -> list[LogResult]:
     """One result per (log, options) pair, in order; logs of several rounds share one pool.
 
     Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked.
+    `prepare` (tree-level work that needs no log) runs in this process beside the workers when there is a pool.
     """
     done: dict[int, LogResult] = {}
     todo: list[tuple[int, LogRef, CheckOptions, str | None]] = []
@@ -131,22 +151,48 @@ def check_jobs(jobs: list[Job]) -> list[LogResult]:
         else:
             todo.append((i, ref, options, sha))
     if todo:
-        done.update(zip((t[0] for t in todo), _check_uncached([t[1:] for t in todo]), strict=True))
+        done.update(zip((t[0] for t in todo), _check_uncached([t[1:] for t in todo], prepare), strict=True))
+    else:
+        prepare()
     return [done[i] for i in range(len(jobs))]
 
 
-def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]]) -> list[LogResult]:
+def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], prepare: Callable[[], None]
+                    ) -> list[LogResult]:
     jobs = max(options.jobs for _, options, _ in todo) or os.cpu_count() or 1
     if jobs == 1 or len(todo) < POOL_THRESHOLD:  # in-process: rule files load as the logs ask for them
+        prepare()
         with tracker(len(todo), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
             return [_advanced(_check_and_store(*job), advance) for job in todo]
-    return _shared(todo, jobs)
+    return _shared(todo, jobs, prepare)
 
 
-def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int) -> list[LogResult]:
+class _Beside(threading.Thread):
+    """Runs `prepare` in a thread of this process; join() re-raises what it raised."""
+
+    def __init__(self, prepare: Callable[[], None]) -> None:
+        super().__init__(name="mlsubmit-prepare", daemon=True)
+        self.prepare = prepare
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.prepare()
+        except BaseException as exc:  # handed to the main thread by join()
+            self.error = exc
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self.error is not None:
+            raise self.error
+
+
+def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prepare: Callable[[], None]
+            ) -> list[LogResult]:
     """`jobs - 1` worker processes take batches of logs from the front of the list and this process takes them
     from the back, so every core checks logs and this process's share is never pickled. Each worker has two
-    batches queued, so it does not wait while this process is busy with one of its own."""
+    batches queued, so it does not wait while this process is busy with one of its own. `prepare` runs in a
+    thread started after the workers forked; this process takes no batch until it is done."""
     import multiprocessing
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -165,18 +211,21 @@ def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int) -> l
             pending[pool.submit(_check_batch, [todo[i] for i in batch])] = batch
 
     with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=ctx) as pool:
-        feed(pool)  # the workers fork here, before the progress bar's thread exists
+        feed(pool)  # the workers fork here, before any thread of ours exists
+        beside = _Beside(prepare)
+        beside.start()
         with tracker(len(todo), "checking logs") as advance:
             while batches or pending:
                 for future in [f for f in pending if f.done()]:
                     for i, res in zip(pending.pop(future), future.result(), strict=True):
                         results[i] = _advanced(res, advance)
                 feed(pool)
-                if batches:
+                if batches and not beside.is_alive():
                     for i in batches.pop():
                         results[i] = _advanced(_check_and_store(*todo[i]), advance)
-                elif pending:
-                    wait(pending, return_when=FIRST_COMPLETED)
+                elif pending:  # while `prepare` runs, this thread only keeps the workers fed: two threads
+                    wait(pending, return_when=FIRST_COMPLETED)  # busy in one process slow each other down
+        beside.join()
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]
 
@@ -251,7 +300,14 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions) -> list[
     """One CheckRun per ruleset (`base` with that ruleset); the logs of every round go through one pool."""
     plans = [_plan(list(paths), replace(base, ruleset=ruleset)) for ruleset, paths in groups.items()]
     jobs = [(ref, options) for options, run in plans for ref in run.targets.all_logs()]
-    results = iter(check_jobs(jobs))
+
+    def prepare() -> None:
+        for options, run in plans:
+            for org in run.targets.orgs:
+                for prep in org_preparations(options):
+                    prep(org, options)
+
+    results = iter(check_jobs(jobs, prepare))
     for options, run in plans:
         run.results = {ref.display: next(results) for ref in run.targets.all_logs()}
         _finish(run, options)

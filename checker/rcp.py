@@ -18,6 +18,7 @@ import functools
 import importlib.util
 import math
 import warnings
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,6 +204,19 @@ def _checker(ruleset: str, benchmark: str) -> Any:
     checker.rcp_data = dict(sorted(processed.items(), key=lambda item: item[1]["BS"]))
     checker.compute_rcp_stats()
     return checker
+
+
+def prepare(ruleset: str, benchmarks: Iterable[str]) -> None:
+    """Build the RCP statistics of these benchmarks now, before any log is read: they come from mlperf-logging's
+    data alone, so the pipeline builds them beside the log checks instead of after them. A benchmark whose data
+    cannot be used is left for `evaluate`, which reports it."""
+    for benchmark in sorted(set(benchmarks)):
+        if benchmark == "minigo" or not expected_runs(benchmark):
+            continue
+        try:
+            _checker(ruleset, benchmark)
+        except Exception:  # evaluate() meets the same error and turns it into a finding
+            continue
 
 
 def _judge(checker: Any, record: dict[str, Any], epochs: list[float]) -> tuple[bool, float, float]:

@@ -150,12 +150,20 @@ def agreement_findings(org: OrgTree, facts: dict[str, LogFacts], docs: dict[str,
     return out
 
 
+def prepare_org(org: OrgTree, options: CheckOptions) -> None:
+    """Read and validate the system files before the logs' facts exist; check_org uses the results."""
+    org.prepared["systems"] = {
+        str(path): check_system_file(path, shown, options.ruleset) for path, shown in org_system_files(org)
+    }
+
+
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
     """System files of the tree, their pairing with results/, and the logs' agreement with them."""
     findings: list[Finding] = []
     docs: dict[str, JsonDocument] = {}
+    prepared = org.prepared.pop("systems", {})
     for path, shown in org_system_files(org):
-        doc, found = check_system_file(path, shown, options.ruleset)
+        doc, found = prepared.get(str(path)) or check_system_file(path, shown, options.ruleset)
         docs[path.stem] = doc
         findings.extend(found)
     findings.extend(_pairing_findings(org, docs))

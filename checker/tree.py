@@ -328,6 +328,16 @@ def touched(folder: BenchFolder, options: CheckOptions) -> bool:
     return any(p.startswith(prefix) for p in changed)
 
 
+def prepare_org(org: OrgTree, options: CheckOptions) -> None:
+    """What check_org will need that no log decides: the RCP statistics of the benchmarks whose system file says
+    closed. Skipped with --cache, where a folder's RCP result usually comes from the cache without them."""
+    if options.cache_dir is not None:
+        return
+    known = set(allowed_benchmarks(options.ruleset))
+    closed = {f.name for f in bench_folders(org) if f.name in known and is_closed(read_division(org, f.system), [])}
+    rcp.prepare(options.ruleset, closed)
+
+
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
     if options.profile == "reference":
         from mlsubmit.checker.tree_reference import check_org as reference_check
