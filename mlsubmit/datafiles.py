@@ -16,9 +16,8 @@ import importlib.resources
 import json
 import os
 import tempfile
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -35,7 +34,13 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_SafeLoader)
 
 
-def load_validated(entry: Traversable, schema: str, *, what: str) -> Any:
+class Readable(Protocol):
+    """A shipped file: importlib.resources' Traversable, or a Path."""
+
+    def read_bytes(self) -> bytes: ...
+
+
+def load_validated(entry: Readable, schema: str, *, what: str) -> Any:
     """A shipped YAML file's data after validation against `schema` (a file of mlsubmit.schemas).
 
     Raises schema_loader.SchemaError when the file does not match; a validated copy is reused when one exists.

@@ -1,0 +1,85 @@
+"""The pool: workers and this process share the logs, tree preparation runs beside them, results stay in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mlsubmit.checker.pipeline as pipeline
+import pytest
+from mlsubmit.checker.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
+from treefix import build_org, resnet_runs
+
+
+@pytest.fixture(scope="module")
+def org(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three closed ResNet-50 folders of five runs (one run too slow in the last), enough logs for a pool."""
+    root = tmp_path_factory.mktemp("pool") / "training_results_v1.0" / "Graphcore"
+    runs = {("pod16", "resnet"): resnet_runs([36, 37, 37, 38, 39]),
+            ("pod64", "resnet"): resnet_runs([37, 37, 38, 38, 39]),
+            ("pod128", "resnet"): resnet_runs([20, 37, 38, 38, 39])}  # fmt: skip
+    return build_org(root, runs)
+
+
+def _findings(options: CheckOptions, org: Path) -> tuple[dict[str, list[object]], list[object]]:
+    report = run_check([str(org)], options).report.sorted()
+    return dict(report.files), list(report.tree)
+
+
+def test_a_pool_gives_what_one_process_gives(org: Path) -> None:
+    assert len(list(org.glob("results/*/*/result_*.txt"))) >= POOL_THRESHOLD
+    alone = _findings(CheckOptions(ruleset="1.0.0", jobs=1), org)
+    assert _findings(CheckOptions(ruleset="1.0.0", jobs=2), org) == alone
+    assert _findings(CheckOptions(ruleset="1.0.0", jobs=3), org) == alone
+    codes = {f.code for fs in alone[0].values() for f in fs} | {f.code for f in alone[1]}  # type: ignore[attr-defined]
+    assert codes  # not a vacuous comparison: the tree has findings
+
+
+def test_this_process_checks_logs_too(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here: list[str] = []
+    real = pipeline._check_and_store
+
+    def counting(ref, options, sha):  # type: ignore[no-untyped-def]
+        here.append(ref.display)  # counts only calls in this process: the workers have their own copy
+        return real(ref, options, sha)
+
+    monkeypatch.setattr(pipeline, "_check_and_store", counting)
+    run = run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
+    assert len(run.results) == 15
+    assert 0 < len(here) <= 15
+
+
+def test_preparation_runs_once_beside_the_pool(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def prep(tree, options):  # type: ignore[no-untyped-def]
+        calls.append(tree.display)
+
+    monkeypatch.setattr(pipeline, "org_preparations", lambda options: [prep])
+    run_rounds({"1.0.0": [str(org)]}, CheckOptions(ruleset="1.0.0", jobs=2))
+    assert calls == [str(org)]
+
+
+def test_an_error_in_the_preparation_reaches_the_caller(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def prep(tree, options):  # type: ignore[no-untyped-def]
+        raise RuntimeError("prep broke")
+
+    monkeypatch.setattr(pipeline, "org_preparations", lambda options: [prep])
+    for jobs in (1, 2):
+        with pytest.raises(RuntimeError, match="prep broke"):
+            run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=jobs))
+
+
+def test_prepared_system_files_are_used_once(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mlsubmit.checker.system_agreement as agreement
+
+    checked: list[str] = []
+    real = agreement.check_system_file
+
+    def counting(path, shown, ruleset):  # type: ignore[no-untyped-def]
+        checked.append(shown)
+        return real(path, shown, ruleset)
+
+    monkeypatch.setattr(agreement, "check_system_file", counting)
+    run = run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
+    assert sorted(checked) == sorted(p for p in run.report.files if "/systems/" in p)
+    assert len(checked) == 3
