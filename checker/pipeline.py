@@ -140,7 +140,8 @@ def check_jobs(jobs: list[Job], prepare: Callable[[], None] = _nothing) -> list[
     """One result per (log, options) pair, in order; logs of several rounds share one pool.
 
     Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked.
-    `prepare` (tree-level work that needs no log) runs in this process beside the workers when there is a pool.
+    `prepare` (tree-level work that needs no log) runs in this process beside the workers when there is a pool;
+    without one there is nothing to overlap, and the org checks do that work themselves, only where needed.
     """
     done: dict[int, LogResult] = {}
     todo: list[tuple[int, LogRef, CheckOptions, str | None]] = []
@@ -152,8 +153,6 @@ def check_jobs(jobs: list[Job], prepare: Callable[[], None] = _nothing) -> list[
             todo.append((i, ref, options, sha))
     if todo:
         done.update(zip((t[0] for t in todo), _check_uncached([t[1:] for t in todo], prepare), strict=True))
-    else:
-        prepare()
     return [done[i] for i in range(len(jobs))]
 
 
@@ -161,7 +160,6 @@ def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], prepare
                     ) -> list[LogResult]:
     jobs = max(options.jobs for _, options, _ in todo) or os.cpu_count() or 1
     if jobs == 1 or len(todo) < POOL_THRESHOLD:  # in-process: rule files load as the logs ask for them
-        prepare()
         with tracker(len(todo), "checking logs") as advance:  # a bar only on a terminal, after a few seconds
             return [_advanced(_check_and_store(*job), advance) for job in todo]
     return _shared(todo, jobs, prepare)

@@ -330,9 +330,7 @@ def touched(folder: BenchFolder, options: CheckOptions) -> bool:
 
 def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     """What check_org will need that no log decides: the RCP statistics of the benchmarks whose system file says
-    closed. Skipped with --cache, where a folder's RCP result usually comes from the cache without them."""
-    if options.cache_dir is not None:
-        return
+    closed (the pipeline runs this only beside a pool of log checks, so a run answered from --cache skips it)."""
     known = set(allowed_benchmarks(options.ruleset))
     closed = {f.name for f in bench_folders(org) if f.name in known and is_closed(read_division(org, f.system), [])}
     rcp.prepare(options.ruleset, closed)

@@ -64,9 +64,9 @@ def test_an_error_in_the_preparation_reaches_the_caller(org: Path, monkeypatch: 
         raise RuntimeError("prep broke")
 
     monkeypatch.setattr(pipeline, "org_preparations", lambda options: [prep])
-    for jobs in (1, 2):
-        with pytest.raises(RuntimeError, match="prep broke"):
-            run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=jobs))
+    with pytest.raises(RuntimeError, match="prep broke"):
+        run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
+    assert run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=1)).results  # no pool: nothing prepared
 
 
 def test_prepared_system_files_are_used_once(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
