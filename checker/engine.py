@@ -232,6 +232,7 @@ def _short_src(snip: Snippet, limit: int = 160) -> str:
 
 class _LogRun:
     def __init__(self, records: list[Record], ruleset: Ruleset, path: str) -> None:
+        self.given = records  # the log's own records: lines_of indexes these, never derived ones
         self.records = list(records)  # BEGIN blocks may append derived records; the caller's list stays as is
         self.ruleset = ruleset
         self.path = path
@@ -244,7 +245,7 @@ class _LogRun:
     def lines_of(self, key: str) -> list[int]:
         if self._lines is None:
             self._lines = {}
-            for rec in self.records:
+            for rec in self.given:
                 self._lines.setdefault(rec.key, []).append(rec.line)
         return self._lines.get(key, [])
 
