@@ -169,8 +169,9 @@ class _Reader:
         """Read the complete lines in `data` (it ends just after a newline, or at EOF); return the lines seen.
 
         Only the token's occurrences are visited (bytes.find), so text between records costs C-speed scans. A
-        line with one well-formed record and no bare CR is decoded right here (the bulk of every log); any other
-        line goes through `_line`, which gives every message.
+        line with one well-formed record and no bare CR is decoded right here (the bulk of every log); anything
+        unusual (a bare CR, NaN, a possibly repeated key, bad JSON) goes through `_line` and `_record`, which redo
+        the line with every check and message.
         """
         if b"\x00" in data or not data.isascii():
             self._scan_bytes(data, first_line)
@@ -198,9 +199,7 @@ class _Reader:
                         key = obj["key"]
                         ts = float(obj["time_ms"])
                         value, meta = obj["value"], obj["metadata"]
-                        n = len(obj) + (len(value) if type(value) is dict else 0)
-                        n += len(meta) if type(meta) is dict else 0
-                        if type(key) is str and body.count('":') <= n:
+                        if type(key) is str and body.count('":') <= _shallow_keys(obj):
                             records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
                             self.index += 1
                             pos = find(_BTOKEN, end)
@@ -223,36 +222,9 @@ class _Reader:
 
     def _line(self, raw: bytes, lineno: int) -> None:
         body = raw[:-1] if raw.endswith(b"\r") else raw
-        if b"\r" in body:  # universal newlines: a bare CR ends a line for mlperf-logging's reader
-            for piece in body.split(b"\r"):
-                if _BTOKEN in piece:
-                    self._record(piece.decode("latin-1"), lineno)
-        else:
-            text = body.decode("latin-1")
-            if not self._fast_record(text, lineno):
-                self._record(text, lineno)
-
-    def _fast_record(self, text: str, lineno: int) -> bool:
-        """The common case, inline: a well-formed record with no NaN and no repeated key.
-
-        Anything unusual returns False and `_record` redoes the line with every check and message.
-        """
-        body = text[text.rindex(TOKEN) + len(TOKEN) :].strip()
-        _NONFINITE_SEEN[0] = False
-        try:
-            obj, end = _SCAN(body, 0)
-            if end != len(body) or type(obj) is not dict or _NONFINITE_SEEN[0]:
-                return False
-            key = obj["key"]
-            ts = float(obj["time_ms"])
-            value, meta = obj["value"], obj["metadata"]
-        except (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError):
-            return False
-        if type(key) is not str or body.count('":') > _shallow_keys(obj):
-            return False
-        self.log.records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
-        self.index += 1
-        return True
+        for piece in body.split(b"\r"):  # universal newlines: a bare CR ends a line for mlperf-logging's reader
+            if _BTOKEN in piece:
+                self._record(piece.decode("latin-1"), lineno)
 
     def _record(self, text: str, lineno: int) -> None:
         text = text[text.rindex(TOKEN) :].strip()
