@@ -132,11 +132,7 @@ def _check_batch(batch: list[tuple[LogRef, CheckOptions, str | None]]) -> list[L
 Job = tuple[LogRef, CheckOptions]
 
 
-def _nothing() -> None:
-    return None
-
-
-def check_jobs(jobs: list[Job], prepare: Callable[[], None] = _nothing) -> list[LogResult]:
+def check_jobs(jobs: list[Job], prepare: Callable[[], None]) -> list[LogResult]:
     """One result per (log, options) pair, in order; logs of several rounds share one pool.
 
     Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked.

@@ -18,24 +18,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench import FLOOR  # noqa: E402 - the same floor as tools/bench.py
+from bench import FLOOR, best, timed  # noqa: E402 - the same floor and timing as tools/bench.py
 
 PY = sys.executable
 MLSUBMIT = [PY, "-m", "mlsubmit"]
 ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0"}
-
-
-def timed(cmd: list[str], **kwargs: object) -> tuple[float, subprocess.CompletedProcess[str]]:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
-    return time.perf_counter() - start, proc
 
 
 def corpus_trees(corpus: Path) -> dict[str, list[Path]]:
@@ -48,22 +41,19 @@ RUNS = int(os.environ.get("MLSUBMIT_BENCH_RUNS", "3"))
 def check_all(trees: dict[str, list[Path]], *extra: str, runs: int = RUNS) -> float:
     """Fastest of `runs` runs of one `mlsubmit check` over every tree (each tree's ruleset from its round folder)."""
     paths = [str(p) for ps in trees.values() for p in ps]
-    best = float("inf")
-    for _ in range(runs):
-        took, proc = timed([*MLSUBMIT, "check", "--format", "json", *extra, *paths])
-        if proc.returncode not in (0, 1):
-            raise SystemExit(f"mlsubmit failed: {proc.stderr}")
-        best = min(best, took)
-    return best
+    took, proc = best(runs, [*MLSUBMIT, "check", "--format", "json", *extra, *paths])
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"mlsubmit failed: {proc.stderr}")
+    return took
 
 
 def check_cold(trees: dict[str, list[Path]]) -> float:
     """Fastest of RUNS runs, each with a fresh, empty --cache folder."""
-    best = float("inf")
+    fastest = float("inf")
     for _ in range(RUNS):
         with tempfile.TemporaryDirectory(prefix="mlsubmit-cache-") as cache:
-            best = min(best, check_all(trees, "--cache", cache, runs=1))
-    return best
+            fastest = min(fastest, check_all(trees, "--cache", cache, runs=1))
+    return fastest
 
 
 def bench_corpus(corpus: Path) -> dict[str, object]:
@@ -75,7 +65,7 @@ def bench_corpus(corpus: Path) -> dict[str, object]:
         d = json.loads(line)
         verdicts[os.path.relpath(d["tree"], corpus)] = "crash" if d["crash"] else ("pass" if d["ok"] else "fail")
     logs = [str(p) for paths in trees.values() for t in paths for p in t.glob("results/*/*/result_*.txt")]
-    floor_t = min(timed([PY, "-c", FLOOR, *logs])[0] for _ in range(RUNS))
+    floor_t, _ = best(RUNS, [PY, "-c", FLOOR, *logs])
     reference_profile_t = check_all(trees, "--profile", "reference")
     full_t = check_all(trees)
     out: dict[str, object] = {
