@@ -332,8 +332,9 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     """What check_org will need that no log decides: the RCP statistics of the benchmarks whose system file says
     closed (the pipeline runs this only beside a pool of log checks, so a run answered from --cache skips it)."""
     known = set(allowed_benchmarks(options.ruleset))
-    closed = {f.name for f in bench_folders(org) if f.name in known and is_closed(read_division(org, f.system), [])}
-    rcp.prepare(options.ruleset, closed)
+    folders = [f for f in bench_folders(org) if f.name in known]
+    divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
+    rcp.prepare(options.ruleset, {f.name for f in folders if is_closed(divisions[f.system], [])})
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
