@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import threading
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.cache import LogCache, context_key
 from mlsubmit.checker.discover import LogRef, OrgTree, Targets, UsageError, discover
@@ -23,6 +25,9 @@ from mlsubmit.checker.ruleset import get_ruleset
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.progress import tracker
 from mlsubmit.safe_io import sha256_file as file_sha256
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
 
@@ -161,65 +166,95 @@ def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], prepare
     return _shared(todo, jobs, prepare)
 
 
-class _Beside(threading.Thread):
-    """Runs `prepare` in a thread of this process; join() re-raises what it raised."""
+class WorkerError(RuntimeError):
+    """A worker process failed; the message carries its traceback."""
 
-    def __init__(self, prepare: Callable[[], None]) -> None:
-        super().__init__(name="mlsubmit-prepare", daemon=True)
-        self.prepare = prepare
-        self.error: BaseException | None = None
+
+def _take(counter: Any) -> int:
+    """The next log's index, shared by every process: whoever is free takes the next log."""
+    with counter.get_lock():
+        i = int(counter.value)
+        counter.value = i + 1
+    return i
+
+
+def _worker(todo: list[tuple[LogRef, CheckOptions, str | None]], counter: Any, conn: Connection) -> None:
+    """In a worker process: check logs until none is left, sending each result as it is done, then None."""
+    try:
+        while (i := _take(counter)) < len(todo):
+            conn.send((i, _check_and_store(*todo[i])))
+        conn.send(None)
+    except BaseException:  # reported to the parent, which raises it; this process just ends
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+class _Receiver(threading.Thread):
+    """Collects the workers' results as they come, so a worker never waits on a full pipe."""
+
+    def __init__(self, conns: list[Connection], results: list[LogResult | None]) -> None:
+        super().__init__(name="mlsubmit-results", daemon=True)
+        self.conns = conns
+        self.results = results
+        self.failure: str | None = None
 
     def run(self) -> None:
-        try:
-            self.prepare()
-        except BaseException as exc:  # handed to the main thread by join()
-            self.error = exc
+        from multiprocessing.connection import wait
 
-    def join(self, timeout: float | None = None) -> None:
-        super().join(timeout)
-        if self.error is not None:
-            raise self.error
+        open_ = list(self.conns)
+        while open_:
+            for conn in wait(open_):
+                try:
+                    message = conn.recv()  # type: ignore[union-attr]
+                except EOFError:
+                    message = ("error", "a worker process ended without reporting (killed?)")
+                if message is None:
+                    open_.remove(conn)
+                elif message[0] == "error":
+                    self.failure = self.failure or message[1]
+                    open_.remove(conn)
+                else:
+                    self.results[message[0]] = message[1]
 
 
 def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prepare: Callable[[], None]
             ) -> list[LogResult]:
-    """`jobs - 1` worker processes take batches of logs from the front of the list and this process takes them
-    from the back, so every core checks logs and this process's share is never pickled. Each worker has two
-    batches queued, so it does not wait while this process is busy with one of its own. `prepare` runs in a
-    thread started after the workers forked; this process takes no batch until it is done."""
+    """`jobs - 1` worker processes and this one take logs one at a time from a shared counter, so all finish
+    within about one log of each other, and this process's share is never pickled. Workers send each result as
+    it is done; a thread here receives them. This process first does `prepare` (tree work that needs no log)."""
     import multiprocessing
-    from collections import deque
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
     for ruleset in sorted({options.ruleset for _, options, _ in todo}):
         get_ruleset(ruleset).load_all()  # compile every rule file once here, so forked workers inherit them
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    size = max(1, min(32, len(todo) // (jobs * 8)))
-    batches = deque(range(start, min(start + size, len(todo))) for start in range(0, len(todo), size))
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    counter = ctx.Value("q", 0)
     results: list[LogResult | None] = [None] * len(todo)
-    pending: dict[Future[list[LogResult]], range] = {}
-
-    def feed(pool: ProcessPoolExecutor) -> None:
-        while batches and len(pending) < 2 * (jobs - 1):
-            batch = batches.popleft()
-            pending[pool.submit(_check_batch, [todo[i] for i in batch])] = batch
-
-    with ProcessPoolExecutor(max_workers=jobs - 1, mp_context=ctx) as pool:
-        feed(pool)  # the workers fork here, before any thread of ours exists
-        beside = _Beside(prepare)
-        beside.start()
+    procs, conns = [], []
+    for _ in range(jobs - 1):
+        receive, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker, args=(todo, counter, send), daemon=True)
+        proc.start()
+        send.close()  # the worker holds its end; EOF here then means the worker is gone
+        procs.append(proc)
+        conns.append(receive)
+    receiver = _Receiver(conns, results)
+    receiver.start()
+    try:
+        prepare()
         with tracker(len(todo), "checking logs") as advance:
-            while batches or pending:
-                for future in [f for f in pending if f.done()]:
-                    for i, res in zip(pending.pop(future), future.result(), strict=True):
-                        results[i] = _advanced(res, advance)
-                feed(pool)
-                if batches and not beside.is_alive():
-                    for i in batches.pop():
-                        results[i] = _advanced(_check_and_store(*todo[i]), advance)
-                elif pending:  # while `prepare` runs, this thread only keeps the workers fed: two threads
-                    wait(pending, return_when=FIRST_COMPLETED)  # busy in one process slow each other down
-        beside.join()
+            while (i := _take(counter)) < len(todo):
+                results[i] = _advanced(_check_and_store(*todo[i]), advance)
+            receiver.join()
+    except BaseException:  # an error here or an interrupt: the workers' remaining logs are not wanted
+        for proc in procs:
+            proc.terminate()
+        raise
+    finally:
+        for proc in procs:
+            proc.join()
+    if receiver.failure is not None:
+        raise WorkerError(f"a worker process failed:\n{receiver.failure}")
     assert all(r is not None for r in results)
     return results  # type: ignore[return-value]
 

@@ -330,11 +330,18 @@ def touched(folder: BenchFolder, options: CheckOptions) -> bool:
 
 def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     """What check_org will need that no log decides: the RCP statistics of the benchmarks whose system file says
-    closed (the pipeline runs this only beside a pool of log checks, so a run answered from --cache skips it)."""
+    closed and, in the full profile, the hygiene scan (the pipeline runs this only beside a pool of log checks, so
+    a run answered from --cache skips it)."""
     known = set(allowed_benchmarks(options.ruleset))
     folders = [f for f in bench_folders(org) if f.name in known]
     divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
     rcp.prepare(options.ruleset, {f.name for f in folders if is_closed(divisions[f.system], [])})
+    if options.profile != "reference" and not only_logs_changed(org, options):
+        org.prepared["hygiene"] = _hygiene(org)
+
+
+def _hygiene(org: OrgTree) -> list[Finding]:
+    return hygiene.scan(org.root, org.display, secrets_under=("benchmarks", "benchmark"))
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
@@ -352,7 +359,8 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     known = set(allowed_benchmarks(options.ruleset))
     with_results = {f.name for f in folders if f.logs and f.name in known}
     out += check_implementations(org, with_results)
-    out += hygiene.scan(org.root, org.display, secrets_under=("benchmarks", "benchmark"))
+    prepared = org.prepared.pop("hygiene", None)
+    out += prepared if prepared is not None else _hygiene(org)
     return out
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import yaml
@@ -59,6 +60,27 @@ def load_validated(entry: Readable, schema: str, *, what: str) -> Any:
     validate_or_raise(data, load_schema(schema), what=what)
     if copy is not None:
         _store(copy, data)
+    return data
+
+
+def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
+    """Data computed from shipped files only (no user input), e.g. RCP statistics from mlperf-logging's data:
+    `build()` once, then a JSON copy named by `name` and the hash of `inputs` (every byte the result depends on,
+    the code that computes it included). A copy that is missing, damaged or cannot be written means `build()`."""
+    folder = cache_dir()
+    if folder is None:
+        return build()
+    from mlsubmit import __version__
+
+    key = hashlib.sha256(__version__.encode() + b"\0" + inputs).hexdigest()
+    path = folder / f"{name}-{key}.json"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        pass
+    data = build()
+    _store(path, data)
     return data
 
 

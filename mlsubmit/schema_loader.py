@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
 
 
 class SchemaError(ValueError):
@@ -36,7 +37,56 @@ def _registry() -> Registry:
 
 def validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, registry=_registry(), format_checker=cls.FORMAT_CHECKER)
+    return cls(_inlined(schema), registry=_registry(), format_checker=cls.FORMAT_CHECKER)
+
+
+_INLINED: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})  # values there are data, not subschemas
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with each bare `{"$ref": ...}` replaced by the subschema it names, once per schema object.
+
+    Validation then gives the same errors (same instance paths, failing subschemas and messages; only
+    schema_path loses its "$ref" steps, which nothing reads) without a registry lookup per reference: those were
+    half the time of checking a system file. A schema that would still hold a reference afterwards (a loop, a
+    `$ref` beside other keywords, `$dynamicRef`) or whose references do not resolve is used as it is.
+    """
+    held = _INLINED.get(id(schema))
+    if held is not None and held[0] is schema:  # the schema is held, so its id cannot be reused meanwhile
+        return held[1]
+    try:
+        resolver = _registry().resolver(base_uri=str(schema.get("$id", "")))
+        done = _inline(schema, resolver, 0)
+        result = schema if _has_reference(done) else done
+    except (RecursionError, Unresolvable):
+        result = schema
+    _INLINED[id(schema)] = (schema, result)
+    return result
+
+
+def _inline(node: Any, resolver: Any, depth: int) -> Any:
+    if depth > 32:
+        raise RecursionError("schema references nest too deeply to inline")
+    if isinstance(node, list):
+        return [_inline(item, resolver, depth) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and len(node) == 1:
+        resolved = resolver.lookup(ref)
+        return _inline(resolved.contents, resolved.resolver, depth + 1)
+    return {k: v if k in _DATA_KEYWORDS else _inline(v, resolver, depth) for k, v in node.items()}
+
+
+def _has_reference(node: Any) -> bool:
+    if isinstance(node, list):
+        return any(_has_reference(item) for item in node)
+    if not isinstance(node, dict):
+        return False
+    if any(k in node for k in ("$ref", "$dynamicRef", "$recursiveRef")):
+        return True
+    return any(_has_reference(v) for k, v in node.items() if k not in _DATA_KEYWORDS)
 
 
 def errors(data: Any, schema: dict[str, Any]) -> list[jsonschema.ValidationError]:

@@ -83,3 +83,26 @@ def test_prepared_system_files_are_used_once(org: Path, monkeypatch: pytest.Monk
     run = run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
     assert sorted(checked) == sorted(p for p in run.report.files if "/systems/" in p)
     assert len(checked) == 3
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_hygiene_scan_runs_once(org: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """With a pool it runs in the preparation, beside the log checks; without one, in the tree check."""
+    import mlsubmit.checker.hygiene as hygiene
+
+    (org / "benchmarks" / "notes.txt~").parent.mkdir(exist_ok=True)
+    (org / "benchmarks" / "notes.txt~").write_text("editor backup")
+    scans: list[str] = []
+    real = hygiene.scan
+
+    def counting(root, display, **kwargs):  # type: ignore[no-untyped-def]
+        scans.append(display)
+        return real(root, display, **kwargs)
+
+    monkeypatch.setattr(hygiene, "scan", counting)
+    try:
+        run = run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=jobs))
+    finally:
+        (org / "benchmarks" / "notes.txt~").unlink()
+    assert scans == [str(org)]
+    assert any(f.path.endswith("notes.txt~") for f in run.report.tree)

@@ -171,3 +171,33 @@ def test_epoch_that_is_not_a_number_is_named_as_a_reference_crash() -> None:
     conv = read_convergence(odd)
     assert conv.converged and conv.epochs == 40.0 and "non-numeric" in (conv.problem or "")
     assert evaluate("resnet", "1.0.0", [*runs([40] * 4), odd]).crash
+
+
+@pytest.mark.parametrize("ruleset", ["1.0.0", "1.1.0"])
+def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The RCP statistics come from the data cache after the first run: same values, same numpy types, pruned
+    records the same objects as the full ones, as when the reference computes them."""
+    import numpy as np
+    from mlsubmit.checker import rcp
+
+    def snapshot(checker: object) -> object:
+        full = checker.rcp_data  # type: ignore[attr-defined]
+        pruned = checker.pruned_rcp_data  # type: ignore[attr-defined]
+        assert all(pruned[n] is full[n] for n in pruned)
+        return [(name, {k: (type(v).__name__, repr(v)) for k, v in rec.items()}) for name, rec in full.items()], list(
+            pruned)
+
+    benchmarks = sorted(p.name[5:-5] for p in rcp._rcp_folder(ruleset).iterdir() if p.name.startswith("rcps_"))
+    assert benchmarks
+    for cache in ("off", str(tmp_path), str(tmp_path)):  # computed, computed and stored, read back
+        monkeypatch.setenv("MLSUBMIT_DATA_CACHE", cache)
+        _checker.cache_clear()
+        got = {b: snapshot(c) for b in benchmarks if (c := _checker(ruleset, b)) is not None}
+        if cache == "off":
+            first = got
+        assert got == first
+    assert list(tmp_path.glob("rcp-*.json"))
+    assert all(type(rec["RCP Mean"]) is np.float64 for c in [_checker(ruleset, benchmarks[0])] for rec in
+               c.rcp_data.values())
+    _checker.cache_clear()

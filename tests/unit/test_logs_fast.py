@@ -1,0 +1,122 @@
+"""The reader's msgspec fast path gives exactly what its json path gives, or steps aside.
+
+msgspec decodes ASCII records; whatever it cannot decode the way json would (NaN, floats that overflow, lone
+surrogates, deep nesting, repeated keys) must fall back to the json path, which also writes the findings. Each case
+reads the same bytes twice, once with msgspec switched off, and compares records and findings.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mlsubmit.checker import logs
+from mlsubmit.checker.logs import read_stream
+
+
+def _refuse(raw: bytes) -> Any:
+    raise ValueError("fast path off")
+
+
+def both(text: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    fast = read_stream(io.BytesIO(text), "x.txt")
+    with monkeypatch.context() as m:
+        m.setattr(logs, "_FAST", _refuse)
+        slow = read_stream(io.BytesIO(text), "x.txt")
+
+    def shape(log: logs.ParsedLog) -> Any:
+        # repr, so that NaN equals NaN and 1 differs from 1.0 and True
+        return (
+            [repr((r.key, r.value, r.timestamp, r.line, r.lineno)) for r in log.records],
+            [(f.code, f.line, f.message) for f in log.findings],
+            log.parse_errors,
+        )
+
+    return shape(fast), shape(slow)
+
+
+NUMBERS = (
+    "1", "-0", "0.1", "1e308", "1e309", "-1e400", "1e-400", "123456789012345678901234567890", "18446744073709551616",
+    "-9223372036854775809", "9223372036854775807", "NaN", "Infinity", "-Infinity", "1.0000000000000002",
+    "2.2250738585072011e-308", "4.9e-324", "01", "1.", ".5", "1E+2",
+)
+STRINGS = ('"a"', r'"\ud800"', r'"\ud83d\ude00"', r'"\u0000"', r'"tab\there"', '"x\x01"', r'"\/\\\""', '"\x7f"')
+
+
+def _scalar() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.sampled_from(NUMBERS + STRINGS + ("true", "false", "null")),
+        st.integers().map(str),
+        st.floats(allow_nan=False, allow_infinity=False).map(repr),
+        st.text(max_size=8).map(lambda s: json.dumps(s, ensure_ascii=True)),
+    )
+
+
+def _value() -> st.SearchStrategy[str]:
+    return st.recursive(
+        _scalar(),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+            st.lists(st.tuples(st.sampled_from(["a", "b", "epoch_num", "value"]), inner), max_size=3).map(
+                lambda kv: "{" + ", ".join(f'"{k}": {v}' for k, v in kv) + "}"
+            ),
+        ),
+        max_leaves=6,
+    )
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(value=_value(), meta=_value(), time_ms=_scalar(), pad=st.sampled_from(["", " ", "\t", "\x0c", " x"]))
+def test_fast_path_equals_the_json_path(value: str, meta: str, time_ms: str, pad: str) -> None:
+    line = (
+        f'[1,0]<stdout>: :::MLLOG {{"namespace": "", "time_ms": {time_ms}, "event_type": "POINT_IN_TIME", '
+        f'"key": "k", "value": {value}, "metadata": {meta}}}{pad}\n'
+    ).encode("ascii", "backslashreplace")
+    with pytest.MonkeyPatch.context() as m:
+        fast, slow = both(line * 2, m)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_each_tricky_number(number: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    line = f':::MLLOG {{"time_ms": 5, "key": "k", "value": {number}, "metadata": {{}}}}\n'.encode()
+    fast, slow = both(line, monkeypatch)
+    assert fast == slow
+
+
+def test_big_integers_stay_exact() -> None:
+    big = "123456789012345678901234567890"
+    text = f":::MLLOG {{\"time_ms\": 5, \"key\": \"k\", \"value\": {big}, \"metadata\": {{}}}}\n"
+    log = read_stream(io.BytesIO(text.encode()), "x")
+    assert log.records[0].payload == int(big)
+
+
+def test_repeated_key_still_reaches_the_duplicate_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    line = b':::MLLOG {"time_ms": 5, "key": "k", "value": 1, "value": 2, "metadata": {}}\n'
+    fast, slow = both(line, monkeypatch)
+    assert fast == slow
+    assert [c for c, _, _ in fast[1]] == ["LOG007"]
+
+
+def test_non_ascii_chunks_use_the_latin1_json_path() -> None:
+    # mlperf-logging reads files as latin-1: UTF-8 "é" is two characters there, and so it must be here
+    line = ':::MLLOG {"time_ms": 5, "key": "k", "value": "é", "metadata": {}}\n'.encode()
+    log = read_stream(io.BytesIO(line), "x")
+    assert log.records[0].payload == "é".encode().decode("latin-1")
+
+
+def test_ordinary_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[bytes] = []
+
+    def counting(raw: bytes) -> Any:
+        calls.append(raw)
+        return json.loads(raw)
+
+    monkeypatch.setattr(logs, "_FAST", counting)
+    text = b"".join(b':::MLLOG {"time_ms": 5, "key": "k%d", "value": 1, "metadata": {}}\r\n' % i for i in range(3))
+    log = read_stream(io.BytesIO(text), "x")
+    assert len(calls) == 3 and [r.key for r in log.records] == ["k0", "k1", "k2"]
