@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.facts import LogFacts
+
 from mlsubmit.datafiles import derived
 
 NOT_CONVERGED = 1e9  # the reference's stand-in epoch count for a run that did not converge

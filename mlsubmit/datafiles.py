@@ -16,8 +16,8 @@ import importlib.resources
 import json
 import os
 import tempfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
