@@ -7,13 +7,14 @@ starts with compiled rules.
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mlsubmit.checker.cache import LogCache, context_key
 from mlsubmit.checker.discover import LogRef, OrgTree, Targets, UsageError, discover
@@ -204,18 +205,29 @@ class _Receiver(threading.Thread):
 
         open_ = list(self.conns)
         while open_:
-            for conn in wait(open_):
-                try:
-                    message = conn.recv()  # type: ignore[union-attr]
-                except EOFError:
-                    message = ("error", "a worker process ended without reporting (killed?)")
-                if message is None:
+            for ready in wait(open_):
+                conn = cast("Connection", ready)
+                if not self._drain(conn):
                     open_.remove(conn)
-                elif message[0] == "error":
-                    self.failure = self.failure or message[1]
-                    open_.remove(conn)
-                else:
-                    self.results[message[0]] = message[1]
+
+    def _drain(self, conn: Connection) -> bool:
+        """Every message waiting on `conn`, while this thread holds the GIL: taking one per wake-up lets a
+        busy main thread (it gives the GIL up only every few ms) fall behind until the worker blocks on a full
+        pipe. False once the worker is done or gone."""
+        while True:
+            message: Any
+            try:
+                message = conn.recv()
+            except EOFError:
+                message = ("error", "a worker process ended without reporting (killed?)")
+            if message is None:
+                return False
+            if message[0] == "error":
+                self.failure = self.failure or str(message[1])
+                return False
+            self.results[message[0]] = message[1]
+            if not conn.poll():
+                return True
 
 
 def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prepare: Callable[[], None]
@@ -231,13 +243,17 @@ def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prep
     counter = ctx.Value("q", 0)
     results: list[LogResult | None] = [None] * len(todo)
     procs, conns = [], []
-    for _ in range(jobs - 1):
-        receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(todo, counter, send), daemon=True)
-        proc.start()
-        send.close()  # the worker holds its end; EOF here then means the worker is gone
-        procs.append(proc)
-        conns.append(receive)
+    gc.freeze()  # a forked worker's collector then never walks (and so copies) the pages it shares with us
+    try:
+        for _ in range(jobs - 1):
+            receive, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_worker, args=(todo, counter, send), daemon=True)
+            proc.start()
+            send.close()  # the worker holds its end; EOF here then means the worker is gone
+            procs.append(proc)
+            conns.append(receive)
+    finally:
+        gc.unfreeze()  # here, in the parent, everything is collectable again
     receiver = _Receiver(conns, results)
     receiver.start()
     try:

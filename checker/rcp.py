@@ -9,15 +9,13 @@ source of truth).
 We reuse the reference's RCP data files and its pure functions (statistics, pruning, lookup, interpolation) so the
 pass/fail and the normalisation factor are the reference's own. We do not reuse its file reading (logs are read once,
 by the pipeline), nor its evaluation step, which deletes and writes `scaling.json` in the results folder: the factor
-is returned instead. numpy is imported only when a folder is evaluated; scipy never is (see `_reference`).
+is returned instead. Neither scipy nor, for what the check computes, numpy is imported (see `_reference`).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
-import math
-import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -142,18 +140,21 @@ def expected_runs(benchmark: str) -> int | None:
 
 @functools.cache
 def _reference() -> Any:
-    """mlperf-logging's RCP checker module, loaded as a private copy whose `scipy.stats` is checker/tstat.py.
+    """mlperf-logging's RCP checker module, loaded as a private copy whose `scipy.stats` is checker/tstat.py and
+    whose `numpy` is checker/npstats.py.
 
     The module imports scipy for a single t-test (`ttest_ind_from_stats`), and importing scipy.stats takes about a
-    second: more than checking a corpus of logs. The copy runs the reference's own code with our t-test, which
-    tests/unit/test_tstat.py holds to scipy's within 1e-11; the real module (which the differential tests run) is
-    left as it is, with the real scipy.
+    second: more than checking a corpus of logs. It uses numpy for means and a two-point interpolation, and
+    importing numpy costs more than checking a results folder. The copy runs the reference's own code with our
+    t-test (tests/unit/test_tstat.py holds it to scipy's within 1e-11) and numpy's mean and interp in numpy's own
+    floating-point order (tests/unit/test_npstats.py: bit for bit); any other numpy name goes to numpy. The real
+    module (which the differential tests run) is left as it is, with the real scipy and numpy.
     """
     import importlib.util
     import sys
     import types
 
-    from mlsubmit.checker import tstat
+    from mlsubmit.checker import npstats, tstat
 
     spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
     if spec is None or spec.origin is None:
@@ -165,11 +166,11 @@ def _reference() -> Any:
     private = importlib.util.spec_from_file_location("mlsubmit.checker._rcp_reference", spec.origin)
     assert private is not None and private.loader is not None
     module = importlib.util.module_from_spec(private)
-    saved = {name: sys.modules.get(name) for name in ("scipy", "scipy.stats")}
-    sys.modules.update({"scipy": scipy, "scipy.stats": stats})
+    saved = {name: sys.modules.get(name) for name in ("scipy", "scipy.stats", "numpy")}
+    sys.modules.update({"scipy": scipy, "scipy.stats": stats, "numpy": npstats.stand_in()})
     try:
         private.loader.exec_module(module)
-    finally:  # only the private copy keeps the stand-in; later imports of scipy get the real one
+    finally:  # only the private copy keeps the stand-ins; later imports of scipy and numpy get the real ones
         for name, old in saved.items():
             if old is None:
                 sys.modules.pop(name, None)
@@ -202,7 +203,7 @@ def _checker(ruleset: str, benchmark: str) -> Any:
     checker.alpha, checker.tolerance, checker.verbose = 0.05, 0.0001, False
     checker.submission_runs = runs
     raw = path.read_bytes()
-    code = b"".join(Path(f).read_bytes() for f in (rc.__file__, __file__, _tstat_file()))
+    code = b"".join(Path(f).read_bytes() for f in (rc.__file__, __file__, *_helper_files()))
     inputs = b"\0".join([ruleset.encode(), benchmark.encode(), str(runs).encode(), raw, code])
     stats = derived(f"rcp-{ruleset}-{benchmark}", inputs, lambda: _statistics(checker, raw))
     _restore(checker, stats)
@@ -213,33 +214,32 @@ _STAT_FIELDS = ("RCP Mean", "RCP Stdev", "Max Speedup", "Min Epochs")
 
 
 def _statistics(checker: Any, raw: bytes) -> dict[str, Any]:
-    """The reference's own computation: processed records sorted by batch size, statistics, pruning."""
+    """The reference's own computation: processed records sorted by batch size, statistics, pruning. The
+    statistics are plain floats (numpy's std is a float64 of the same value) so that a computed and a stored copy
+    are alike."""
     import json
 
     processed = checker._process_raw_rcp_data(json.loads(raw.decode("utf-8")))
     checker.rcp_data = dict(sorted(processed.items(), key=lambda item: item[1]["BS"]))
     checker.compute_rcp_stats()
+    for record in checker.rcp_data.values():
+        for name in _STAT_FIELDS:
+            if name in record:
+                record[name] = float(record[name])
     return {"rcp_data": checker.rcp_data, "pruned": list(checker.pruned_rcp_data)}
 
 
 def _restore(checker: Any, stats: dict[str, Any]) -> None:
-    """Set the statistics as the reference holds them: numpy float64 values (exact from JSON's repr of a double),
-    pruned records being the same objects as the full ones."""
-    import numpy as np
-
+    """Set the statistics as the reference holds them, pruned records being the same objects as the full ones."""
     records: dict[str, dict[str, Any]] = stats["rcp_data"]
-    for record in records.values():
-        for name in _STAT_FIELDS:
-            if name in record:
-                record[name] = np.float64(record[name])
     checker.rcp_data = records
     checker.pruned_rcp_data = {name: records[name] for name in stats["pruned"]}
 
 
-def _tstat_file() -> str:
-    from mlsubmit.checker import tstat
+def _helper_files() -> tuple[str, str]:
+    from mlsubmit.checker import npstats, tstat
 
-    return tstat.__file__
+    return tstat.__file__, npstats.__file__
 
 
 def prepare(ruleset: str, benchmarks: Iterable[str]) -> None:
@@ -256,20 +256,26 @@ def prepare(ruleset: str, benchmarks: Iterable[str]) -> None:
 
 
 def _judge(checker: Any, record: dict[str, Any], epochs: list[float]) -> tuple[bool, float, float]:
-    """The reference's _eval_submission_record without its file writes: (passed, normalisation factor, mean)."""
-    import numpy as np
+    """The reference's _eval_submission_record without its file writes: (passed, normalisation factor, mean).
+
+    Its numpy float64 arithmetic is kept: the same mean (npstats.mean), and a division by zero gives inf or NaN
+    (npstats.divide) where plain Python would raise.
+    """
+    from mlsubmit.checker.npstats import divide
+    from mlsubmit.checker.npstats import mean as np_mean
 
     record = dict(record)
     if _reference().is_version_at_least(checker.ruleset, "5.0.0") and checker.benchmark == "llama31_405b":
-        record["Max Speedup"] = record["RCP Mean"] / (record["Min Epochs"] - 46080)
+        record["Max Speedup"] = divide(record["RCP Mean"], record["Min Epochs"] - 46080)
     ordered = sorted(epochs)
     rejected = 4 if record["Benchmark"] == "unet3d" else 1
     kept = ordered[rejected : len(ordered) - rejected]
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")  # too few runs: the reference's mean is nan and the check fails
-        mean = float(np.mean(kept)) if kept else math.nan
-    norm = float(checker._find_norm_factor(record, mean)) if kept else 1.0
-    passed = bool(mean >= record["RCP Mean"] / record["Max Speedup"])
+    mean = np_mean(kept)  # too few runs: NaN, and the check fails, as in the reference
+    norm = 1.0
+    if kept:
+        factor = divide(record["RCP Mean"], mean)  # the reference's _find_norm_factor, in float64 arithmetic
+        norm = 1.0 if factor < 1 else float(factor)
+    passed = bool(mean >= divide(record["RCP Mean"], record["Max Speedup"]))
     return passed, norm, mean
 
 

@@ -106,3 +106,23 @@ def test_the_hygiene_scan_runs_once(org: Path, monkeypatch: pytest.MonkeyPatch, 
         (org / "benchmarks" / "notes.txt~").unlink()
     assert scans == [str(org)]
     assert any(f.path.endswith("notes.txt~") for f in run.report.tree)
+
+
+@pytest.mark.parametrize("how", ["raises", "dies"])
+def test_a_failing_worker_is_an_error_here(org: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    import os
+
+    parent = os.getpid()
+    real = pipeline._check_and_store
+
+    def flaky(ref, options, sha):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent:  # only in the worker
+            if how == "dies":
+                os._exit(7)
+            raise ValueError("worker broke")
+        return real(ref, options, sha)
+
+    monkeypatch.setattr(pipeline, "_check_and_store", flaky)
+    want = "worker broke" if how == "raises" else "ended without reporting"
+    with pytest.raises(pipeline.WorkerError, match=want):
+        run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
