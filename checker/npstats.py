@@ -95,5 +95,5 @@ def stand_in() -> types.ModuleType:
 
         return getattr(numpy, name)
 
-    module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
     return module
