@@ -13,14 +13,11 @@ import importlib.util
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import yaml
 from mlsubmit.checker.safe_eval import Mode, Snippet, compile_snippet
 
-try:  # the C loader is several times faster; BaseLoader semantics either way
-    from yaml import CBaseLoader as _Loader
-except ImportError:  # pragma: no cover - PyYAML without libyaml
-    from yaml import BaseLoader as _Loader  # type: ignore[assignment]
+from mlsubmit.datafiles import derived
 
 USAGE = "training"
 _RULESET_RE = re.compile(r"^training_(\d+)\.(\d+)\.(\d+)$")
@@ -117,8 +114,28 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
     )
 
 
+def load_rule_data(text: str) -> Any:
+    """The YAML as mlperf-logging reads it: BaseLoader, every scalar a string, no objects built."""
+    import yaml
+
+    try:  # the C loader is several times faster; BaseLoader semantics either way
+        loader: Any = yaml.CBaseLoader
+    except AttributeError:  # pragma: no cover - PyYAML without libyaml
+        loader = yaml.BaseLoader
+    return yaml.load(text, Loader=loader)
+
+
+def _text(raw: bytes) -> str:
+    """The file's text as read_text() gives it (universal newlines)."""
+    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def parse_rule_file(text: str, name: str) -> RuleFile:
-    data = yaml.load(text, Loader=_Loader)
+    return build_rule_file(load_rule_data(text), name)
+
+
+def build_rule_file(data: Any, name: str) -> RuleFile:
+    """Records of a parsed rule file, every snippet vetted by the whitelist and compiled."""
     if data is None:
         return RuleFile(name)
     if not isinstance(data, list):
@@ -181,8 +198,10 @@ class Ruleset:
         if bare not in self._files:
             if bare not in self.names:
                 raise RulesetError(f"{self.prefix}{bare} is not a rule file of this ruleset")
-            text = (self.folder / bare).read_text(encoding="utf-8")
-            self._files[bare] = parse_rule_file(text, self.prefix + bare)
+            raw = (self.folder / bare).read_bytes()
+            # the parsed YAML (strings, lists, mappings) is kept as data; its snippets are vetted again each time
+            data = derived("rules", b"BaseLoader\0" + raw, lambda: load_rule_data(_text(raw)))
+            self._files[bare] = build_rule_file(data, self.prefix + bare)
         return self._files[bare]
 
     def load_all(self) -> list[RuleFile]:

@@ -20,19 +20,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
-try:  # libyaml's loader is several times faster; both build only plain Python data (no objects from tags)
-    from yaml import CSafeLoader as _SafeLoader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
-
 CACHE_ENV = "MLSUBMIT_DATA_CACHE"
 
 
 def load_yaml(text: str) -> Any:
-    """yaml.safe_load, with the C loader when PyYAML has one."""
-    return yaml.load(text, Loader=_SafeLoader)
+    """yaml.safe_load, with the C loader when PyYAML has one (imported here: a run whose data all comes from
+    validated copies never needs PyYAML)."""
+    import yaml
+
+    try:  # libyaml's loader is several times faster; both build only plain Python data (no objects from tags)
+        loader: Any = yaml.CSafeLoader
+    except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+        loader = yaml.SafeLoader
+    return yaml.load(text, Loader=loader)
 
 
 class Readable(Protocol):

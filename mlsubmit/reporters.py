@@ -11,7 +11,6 @@ from typing import Any, TextIO
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Report, Severity
-from mlsubmit.reporters_ci import github, junit, sarif
 
 Reporter = Callable[[Report, TextIO], None]
 
@@ -106,10 +105,22 @@ def json_reporter(report: Report, stream: TextIO, *, color: bool = False) -> Non
     stream.write("\n")
 
 
+def _ci(name: str) -> Callable[..., None]:
+    """A reporter of reporters_ci, imported when used: its XML library is not needed for text or JSON."""
+
+    def report_with(report: Report, stream: TextIO, *, color: bool = False) -> None:
+        from mlsubmit import reporters_ci
+
+        getattr(reporters_ci, name)(report, stream, color=color)
+
+    report_with.__name__ = name
+    return report_with
+
+
 REPORTERS: dict[str, Callable[..., None]] = {
     "text": text,
     "json": json_reporter,
-    "sarif": sarif,
-    "junit": junit,
-    "github": github,
+    "sarif": _ci("sarif"),
+    "junit": _ci("junit"),
+    "github": _ci("github"),
 }
