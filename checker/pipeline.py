@@ -131,10 +131,6 @@ def _cache(options: CheckOptions) -> LogCache | None:
     return LogCache(options.cache_dir, context_key(options.ruleset, options.profile, options.hyperparameters))
 
 
-def _check_batch(batch: list[tuple[LogRef, CheckOptions, str | None]]) -> list[LogResult]:
-    return [_check_and_store(*job) for job in batch]
-
-
 Job = tuple[LogRef, CheckOptions]
 
 
