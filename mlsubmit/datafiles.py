@@ -48,12 +48,8 @@ def load_validated(entry: Readable, schema: str, *, what: str) -> Any:
     """
     raw = entry.read_bytes()
     copy = _copy_path(raw, schema)
-    if copy is not None:
-        try:
-            with open(copy, encoding="utf-8") as fh:
-                return json.load(fh)
-        except (OSError, ValueError):
-            pass  # absent or damaged: validate the source and write a fresh copy
+    if copy is not None and (kept := _read_copy(copy)) is not _MISSING:
+        return kept  # else absent or damaged: validate the source and write a fresh copy
     data = load_yaml(raw.decode("utf-8"))
     from mlsubmit.schema_loader import load_schema, validate_or_raise  # only on a miss: jsonschema is heavy
 
@@ -74,14 +70,23 @@ def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
 
     key = hashlib.sha256(__version__.encode() + b"\0" + inputs).hexdigest()
     path = folder / f"{name}-{key}.json"
+    if (kept := _read_copy(path)) is not _MISSING:
+        return kept
+    data = build()
+    _store(path, data)
+    return data
+
+
+_MISSING = object()
+
+
+def _read_copy(path: Path) -> Any:
+    """A kept copy's data, or _MISSING when it is absent or damaged (its data may itself be null)."""
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except (OSError, ValueError):
-        pass
-    data = build()
-    _store(path, data)
-    return data
+        return _MISSING
 
 
 def cache_dir() -> Path | None:
