@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from mlsubmit.cli import main
+from mlsubmit.cli import console
 
-raise SystemExit(main())
+raise SystemExit(console())

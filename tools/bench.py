@@ -41,8 +41,8 @@ FLOOR_MSGSPEC = FLOOR.replace("import json, sys", "import msgspec, sys").replace
     "json.loads(text[", "msgspec.json.decode(text[")
 PEAK = """
 import resource, sys
-from mlsubmit.cli import main
-code = main(sys.argv[1:])
+from mlsubmit.cli import console
+code = console()
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, code, file=sys.stderr)
 """
 

@@ -126,3 +126,42 @@ def test_a_failing_worker_is_an_error_here(org: Path, monkeypatch: pytest.Monkey
     want = "worker broke" if how == "raises" else "ended without reporting"
     with pytest.raises(pipeline.WorkerError, match=want):
         run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
+
+
+def test_a_worker_that_dies_holding_the_counter_does_not_hang_the_run(org: Path, monkeypatch: pytest.MonkeyPatch
+                                                                      ) -> None:
+    """The next log's index travels through a pipe; a worker killed between reading it and handing it on would
+    leave this process waiting for it, unless the receiver puts an end value in its place."""
+    import os
+
+    parent = os.getpid()
+    real = pipeline._Counter.take
+
+    def take(self):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent:
+            os.read(self._read, 8)  # holds the value, never hands it on
+            os._exit(9)
+        return real(self)
+
+    monkeypatch.setattr(pipeline._Counter, "take", take)
+    with pytest.raises(pipeline.WorkerError, match="ended without reporting"):
+        run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
+
+
+def test_the_counter_hands_out_every_index_once_across_processes() -> None:
+    import os
+
+    counter = pipeline._Counter()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: take 500 indices, report them
+        taken = [counter.take() for _ in range(500)]
+        os.write(write, b",".join(b"%d" % i for i in taken) + b"\n")
+        os._exit(0)
+    mine = [counter.take() for _ in range(500)]
+    os.waitpid(pid, 0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        theirs = [int(x) for x in fh.read().strip().split(b",")]
+    counter.close()
+    assert sorted(mine + theirs) == list(range(1000))
