@@ -165,3 +165,19 @@ def test_the_counter_hands_out_every_index_once_across_processes() -> None:
         theirs = [int(x) for x in fh.read().strip().split(b",")]
     counter.close()
     assert sorted(mine + theirs) == list(range(1000))
+
+
+def test_the_command_runs_without_the_cyclic_collector_and_main_leaves_it_alone(monkeypatch: pytest.MonkeyPatch
+                                                                                ) -> None:
+    import gc
+
+    from mlsubmit import cli
+
+    seen: list[bool] = []
+    monkeypatch.setattr(cli, "main", lambda argv=None: seen.append(gc.isenabled()) or 0)
+    assert gc.isenabled()
+    try:
+        assert cli.console() == 0
+        assert seen == [False]
+    finally:
+        gc.enable()
