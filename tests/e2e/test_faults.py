@@ -24,7 +24,7 @@ from mlsubmit.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = [sys.executable, "-m", "mlsubmit"]
-KILL_DELAYS = (0.4, 1.0, 1.6, 2.4)  # seconds after launch; a full build takes a few seconds here
+KILL_DELAYS = (0.15, 0.25, 0.35, 0.45, 0.6, 1.0, 2.4)  # seconds after launch; a build takes ~0.5 s here
 
 
 def _example(root: Path) -> Path:
