@@ -283,11 +283,9 @@ def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prep
     log). Rule files are compiled where they are needed, after the fork, so that is done in parallel too."""
     counter = _Counter()
     results: list[LogResult | None] = [None] * len(todo)
-    procs: list[_Process] = []
     gc.freeze()  # a forked worker's collector then never walks (and so copies) the pages it shares with us
     try:
-        for _ in range(jobs - 1):
-            procs.append(_fork(todo, counter))
+        procs = [_fork(todo, counter) for _ in range(jobs - 1)]
     finally:
         gc.unfreeze()  # here, in the parent, everything is collectable again
     receivers = [_Receiver(proc, results, counter) for proc in procs]
