@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker.facts import LogFacts
+from mlsubmit.checker.facts import LogFacts, Occurrence
 
 from mlsubmit.datafiles import derived
 
@@ -76,38 +76,43 @@ def read_convergence(facts: LogFacts) -> RunConvergence:
     bs = _last(facts, "global_batch_size")
     bs = -1 if bs is None else bs
     bench = _last(facts, "submission_benchmark")
-    events = sorted(
-        [(o.line, 0, o) for o in facts.all("eval_accuracy")] + [(o.line, 1, o) for o in facts.all("run_stop")],
-        key=lambda t: (t[0], t[1]),
-    )
     epoch: float | None = None
     converged, epochs, problem = False, NOT_CONVERGED, None
-    for _, kind, occ in events:
-        meta = occ.metadata if isinstance(occ.metadata, dict) else {}
-        if kind == 0:
-            if "epoch_num" not in meta:
-                problem = problem or f"eval_accuracy on line {occ.line} has no epoch_num"
-                continue
-            value = meta["epoch_num"]
-            if not _is_number(value):  # the reference's round() raises on it
-                problem = problem or f"eval_accuracy on line {occ.line} has a non-numeric epoch_num {value!r}"
-            try:
-                epoch = round(float(value), 3)
-            except (TypeError, ValueError, OverflowError):
-                pass
+    stops = facts.all("run_stop")
+    s = 0  # the next run_stop to take: a run_stop comes after the evals on lines before or on its own
+    for occ in facts.all("eval_accuracy"):  # both lists are in line order
+        while s < len(stops) and stops[s].line < occ.line:
+            converged, epochs, problem = _at_stop(stops[s], epoch, problem)
+            s += 1
+        meta = occ.metadata
+        if type(meta) is not dict or "epoch_num" not in meta:
+            problem = problem or f"eval_accuracy on line {occ.line} has no epoch_num"
             continue
-        if "status" not in meta:
-            problem = problem or f"run_stop on line {occ.line} has no status"
-            converged, epochs = False, NOT_CONVERGED
-        elif meta["status"] == "success":
-            if epoch is None:
-                problem = problem or f"run_stop on line {occ.line} comes before any eval_accuracy"
-                converged, epochs = False, NOT_CONVERGED
-            else:
-                converged, epochs = True, epoch
-        else:
-            converged, epochs = False, NOT_CONVERGED
+        value = meta["epoch_num"]
+        if type(value) is float or type(value) is int:  # the common case, the reference's round() takes it
+            epoch = round(float(value), 3)
+            continue
+        if not _is_number(value):  # the reference's round() raises on it
+            problem = problem or f"eval_accuracy on line {occ.line} has a non-numeric epoch_num {value!r}"
+        try:
+            epoch = round(float(value), 3)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    for stop in stops[s:]:
+        converged, epochs, problem = _at_stop(stop, epoch, problem)
     return RunConvergence(facts.path, bs, bench if isinstance(bench, str) else None, converged, epochs, problem)
+
+
+def _at_stop(occ: Occurrence, epoch: float | None, problem: str | None) -> tuple[bool, float, str | None]:
+    """(converged, epochs, problem) after a run_stop, given the epoch of the last eval_accuracy before it."""
+    meta = occ.metadata if isinstance(occ.metadata, dict) else {}
+    if "status" not in meta:
+        return False, NOT_CONVERGED, problem or f"run_stop on line {occ.line} has no status"
+    if meta["status"] != "success":
+        return False, NOT_CONVERGED, problem
+    if epoch is None:
+        return False, NOT_CONVERGED, problem or f"run_stop on line {occ.line} comes before any eval_accuracy"
+    return True, epoch, problem
 
 
 def _is_number(value: Any) -> bool:

@@ -13,9 +13,10 @@ import importlib.resources
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mlsubmit.checker import hygiene, rcp, seeds
 from mlsubmit.checker.discover import OrgTree, is_result_log
@@ -329,15 +330,35 @@ def touched(folder: BenchFolder, options: CheckOptions) -> bool:
 
 
 def prepare_org(org: OrgTree, options: CheckOptions) -> None:
-    """What check_org will need that no log decides: the RCP statistics of the benchmarks whose system file says
-    closed and, in the full profile, the hygiene scan (the pipeline runs this only beside a pool of log checks, so
-    a run answered from --cache skips it)."""
+    """What check_org will need that no log decides, done beside the log checks (the pipeline runs this only
+    with a pool, so a run answered from --cache skips it): the folder listing, the RCP statistics of the
+    benchmarks whose system file says closed and, in the full profile, the layout, implementation and hygiene
+    checks, which look only at files."""
+    every = bench_folders(org)
+    org.prepared["folders"] = every
     known = set(allowed_benchmarks(options.ruleset))
-    folders = [f for f in bench_folders(org) if f.name in known]
+    folders = [f for f in every if f.name in known]
     divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
     rcp.prepare(options.ruleset, {f.name for f in folders if is_closed(divisions[f.system], [])})
-    if options.profile != "reference" and not only_logs_changed(org, options):
+    if options.profile == "reference":
+        return
+    org.prepared["layout"] = check_layout(org)
+    if not only_logs_changed(org, options):
+        org.prepared["implementations"] = check_implementations(org, _with_results(every, options.ruleset))
         org.prepared["hygiene"] = _hygiene(org)
+
+
+_T = TypeVar("_T")
+
+
+def prepared(org: OrgTree, name: str, compute: Callable[[], _T]) -> _T:
+    """What prepare_org stored under `name` (taken, so a second check computes afresh), else `compute()`."""
+    return org.prepared.pop(name) if name in org.prepared else compute()  # type: ignore[no-any-return]
+
+
+def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
+    known = set(allowed_benchmarks(ruleset))
+    return {f.name for f in folders if f.logs and f.name in known}
 
 
 def _hygiene(org: OrgTree) -> list[Finding]:
@@ -349,18 +370,16 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
         from mlsubmit.checker.tree_reference import check_org as reference_check
 
         return reference_check(org, facts, options)
-    folders = bench_folders(org)
-    out = check_layout(org)
+    folders = prepared(org, "folders", lambda: bench_folders(org))
+    out = prepared(org, "layout", lambda: check_layout(org))
     for folder in folders:
         if touched(folder, options):
             out += check_folder(org, folder, facts, options)
     if only_logs_changed(org, options):  # code, names and files did not change: their checks cannot change
         return out
-    known = set(allowed_benchmarks(options.ruleset))
-    with_results = {f.name for f in folders if f.logs and f.name in known}
-    out += check_implementations(org, with_results)
-    prepared = org.prepared.pop("hygiene", None)
-    out += prepared if prepared is not None else _hygiene(org)
+    out += prepared(org, "implementations", lambda: check_implementations(org, _with_results(folders,
+                                                                                             options.ruleset)))
+    out += prepared(org, "hygiene", lambda: _hygiene(org))
     return out
 
 

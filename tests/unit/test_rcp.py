@@ -200,3 +200,61 @@ def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path:
     assert all(type(rec["RCP Mean"]) is float for c in [_checker(ruleset, benchmarks[0])] for rec in
                c.rcp_data.values())
     _checker.cache_clear()
+
+
+def _convergence_by_sorting(facts: LogFacts) -> tuple[bool, float, str | None]:
+    """The obvious reading, as the reference does it: every eval_accuracy and run_stop sorted by line (an eval
+    before a run_stop on the same line), the last run_stop deciding."""
+    from mlsubmit.checker.rcp import NOT_CONVERGED
+
+    events = sorted([(o.line, 0, o) for o in facts.all("eval_accuracy")]
+                    + [(o.line, 1, o) for o in facts.all("run_stop")], key=lambda t: (t[0], t[1]))
+    epoch, converged, epochs, problem = None, False, NOT_CONVERGED, None
+    for _, kind, occ in events:
+        meta = occ.metadata if isinstance(occ.metadata, dict) else {}
+        if kind == 0:
+            if "epoch_num" not in meta:
+                problem = problem or f"eval_accuracy on line {occ.line} has no epoch_num"
+                continue
+            value = meta["epoch_num"]
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool)):
+                problem = problem or f"eval_accuracy on line {occ.line} has a non-numeric epoch_num {value!r}"
+            try:
+                epoch = round(float(value), 3)
+            except (TypeError, ValueError, OverflowError):
+                pass
+        elif "status" not in meta:
+            problem = problem or f"run_stop on line {occ.line} has no status"
+            converged, epochs = False, NOT_CONVERGED
+        elif meta["status"] == "success" and epoch is not None:
+            converged, epochs = True, epoch
+        else:
+            if meta["status"] == "success":
+                problem = problem or f"run_stop on line {occ.line} comes before any eval_accuracy"
+            converged, epochs = False, NOT_CONVERGED
+    return converged, epochs, problem
+
+
+def test_convergence_merges_evals_and_stops_by_line_as_sorting_would() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    epoch_nums = st.one_of(st.integers(-3, 90), st.floats(allow_nan=False), st.booleans(), st.text(max_size=3),
+                           st.none(), st.just("missing"))
+    evals = st.lists(st.tuples(st.integers(1, 40), epoch_nums), max_size=12)
+    stops = st.lists(st.tuples(st.integers(1, 40), st.sampled_from(["success", "aborted", None])), max_size=3)
+
+    @settings(max_examples=400, deadline=None)
+    @given(evals, stops)
+    def check(ev: list[tuple[int, object]], sp: list[tuple[int, str | None]]) -> None:
+        facts = LogFacts(path="x")
+        for line, num in sorted(ev, key=lambda t: t[0]):  # facts keep each key's records in line order
+            meta = {} if num == "missing" else {"epoch_num": num}
+            facts.series.setdefault("eval_accuracy", []).append(Occurrence(0.7, meta, 0.0, line))
+        for line, status in sorted(sp, key=lambda t: t[0]):
+            meta = {} if status is None else {"status": status}
+            facts.series.setdefault("run_stop", []).append(Occurrence(None, meta, 0.0, line))
+        got = read_convergence(facts)
+        assert (got.converged, got.epochs, got.problem) == _convergence_by_sorting(facts)
+
+    check()
