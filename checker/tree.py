@@ -353,7 +353,7 @@ _T = TypeVar("_T")
 
 def prepared(org: OrgTree, name: str, compute: Callable[[], _T]) -> _T:
     """What prepare_org stored under `name` (taken, so a second check computes afresh), else `compute()`."""
-    return org.prepared.pop(name) if name in org.prepared else compute()  # type: ignore[no-any-return]
+    return org.prepared.pop(name) if name in org.prepared else compute()
 
 
 def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
