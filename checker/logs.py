@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
