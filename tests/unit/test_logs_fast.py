@@ -120,3 +120,63 @@ def test_ordinary_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) ->
     text = b"".join(b':::MLLOG {"time_ms": 5, "key": "k%d", "value": 1, "metadata": {}}\r\n' % i for i in range(3))
     log = read_stream(io.BytesIO(text), "x")
     assert len(calls) == 3 and [r.key for r in log.records] == ["k0", "k1", "k2"]
+
+
+def _three_ways(text: bytes) -> tuple[Any, Any, Any]:
+    """The same bytes read whole-chunk (the default), line by line with msgspec, and line by line with json."""
+    def shape(log: logs.ParsedLog) -> Any:
+        return ([repr((r.key, r.value, r.timestamp, r.line, r.lineno)) for r in log.records],
+                [(f.code, f.line, f.message) for f in log.findings], log.parse_errors, log.lines)
+
+    chunk = shape(read_stream(io.BytesIO(text), "x.txt"))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(logs._Reader, "_feed_plain", lambda self, data, first: False)
+        by_line = shape(read_stream(io.BytesIO(text), "x.txt"))
+        m.setattr(logs, "_FAST", _refuse)
+        by_json = shape(read_stream(io.BytesIO(text), "x.txt"))
+    return chunk, by_line, by_json
+
+
+_ORDINARY = ':::MLLOG {"namespace": "", "time_ms": %d, "event_type": "POINT_IN_TIME", "key": "k%d", "value": %d, ' \
+            '"metadata": {"file": "x.py", "lineno": 3}}'
+_UNUSUAL = (
+    ':::MLLOG {"time_ms": 5, "key": "k", "value": 1, "value": 2, "metadata": {}}',  # repeated key
+    ':::MLLOG {"time_ms": 5, "key": 7, "value": 1, "metadata": {}}',  # key not a string
+    ':::MLLOG {"time_ms": "soon", "key": "k", "value": 1, "metadata": {}}',  # time not a number
+    ':::MLLOG {"time_ms": 5, "key": "k", "metadata": {}}',  # no value
+    ':::MLLOG [1, 2]',  # not an object
+    ':::MLLOG {"time_ms": 5, "key": "k", "value": NaN, "metadata": {}}',
+    ':::MLLOG {"time_ms": 5, "key": "k", "value": 1, "metadata": {}',  # truncated
+    ':::MLLOG {"time_ms": 5, "key": "k", "value": 1, "metadata": {}}\x0c',  # trailing form feed
+    ':::MLLOG ',
+    'noise :::MLLOG {"time_ms": 1} :::MLLOG {"time_ms": 5, "key": "last", "value": 1, "metadata": {}}',
+    'no record here',
+    '',
+)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.one_of(st.integers(0, 50).map(lambda i: _ORDINARY % (1000 + i, i, i)),
+                          st.sampled_from(_UNUSUAL)), max_size=12),
+       st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_whole_chunk_reading_equals_line_by_line(lines: list[str], end: str, final_newline: bool) -> None:
+    text = end.join(lines) + (end if final_newline else "")
+    chunk, by_line, by_json = _three_ways(text.encode("ascii"))
+    assert chunk == by_line == by_json
+
+
+def test_ordinary_chunks_are_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[bool] = []
+    real = logs._Reader._feed_plain
+
+    def spy(self: logs._Reader, data: bytes, first: int) -> bool:
+        taken.append(real(self, data, first))
+        return taken[-1]
+
+    monkeypatch.setattr(logs._Reader, "_feed_plain", spy)
+    text = "\n".join(_ORDINARY % (1000 + i, i, i) for i in range(5)).encode() + b"\n"
+    log = read_stream(io.BytesIO(text), "x")
+    assert taken == [True] and [r.line for r in log.records] == [1, 2, 3, 4, 5]
+    taken.clear()
+    read_stream(io.BytesIO(text + _UNUSUAL[0].encode() + b"\n"), "x")
+    assert taken == [False]
