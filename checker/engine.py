@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -92,11 +93,6 @@ class _FileRun:
             self.e.crashed(self.rules, snip, rec, key, what, exc)
             return _FAILED
 
-    def _bind(self, rec: Record) -> None:
-        self.e.current = rec
-        self.ns["ll"] = rec
-        self.ns["v"] = rec.value
-
     def begin(self) -> None:
         for snip in self.rules.begin:
             self._exec(snip, None, None, "BEGIN")
@@ -107,14 +103,24 @@ class _FileRun:
         ran_once: set[str] = set()
         first_seen: set[str] = set()
         atleast: dict[str, int] = {}
-        for rec in self.e.records:
-            rule = keys.get(rec.key)
-            if rule is None:
-                continue
+        ns = self.ns
+        for rec in self._with_rules(keys):
+            rule = keys[rec.key]
             reported[rec.key].append(rec.value.get("value") if isinstance(rec.value, dict) else None)
-            self._bind(rec)
+            self.e.current = rec
+            ns["ll"] = rec
+            ns["v"] = rec.value
             if rec.key not in ran_once:
-                self._key_checks(rule, rec)
+                quick = rule.all_checks
+                if rule.pre or rule.post or quick is None or quick.code is None:
+                    self._key_checks(rule, rec)
+                else:  # the common case, inline: one eval of vetted code; the checks one by one only on a failure
+                    try:
+                        passed = eval(quick.code, ns)
+                    except Exception:
+                        passed = False
+                    if not passed:
+                        self._checks(rule.check, rec)
             if rule.first_check and rec.key not in first_seen:
                 first_seen.add(rec.key)
                 self._checks(rule.first_check, rec)
@@ -139,12 +145,30 @@ class _FileRun:
                 )
         return reported
 
+    def _with_rules(self, keys: dict[str, KeyRule]) -> Iterator[Record]:
+        """The records this file has rules for, in order, picked in one pass (most files name a few keys); a
+        record a snippet appends meanwhile is still visited, as a loop over the live list would visit it."""
+        records = self.e.records
+        done = 0
+        while done < len(records):
+            batch = records[done:]
+            done = len(records)
+            yield from [r for r in batch if r.key in keys]
+
     def _key_checks(self, rule: KeyRule, rec: Record) -> None:
         for snip in rule.pre:
             self._exec(snip, rec, rec.key, "PRE")
-        self._checks(rule.check, rec)
+        if rule.all_checks is None or not self._all_pass(rule.all_checks):
+            self._checks(rule.check, rec)
         for snip in rule.post:
             self._exec(snip, rec, rec.key, "POST")
+
+    def _all_pass(self, conjunction: Snippet) -> bool:
+        """True when every check passes; on False or an exception the checks run one by one for their findings."""
+        try:
+            return bool(run(conjunction, self.ns))
+        except Exception:
+            return False
 
     def _checks(self, checks: tuple[Snippet, ...], rec: Record) -> None:
         for snip in checks:

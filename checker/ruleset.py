@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker.safe_eval import Mode, Snippet, compile_snippet
+from mlsubmit.checker.safe_eval import Mode, Snippet, compile_snippet, conjunction
 
 from mlsubmit.datafiles import derived
 
@@ -56,6 +56,7 @@ class KeyRule:
     post: tuple[Snippet, ...] = ()
     first_check: tuple[Snippet, ...] = ()
     atleast_one: Snippet | None = None
+    all_checks: Snippet | None = None  # `check` as one conjunction, when they only read (safe_eval.conjunction)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,11 @@ def _compiled(text: str, mode: Mode) -> Snippet:
     return compile_snippet(text, mode, origin="<rule snippet>")
 
 
+@functools.lru_cache(maxsize=1024)
+def _conjunction(checks: tuple[Snippet, ...]) -> Snippet | None:
+    return conjunction(checks)
+
+
 def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
     name = rec.get("NAME")
     if not isinstance(name, str):
@@ -103,11 +109,13 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
 
     req = rec.get("REQ")
     atleast = get("ATLEAST_ONE_CHECK")
+    checks = get("CHECK")
     return KeyRule(
         name=name,
         req=req if isinstance(req, str) else None,
         pre=get("PRE"),
-        check=get("CHECK"),
+        check=checks,
+        all_checks=_conjunction(checks),
         post=get("POST"),
         first_check=get("FIRST_CHECK"),
         atleast_one=atleast[0] if atleast else None,

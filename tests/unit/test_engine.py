@@ -173,3 +173,48 @@ def test_the_exploit_is_real_against_the_reference(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert marker.read_text() == "pwned", proc.stderr[-500:]
+
+
+CHECKS = """
+- KEY:
+    NAME: block_start
+    REQ: AT_LEAST_ONE
+    CHECK:
+        - "v['metadata']['epoch_count'] > 0"
+        - "v['metadata']['first_epoch_num'] >= 0"
+        - "is_integer(v['metadata']['epoch_count'])"
+"""
+
+
+@pytest.mark.parametrize("metadata", [
+    {"epoch_count": 2, "first_epoch_num": 0},  # every check passes: the conjunction alone decides
+    {"epoch_count": 0, "first_epoch_num": 0},  # the first fails
+    {"epoch_count": 2},  # the second raises KeyError, the third still runs and passes
+    {"epoch_count": 1.5, "first_epoch_num": -1},  # the second and third fail
+    {"epoch_count": "x", "first_epoch_num": 0},  # the first raises TypeError, the third too
+])
+def test_checks_joined_into_one_give_the_findings_of_each_check(tmp_path: Path,
+                                                                 metadata: dict[str, object]) -> None:
+    import dataclasses
+
+    rs = ruleset(tmp_path, {"common.yaml": CHECKS})
+    records = [rec("block_start", None, 3, metadata)]
+    joined = check_records(records, rs, "x")
+    rule = rs.file("common.yaml", "1.0.0").keys["block_start"]
+    assert rule.all_checks is not None and len(rule.check) == 3
+    rs.file("common.yaml", "1.0.0").keys["block_start"] = dataclasses.replace(rule, all_checks=None)  # cached
+    one_by_one = check_records(records, rs, "x")
+    assert [(f.code, f.line, f.message) for f in joined] == [(f.code, f.line, f.message) for f in one_by_one]
+    assert bool(joined) == (metadata != {"epoch_count": 2, "first_epoch_num": 0})
+
+
+def test_checks_that_may_write_are_never_joined() -> None:
+    from mlsubmit.checker.safe_eval import compile_snippet, conjunction
+
+    pure = compile_snippet("v['value'] > 0", "eval", origin="t")
+    writes = compile_snippet("s.update({'x': 1}) is None", "eval", origin="t")
+    assert writes.code is not None
+    assert conjunction((pure, writes)) is None
+    assert conjunction((pure,)) is pure
+    joined = conjunction((pure, compile_snippet("len(s) < 3  # a comment", "eval", origin="t")))
+    assert joined is not None and joined.code is not None
