@@ -40,6 +40,9 @@ class CheckOptions:
     strict: bool = False
     hyperparameters: bool = True  # the closed-division table (issue: HP checks)
     changed_paths: frozenset[str] | None = None  # resolved paths changed since --changed-since (set by run_check)
+    # False: the log's facts are not extracted (empty LogFacts come back). Set by run_rounds, for logs outside an
+    # organisation tree when its caller reads only findings; never with a cache, whose entries keep facts.
+    facts: bool = True
 
 
 @dataclass
@@ -114,7 +117,7 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     if log.records:
         for check in log_checks(options):
             findings.extend(check(log, options))
-    facts = extract(log)
+    facts = extract(log) if options.facts or _cache(options) is not None else LogFacts(path=log.path)
     facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
     cache = _cache(options)
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
@@ -389,10 +392,18 @@ def run_check(paths: Iterable[str], options: CheckOptions) -> CheckRun:
     return run_rounds({options.ruleset: list(paths)}, options)[0]
 
 
-def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions) -> list[CheckRun]:
-    """One CheckRun per ruleset (`base` with that ruleset); the logs of every round go through one pool."""
+def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose_facts: bool = True
+               ) -> list[CheckRun]:
+    """One CheckRun per ruleset (`base` with that ruleset); the logs of every round go through one pool.
+
+    loose_facts=False: the caller reads only the reports, so logs outside an organisation tree (which no tree
+    check reads) skip fact extraction, and their workers send back less."""
     plans = [_plan(list(paths), replace(base, ruleset=ruleset)) for ruleset, paths in groups.items()]
-    jobs = [(ref, options) for options, run in plans for ref in run.targets.all_logs()]
+    jobs: list[Job] = []
+    for options, run in plans:
+        loose = options if loose_facts else replace(options, facts=False)
+        jobs += [(ref, loose) for ref in run.targets.loose_logs]
+        jobs += [(ref, options) for org in run.targets.orgs for ref in org.logs]
 
     def prepare() -> None:
         for options, run in plans:

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         changed_since=args.changed_since,
         strict=args.strict,
     )
-    report = merge([run.report for run in run_rounds(groups, options)])
+    report = merge([run.report for run in run_rounds(groups, options, loose_facts=False)])
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__})
     return emit(report, args)
 

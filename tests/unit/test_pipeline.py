@@ -181,3 +181,23 @@ def test_the_command_runs_without_the_cyclic_collector_and_main_leaves_it_alone(
         assert seen == [False]
     finally:
         gc.enable()
+
+
+def test_loose_logs_skip_their_facts_only_when_the_caller_reads_only_reports(org: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from mlsubmit.checker.pipeline import run_rounds
+
+    loose = tmp_path / "result_0.txt"  # outside the tree
+    shutil.copy(next(org.glob("results/*/*/result_*.txt")), loose)
+    paths = [str(loose), str(org)]
+    full = run_rounds({"1.0.0": paths}, CheckOptions(ruleset="1.0.0", jobs=1))[0]
+    lean = run_rounds({"1.0.0": paths}, CheckOptions(ruleset="1.0.0", jobs=1), loose_facts=False)[0]
+    cached = run_rounds({"1.0.0": paths}, CheckOptions(ruleset="1.0.0", jobs=1, cache_dir=tmp_path / "cache"),
+                        loose_facts=False)[0]
+    (shown,) = [ref.display for ref in lean.targets.loose_logs]
+    assert full.results[shown].facts.first and cached.results[shown].facts.first  # a cache keeps whole facts
+    assert not lean.results[shown].facts.first and lean.results[shown].findings == full.results[shown].findings
+    for ref in lean.targets.orgs[0].logs:  # logs of the tree keep theirs: the tree checks read them
+        assert lean.results[ref.display].facts == full.results[ref.display].facts
+    assert lean.report.files == full.report.files and lean.report.tree == full.report.tree
