@@ -136,16 +136,17 @@ def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
     key = obj["key"]
     if not isinstance(key, str):
         raise _RecordError("LOG005", f"record key {key!r} is not a string")
-    if text.count('":') > _shallow_keys(obj):
+    if text.count(":") > _shallow_keys(obj):
         warnings.append("LOG007")
     return key, {"value": obj["value"], "metadata": obj["metadata"]}, ts, warnings
 
 
 def _shallow_keys(obj: dict[str, Any]) -> int:
-    """Keys in the record, its value and its metadata: each is written `"name":` by mllog.
+    """Keys in the record, its value and its metadata.
 
-    More `":` in the text than that means a repeated key, a deeper object or a string holding `":`; only
-    then is the slower, exact duplicate scan run, so ordinary records pay one str.count for the check.
+    Every key in JSON text is followed by a colon, so the record's text holds at least this many colons, and
+    more exactly when it repeats a key (at any depth), nests a deeper object or has a colon inside a string. Only
+    then is the slower, exact duplicate scan run, so ordinary records pay one count of colons for the check.
     """
     n = len(obj)
     for part in (obj["value"], obj["metadata"]):
@@ -210,14 +211,14 @@ class _Reader:
                 try:
                     if ascii_only:  # the bytes as they are: latin-1 and UTF-8 agree on ASCII
                         obj = fast(raw)
-                        colons = raw.count(b'":')
+                        colons = raw.count(b":")
                     else:
                         body = raw.decode("latin-1")
                         seen[0] = False
                         obj, used = _SCAN(body, 0)
                         if seen[0] or not (used == len(body) or body[used:].isspace()):
                             obj = None
-                        colons = body.count('":')
+                        colons = body.count(":")
                     if type(obj) is dict:
                         key = obj["key"]
                         ts = float(obj["time_ms"])
@@ -260,14 +261,18 @@ class _Reader:
                 return False
             keys = [o["key"] for o in objs]
             stamps = list(map(float, [o["time_ms"] for o in objs]))
-            values = [{"value": o["value"], "metadata": o["metadata"]} for o in objs]
+            payloads = [o["value"] for o in objs]
+            metadata = [o["metadata"] for o in objs]
         except _FAST_ERRORS:
             return False
         if not all(type(k) is str for k in keys):
             return False
-        colons = list(map(bytes.count, raws, repeat(b'":')))
-        if any(c > _shallow_keys(o) for c, o in zip(colons, objs, strict=True)):  # maybe a repeated key
+        # _shallow_keys for the whole chunk: each record has at least as many colons as keys, so equal totals mean
+        # no record can repeat a key; otherwise the line-by-line path finds which one (and the exact repeats)
+        keys_in_all = sum(map(len, objs)) + sum([len(x) for x in (*payloads, *metadata) if type(x) is dict])
+        if sum(map(bytes.count, raws, repeat(b":"))) != keys_in_all:
             return False
+        values = [{"value": v, "metadata": m} for v, m in zip(payloads, metadata, strict=True)]
         start = self.index
         self.index += len(objs)
         self.log.records.extend(map(Record, keys, values, stamps, [n for n, _ in hits], range(start, self.index)))

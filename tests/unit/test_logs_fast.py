@@ -180,3 +180,20 @@ def test_ordinary_chunks_are_read_whole(monkeypatch: pytest.MonkeyPatch) -> None
     taken.clear()
     read_stream(io.BytesIO(text + _UNUSUAL[0].encode() + b"\n"), "x")
     assert taken == [False]
+
+
+@pytest.mark.parametrize("text", [
+    b':::MLLOG {"time_ms": 5, "key" : "k", "value" : 1, "value" : 2, "metadata" : {}}\n',  # space before colons
+    b':::MLLOG {"time_ms": 5, "key": "k", "value": 1, "metadata": {"a" :1, "a" :2}}\n',
+    b':::MLLOG {"time_ms": 5, "key": "k", "value": {"x": {"b": 1, "b": 2}}, "metadata": {}}\n',  # deeper
+])
+def test_a_repeated_key_is_found_however_the_record_is_spaced(text: bytes) -> None:
+    for reading in _three_ways(text * 3):
+        assert [(code, line) for code, line, _ in reading[1]] == [("LOG007", 1), ("LOG007", 2), ("LOG007", 3)]
+
+
+def test_colons_inside_strings_cost_a_closer_look_but_no_finding() -> None:
+    text = b':::MLLOG {"time_ms": 5, "key": "k", "value": "12:30:00", "metadata": {"file": "C:/x.py"}}\n'
+    chunk, by_line, by_json = _three_ways(text * 4)
+    assert chunk == by_line == by_json
+    assert chunk[1] == [] and len(chunk[0]) == 4
