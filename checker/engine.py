@@ -104,12 +104,22 @@ class _FileRun:
         first_seen: set[str] = set()
         atleast: dict[str, int] = {}
         ns = self.ns
+        run = self.e
         for rec in self._with_rules(keys):
             rule = keys[rec.key]
-            reported[rec.key].append(rec.value.get("value") if isinstance(rec.value, dict) else None)
-            self.e.current = rec
+            value = rec.value
+            reported[rec.key].append(value.get("value") if isinstance(value, dict) else None)
+            run.current = rec
             ns["ll"] = rec
-            ns["v"] = rec.value
+            ns["v"] = value
+            if rule.plain is not None:  # most records: one eval of vetted code, the checks one by one on a failure
+                try:
+                    passed = eval(rule.plain, ns)
+                except Exception:
+                    passed = False
+                if not passed:
+                    self._checks(rule.check, rec)
+                continue
             if rec.key not in ran_once:
                 quick = rule.all_checks
                 if rule.pre or rule.post or quick is None or quick.code is None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from mlsubmit.checker.safe_eval import Mode, Snippet, compile_snippet, conjunction
@@ -57,6 +58,9 @@ class KeyRule:
     first_check: tuple[Snippet, ...] = ()
     atleast_one: Snippet | None = None
     all_checks: Snippet | None = None  # `check` as one conjunction, when they only read (safe_eval.conjunction)
+    # all_checks' code when the rule does nothing else per record (no PRE/POST/FIRST_CHECK/ATLEAST_ONE_CHECK, not
+    # a submission_* key checked once): the engine's fast path for the bulk of records
+    plain: CodeType | None = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
     req = rec.get("REQ")
     atleast = get("ATLEAST_ONE_CHECK")
     checks = get("CHECK")
-    return KeyRule(
+    rule = KeyRule(
         name=name,
         req=req if isinstance(req, str) else None,
         pre=get("PRE"),
@@ -120,6 +124,10 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
         first_check=get("FIRST_CHECK"),
         atleast_one=atleast[0] if atleast else None,
     )
+    only_checks = not (rule.pre or rule.post or rule.first_check or rule.atleast_one or "submission_" in name)
+    if only_checks and rule.all_checks is not None and rule.all_checks.code is not None:
+        rule = replace(rule, plain=rule.all_checks.code)
+    return rule
 
 
 def load_rule_data(text: str) -> Any:
