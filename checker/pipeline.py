@@ -112,14 +112,15 @@ def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult |
 
 
 def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
-    log = read_log(ref.path, ref.display)
+    cache = _cache(options)
+    whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
+    log = read_log(ref.path, ref.display, digest=whole)
     findings = list(log.findings)
     if log.records:
         for check in log_checks(options):
             findings.extend(check(log, options))
-    facts = extract(log) if options.facts or _cache(options) is not None else LogFacts(path=log.path)
+    facts = extract(log) if whole else LogFacts(path=log.path)
     facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
-    cache = _cache(options)
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
         cache.put(sha, ref.display, findings, facts)
     return LogResult(findings, facts)

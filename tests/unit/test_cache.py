@@ -58,9 +58,9 @@ def test_changed_content_ruleset_or_profile_misses(
     calls: list[str] = []
     real = pipeline.read_log
 
-    def counting(path: Path, display: str | None = None) -> object:
+    def counting(path: Path, display: str | None = None, **kwargs: bool) -> object:
         calls.append(str(path))
-        return real(path, display)
+        return real(path, display, **kwargs)
 
     monkeypatch.setattr(pipeline, "read_log", counting)
     check_log_file(LogRef(log, "x"), CheckOptions(ruleset="1.1.0", cache_dir=cache))

@@ -147,3 +147,17 @@ def test_records_match_mlperf_loggings_parser_on_synthetic_raw_output(make_run) 
     lines = path.read_bytes().split(b"\n")
     for r in ours.records:
         assert json.loads(lines[r.line - 1].decode().split(":::MLLOG ")[-1])["key"] == r.key
+
+
+def test_the_hash_can_be_left_out_and_nothing_else_changes() -> None:
+    import hashlib
+    import io
+
+    from mlsubmit.checker.logs import read_stream
+
+    text = b':::MLLOG {"time_ms": 5, "key": "k", "value": 1, "metadata": {}}\nnoise\n' * 3
+    hashed = read_stream(io.BytesIO(text), "x")
+    bare = read_stream(io.BytesIO(text), "x", digest=False)
+    assert hashed.sha256 == hashlib.sha256(text).hexdigest() and bare.sha256 == ""
+    assert (bare.records, bare.findings, bare.size, bare.lines) == (hashed.records, hashed.findings, hashed.size,
+                                                                   hashed.lines)
