@@ -262,21 +262,32 @@ class _Receiver(threading.Thread):
         self.failure: str | None = None
 
     def run(self) -> None:
+        try:
+            self._receive()
+        except Exception:  # a frame that does not unpickle: the run cannot be trusted
+            self._fail(traceback.format_exc())
+
+    def _receive(self) -> None:
         import pickle
 
         stream = self.proc.results
         while True:
             head = stream.read(8)
             data = stream.read(int.from_bytes(head, "little")) if len(head) == 8 else b""
-            message: Any = pickle.loads(data) if data else ("error", "a worker process ended without reporting "
-                                                                      "(killed?)")
+            if not data:
+                self._fail("a worker process ended without reporting (killed?)")
+                return
+            message: Any = pickle.loads(data)
             if message is None:
                 return
             if message[0] == "error":
-                self.failure = str(message[1])
-                self.counter.stop(len(self.results))  # the others stop after their current log
+                self._fail(str(message[1]))
                 return
             self.results[message[0]] = message[1]
+
+    def _fail(self, why: str) -> None:
+        self.failure = why
+        self.counter.stop(len(self.results))  # the others stop after their current log
 
 
 def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prepare: Callable[[], None]

@@ -201,3 +201,21 @@ def test_loose_logs_skip_their_facts_only_when_the_caller_reads_only_reports(org
     for ref in lean.targets.orgs[0].logs:  # logs of the tree keep theirs: the tree checks read them
         assert lean.results[ref.display].facts == full.results[ref.display].facts
     assert lean.report.files == full.report.files and lean.report.tree == full.report.tree
+
+
+def test_a_result_that_does_not_unpickle_is_a_worker_error(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    parent = os.getpid()
+    real = pipeline._send
+
+    def garbled(out, message):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent and message is not None:
+            out.write((5).to_bytes(8, "little") + b"junk!")
+            out.flush()
+            return
+        real(out, message)
+
+    monkeypatch.setattr(pipeline, "_send", garbled)
+    with pytest.raises(pipeline.WorkerError, match="UnpicklingError|unpickl"):
+        run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
