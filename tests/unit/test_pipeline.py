@@ -217,5 +217,5 @@ def test_a_result_that_does_not_unpickle_is_a_worker_error(org: Path, monkeypatc
         real(out, message)
 
     monkeypatch.setattr(pipeline, "_send", garbled)
-    with pytest.raises(pipeline.WorkerError, match="UnpicklingError|unpickl"):
+    with pytest.raises(pipeline.WorkerError, match=r"UnpicklingError|unpickl"):
         run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
