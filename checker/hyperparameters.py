@@ -13,7 +13,6 @@ applies it whatever the log claims (`mlsubmit advise`).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib.resources
 import json
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from mlsubmit.checker.hp_constraints import Lookup, Outcome, Tolerance, check_value, show_value
 from mlsubmit.checker.logs import ParsedLog, Record
 
@@ -274,7 +274,8 @@ def coverage_findings(ruleset: str) -> list[Finding]:
 def as_closed(records: Sequence[Record]) -> list[Record]:
     """A copy of the records in which the log claims the closed division (the caller's records are untouched)."""
     return [
-        dataclasses.replace(rec, value={**rec.value, "value": "closed"}) if rec.key == "submission_division" else rec
+        msgspec.structs.replace(rec, value={**rec.value, "value": "closed"}) if rec.key == "submission_division"
+        else rec
         for rec in records
     ]
 

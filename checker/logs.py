@@ -32,12 +32,13 @@ _SAMPLE = 1 << 16  # bytes of a chunk looked at to choose how to read it
 _REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
 
 
-@dataclass(slots=True)
-class Record:
+class Record(msgspec.Struct):
     """One MLLOG record. Attribute names follow mlperf-logging's LogLine, which the rule files read.
 
     `value` is `{"value": ..., "metadata": ...}` as in LogLine; `lineno` is mlperf-logging's 0-based index among
-    MLLOG lines (what its messages call "line"); `line` is the real 1-based line in the file.
+    MLLOG lines (what its messages call "line"); `line` is the real 1-based line in the file. A msgspec Struct
+    rather than a dataclass: tens of thousands are made per log, and its constructor runs in C (5x faster).
+    Mutable, as LogLine is (rule snippets may set its fields); copy.copy and msgspec.structs.replace copy it.
     """
 
     key: str
