@@ -194,7 +194,13 @@ def conjunction(checks: tuple[Snippet, ...]) -> Snippet | None:
         return None
     if len(checks) == 1:
         return checks[0]
-    joined = compile_snippet(" and ".join(f"(\n{c.source}\n)" for c in checks), "eval", origin="<rule checks>")
+    text = " and ".join(f"(\n{c.source}\n)" for c in checks)
+    tree = ast.parse(text, mode="eval").body
+    parts = [ast.dump(ast.parse(c.source, mode="eval").body) for c in checks]
+    if not (isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And)
+            and [ast.dump(v) for v in tree.values] == parts):  # the text must mean exactly "A and B and ..."
+        return None
+    joined = compile_snippet(text, "eval", origin="<rule checks>")
     return joined if joined.code is not None else None
 
 
