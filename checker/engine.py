@@ -113,7 +113,7 @@ class _FileRun:
             ns["ll"] = rec
             ns["v"] = value
             if rule.plain is not None:  # most records: one eval of vetted code, the checks one by one on a failure
-                try:
+                try:  # rule.plain is compile_snippet's code for a tree the whitelist accepted (safe_eval.conjunction)
                     passed = eval(rule.plain, ns)
                 except Exception:
                     passed = False
@@ -121,16 +121,7 @@ class _FileRun:
                     self._checks(rule.check, rec)
                 continue
             if rec.key not in ran_once:
-                quick = rule.all_checks
-                if rule.pre or rule.post or quick is None or quick.code is None:
-                    self._key_checks(rule, rec)
-                else:  # the common case, inline: one eval of vetted code; the checks one by one only on a failure
-                    try:
-                        passed = eval(quick.code, ns)
-                    except Exception:
-                        passed = False
-                    if not passed:
-                        self._checks(rule.check, rec)
+                self._key_checks(rule, rec)
             if rule.first_check and rec.key not in first_seen:
                 first_seen.add(rec.key)
                 self._checks(rule.first_check, rec)
