@@ -6,7 +6,8 @@ Measured, never asserted. For every corpus result log (v1.0 logs with ruleset 1.
 - reference: mlperf-logging's compliance checker over the same logs in ONE process, one checker per log, as its
   package checker runs it (tools/reference_batch.py; its heavier package_checker import is not counted);
 - floor: one process that reads every file and JSON-decodes every record, nothing else.
-Every corpus figure is the fastest of MLSUBMIT_BENCH_RUNS runs (default 3), the same for every tool.
+Every corpus figure is the fastest of MLSUBMIT_BENCH_RUNS runs (default 3), the same for every tool, the tools
+taking turns run by run so that a noisy spell on the VM slows them alike.
 Then a synthetic 1 GB raw job log (noise with records, generated once into build/bench/) checked alone, with the
 peak memory of that process. The last line is JSON with every figure.
 """
@@ -66,25 +67,45 @@ def best(runs: int, cmd: list[str], **kwargs: object) -> tuple[float, subprocess
     return min(results, key=lambda r: r[0])
 
 
+Command = tuple[list[str], dict[str, object]]  # argv and subprocess.run options (input=...)
+
+
+def fastest_each(runs: int, commands: dict[str, Command]) -> dict[str, tuple[float, subprocess.CompletedProcess[str]]]:
+    """The fastest of `runs` runs of every command, the commands taking turns (a b c, a b c, ...). A noisy spell
+    on this VM then slows all of them alike, where back-to-back blocks of runs would put it on one command's
+    figure and skew the ratios between them."""
+    results: dict[str, list[tuple[float, subprocess.CompletedProcess[str]]]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, (cmd, kwargs) in commands.items():
+            results[name].append(timed(cmd, **kwargs))
+    return {name: min(rs, key=lambda r: r[0]) for name, rs in results.items()}
+
+
 def bench_corpus(corpus: Path, runs: int) -> dict[str, float | int]:
     logs = corpus_logs(corpus)
     every = [p for paths in logs.values() for p in paths]
-    floor_t, floor = best(runs, [PY, "-c", FLOOR, *every])
-    floor_msgspec_t, _ = best(runs, [PY, "-c", FLOOR_MSGSPEC, *every])
-    # one invocation for every log: each log's ruleset comes from its training_results_vX.Y folder
-    ours_t, proc = best(runs, [PY, "-m", "mlsubmit", "check", "--format", "json", *every])
+    jobs = "".join(f"{r}\t{p}\n" for r, paths in logs.items() for p in paths)
+    reference = [PY, str(ROOT / "tools" / "reference_batch.py"), "--ruleset", "-", "--stdin"]
+    commands: dict[str, Command] = {
+        "floor": ([PY, "-c", FLOOR, *every], {}),
+        "floor_msgspec": ([PY, "-c", FLOOR_MSGSPEC, *every], {}),
+        # one invocation for every log: each log's ruleset comes from its training_results_vX.Y folder
+        "ours": ([PY, "-m", "mlsubmit", "check", "--format", "json", *every], {}),
+        # the fixed cost of one invocation (interpreter, imports, rule and table loading)
+        "startup": ([PY, "-m", "mlsubmit", "check", "--format", "json", every[0]], {}),
+        "reference": (reference, {"input": jobs}),
+        "reference_pkg": ([*reference, "--package-checker-imports"], {"input": jobs}),
+    }
+    for ruleset, paths in logs.items():  # the same logs, one invocation per round with --ruleset given
+        commands[f"round {ruleset}"] = ([PY, "-m", "mlsubmit", "check", "--ruleset", ruleset, "--format", "json",
+                                         *paths], {})
+    timings = fastest_each(runs, commands)
+    (floor_t, floor), (floor_msgspec_t, _) = timings["floor"], timings["floor_msgspec"]
+    ours_t, proc = timings["ours"]
     if proc.returncode not in (0, 1):
         raise SystemExit(f"mlsubmit failed: {proc.stderr[-2000:]}")
-    rounds_t = 0.0  # the same logs, one invocation per round with --ruleset given
-    for ruleset, paths in logs.items():
-        t, proc = best(runs, [PY, "-m", "mlsubmit", "check", "--ruleset", ruleset, "--format", "json", *paths])
-        rounds_t += t
-    # the fixed cost of one invocation (interpreter, imports, rule and table loading)
-    startup_t, _ = best(runs, [PY, "-m", "mlsubmit", "check", "--format", "json", every[0]])
-    jobs = "".join(f"{r}\t{p}\n" for r, paths in logs.items() for p in paths)
-    ref_t, _ = best(runs, [PY, str(ROOT / "tools" / "reference_batch.py"), "--ruleset", "-", "--stdin"], input=jobs)
-    ref_pkg_t, _ = best(runs, [PY, str(ROOT / "tools" / "reference_batch.py"), "--ruleset", "-", "--stdin",
-                               "--package-checker-imports"], input=jobs)
+    rounds_t = sum(timings[f"round {ruleset}"][0] for ruleset in logs)
+    startup_t, ref_t, ref_pkg_t = timings["startup"][0], timings["reference"][0], timings["reference_pkg"][0]
     steady = max(ours_t - startup_t, 1e-3)
     return {
         "logs": len(every),

@@ -4,7 +4,8 @@ asserted; the last line is JSON with every figure.
 - reference: mlperf-logging's package checker over every corpus tree in ONE process, each on a temporary copy
   (tools/reference_package_batch.py; it writes scaling.json into what it checks), with its verdicts;
 - us: `mlsubmit check --profile reference` and the full profile over the same trees, one process for both rounds
-  (each tree's ruleset from its round folder), fastest of MLSUBMIT_BENCH_RUNS runs (default 3), as the floor;
+  (each tree's ruleset from its round folder), fastest of MLSUBMIT_BENCH_RUNS runs (default 3), as the floor,
+  the three taking turns run by run (bench.fastest_each);
 - floor: one process that reads every corpus log and JSON-decodes every record, nothing else;
 - cache: the full profile with a fresh --cache (cold), then again (warm);
 - re-check: a synthetic 200-log tree in a git repository; one log changes; `--changed-since HEAD` with a warm cache.
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench import FLOOR, best, timed  # noqa: E402 - the same floor and timing as tools/bench.py
+from bench import FLOOR, best, fastest_each, timed  # noqa: E402 - the same floor and timing as tools/bench.py
 
 PY = sys.executable
 MLSUBMIT = [PY, "-m", "mlsubmit"]
@@ -65,9 +66,15 @@ def bench_corpus(corpus: Path) -> dict[str, object]:
         d = json.loads(line)
         verdicts[os.path.relpath(d["tree"], corpus)] = "crash" if d["crash"] else ("pass" if d["ok"] else "fail")
     logs = [str(p) for paths in trees.values() for t in paths for p in t.glob("results/*/*/result_*.txt")]
-    floor_t, _ = best(RUNS, [PY, "-c", FLOOR, *logs])
-    reference_profile_t = check_all(trees, "--profile", "reference")
-    full_t = check_all(trees)
+    every = [str(p) for ps in trees.values() for p in ps]
+    check = [*MLSUBMIT, "check", "--format", "json"]
+    timings = fastest_each(RUNS, {"floor": ([PY, "-c", FLOOR, *logs], {}),
+                                  "reference_profile": ([*check, "--profile", "reference", *every], {}),
+                                  "full": ([*check, *every], {})})  # fmt: skip
+    for name in ("reference_profile", "full"):
+        if timings[name][1].returncode not in (0, 1):
+            raise SystemExit(f"mlsubmit failed: {timings[name][1].stderr}")
+    floor_t, reference_profile_t, full_t = (timings[n][0] for n in ("floor", "reference_profile", "full"))
     out: dict[str, object] = {
         "trees": sum(len(v) for v in trees.values()),
         "logs": len(logs),
