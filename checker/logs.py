@@ -189,8 +189,8 @@ class _Reader:
         ascii_only = data.isascii()
         if b"\x00" in data or not ascii_only:
             self._scan_bytes(data, first_line)
-        elif self._plain(data) and self._feed_plain(data, first_line):
-            return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        elif self._plain(data) and (lines := self._feed_plain(data, first_line)) is not None:
+            return lines
         fast = _FAST
         find, rfind, count = data.find, data.rfind, data.count
         records = self.log.records
@@ -246,38 +246,41 @@ class _Reader:
             return False
         return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
 
-    def _feed_plain(self, data: bytes, first_line: int) -> bool:
+    def _feed_plain(self, data: bytes, first_line: int) -> int | None:
         """The whole chunk at once, when it is ASCII with no NUL and no bare CR and every record in it is
         ordinary: each step is one C-level pass over all its records (split, find, decode, check, build), where
-        the loop in `feed` runs a dozen Python steps per record. False, with nothing added, as soon as one record
-        is not ordinary: `feed` then reads the chunk line by line, with every check and message."""
+        the loop in `feed` runs a dozen Python steps per record. Returns the lines read, as `feed` does, or None,
+        with nothing added, as soon as one record is not ordinary: `feed` then reads the chunk line by line, with
+        every check and message."""
         fast = _FAST
-        hits = [(n, line) for n, line in enumerate(data.split(b"\n"), first_line) if _BTOKEN in line]
+        lines = data.split(b"\n")
+        read = len(lines) - 1 + (0 if data.endswith(b"\n") or not data else 1)  # counted by the split, not again
+        hits = [(n, line) for n, line in enumerate(lines, first_line) if _BTOKEN in line]
         if not hits:
-            return True
+            return read
         raws = [line[line.rfind(_BTOKEN) + _TOKEN_LEN :] for _, line in hits]
         try:
             objs = list(map(fast, raws))  # a CRLF's CR is JSON whitespace, as it is line-end to mlperf-logging
             if not all(type(o) is dict for o in objs):
-                return False
+                return None
             keys = [o["key"] for o in objs]
             stamps = list(map(float, [o["time_ms"] for o in objs]))
             payloads = [o["value"] for o in objs]
             metadata = [o["metadata"] for o in objs]
         except _FAST_ERRORS:
-            return False
+            return None
         if not all(type(k) is str for k in keys):
-            return False
+            return None
         # _shallow_keys for the whole chunk: each record has at least as many colons as keys, so equal totals mean
         # no record can repeat a key; otherwise the line-by-line path finds which one (and the exact repeats)
         keys_in_all = sum(map(len, objs)) + sum([len(x) for x in (*payloads, *metadata) if type(x) is dict])
         if sum(map(bytes.count, raws, repeat(b":"))) != keys_in_all:
-            return False
+            return None
         values = [{"value": v, "metadata": m} for v, m in zip(payloads, metadata, strict=True)]
         start = self.index
         self.index += len(objs)
         self.log.records.extend(map(Record, keys, values, stamps, [n for n, _ in hits], range(start, self.index)))
-        return True
+        return read
 
     def _scan_bytes(self, data: bytes, first_line: int) -> None:
         for offset, raw in enumerate(data.split(b"\n")):

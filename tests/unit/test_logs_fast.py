@@ -130,7 +130,7 @@ def _three_ways(text: bytes) -> tuple[Any, Any, Any]:
 
     chunk = shape(read_stream(io.BytesIO(text), "x.txt"))
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(logs._Reader, "_feed_plain", lambda self, data, first: False)
+        m.setattr(logs._Reader, "_feed_plain", lambda self, data, first: None)
         by_line = shape(read_stream(io.BytesIO(text), "x.txt"))
         m.setattr(logs, "_FAST", _refuse)
         by_json = shape(read_stream(io.BytesIO(text), "x.txt"))
@@ -169,9 +169,10 @@ def test_ordinary_chunks_are_read_whole(monkeypatch: pytest.MonkeyPatch) -> None
     taken: list[bool] = []
     real = logs._Reader._feed_plain
 
-    def spy(self: logs._Reader, data: bytes, first: int) -> bool:
-        taken.append(real(self, data, first))
-        return taken[-1]
+    def spy(self: logs._Reader, data: bytes, first: int) -> int | None:
+        lines = real(self, data, first)
+        taken.append(lines is not None)
+        return lines
 
     monkeypatch.setattr(logs._Reader, "_feed_plain", spy)
     text = "\n".join(_ORDINARY % (1000 + i, i, i) for i in range(5)).encode() + b"\n"
