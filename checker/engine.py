@@ -16,7 +16,8 @@ import importlib.resources
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from types import CodeType
+from typing import Any, cast
 
 from mlsubmit.checker.logs import Record
 from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError
@@ -112,13 +113,8 @@ class _FileRun:
             run.current = rec
             ns["ll"] = rec
             ns["v"] = value
-            if rule.plain is not None:  # most records: one eval of vetted code, the checks one by one on a failure
-                try:  # rule.plain is compile_snippet's code for a tree the whitelist accepted (safe_eval.conjunction)
-                    passed = eval(rule.plain, ns)
-                except Exception:
-                    passed = False
-                if not passed:
-                    self._checks(rule.check, rec)
+            if rule.plain is not None:  # most records: evals of vetted code that only reads (KeyRule.plain)
+                self._plain(rule, rule.plain, rec, atleast)
                 continue
             if rec.key not in ran_once:
                 self._key_checks(rule, rec)
@@ -145,6 +141,28 @@ class _FileRun:
                     )
                 )
         return reported
+
+    def _plain(self, rule: KeyRule, plain: tuple[CodeType | None, CodeType | None], rec: Record,
+               atleast: dict[str, int]) -> None:
+        """The checks as one eval, then the ATLEAST_ONE_CHECK; each is compile_snippet's code for a tree the
+        whitelist accepted. Only a failure or an exception goes the slow way, to file its finding: what only reads
+        gives the same answer when it is evaluated again."""
+        checks, at_least = plain
+        if checks is not None:
+            try:
+                passed = eval(checks, self.ns)
+            except Exception:
+                passed = False
+            if not passed:
+                self._checks(rule.check, rec)
+        if at_least is not None:
+            n = atleast.setdefault(rec.key, 0)
+            try:
+                hit = eval(at_least, self.ns)
+            except Exception:
+                hit = self._exec(cast(Snippet, rule.atleast_one), rec, rec.key, "ATLEAST_ONE_CHECK")
+            if hit is not _FAILED and hit:
+                atleast[rec.key] = n + 1
 
     def _with_rules(self, keys: dict[str, KeyRule]) -> Iterator[Record]:
         """The records this file has rules for, in order, picked in one pass (most files name a few keys); a

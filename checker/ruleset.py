@@ -58,9 +58,10 @@ class KeyRule:
     first_check: tuple[Snippet, ...] = ()
     atleast_one: Snippet | None = None
     all_checks: Snippet | None = None  # `check` as one conjunction, when they only read (safe_eval.conjunction)
-    # all_checks' code when the rule does nothing else per record (no PRE/POST/FIRST_CHECK/ATLEAST_ONE_CHECK, not
-    # a submission_* key checked once): the engine's fast path for the bulk of records
-    plain: CodeType | None = None
+    # For a rule whose per-record work only reads (no PRE/POST/FIRST_CHECK, not a submission_* key checked once,
+    # checks and ATLEAST_ONE_CHECK that only read): the code of its checks' conjunction and of its ATLEAST_ONE_CHECK
+    # (None where it has none). The engine's fast path for the bulk of records.
+    plain: tuple[CodeType | None, CodeType | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -124,10 +125,15 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
         first_check=get("FIRST_CHECK"),
         atleast_one=atleast[0] if atleast else None,
     )
-    only_checks = not (rule.pre or rule.post or rule.first_check or rule.atleast_one or "submission_" in name)
-    if only_checks and rule.all_checks is not None and rule.all_checks.code is not None:
-        rule = replace(rule, plain=rule.all_checks.code)
-    return rule
+    if rule.pre or rule.post or rule.first_check or "submission_" in name:
+        return rule
+    joined = rule.all_checks.code if rule.all_checks is not None else None
+    if rule.check and joined is None:  # checks that may write: the general path
+        return rule
+    at_least = rule.atleast_one
+    if at_least is not None and (conjunction((at_least,)) is None or at_least.code is None):
+        return rule
+    return replace(rule, plain=(joined, at_least.code if at_least is not None else None))
 
 
 def load_rule_data(text: str) -> Any:

@@ -218,3 +218,32 @@ def test_checks_that_may_write_are_never_joined() -> None:
     assert conjunction((pure,)) is pure
     joined = conjunction((pure, compile_snippet("len(s) < 3  # a comment", "eval", origin="t")))
     assert joined is not None and joined.code is not None
+
+
+AT_LEAST = """
+- KEY:
+    NAME: eval_accuracy
+    REQ: AT_LEAST_ONE
+    CHECK: " 'epoch_num' in v['metadata'] "
+    ATLEAST_ONE_CHECK: " v['value'] / v['metadata']['epoch_num'] > 0.1 "
+"""
+
+
+@pytest.mark.parametrize("rows", [
+    [(0.5, 1), (0.8, 2)],  # passes
+    [(0.01, 1), (0.02, 2)],  # no record satisfies it: RULE004
+    [(0.5, 0), (0.8, 2)],  # the first raises ZeroDivisionError (RULE006), the second satisfies it
+    [(0.5, 0)],  # raises and nothing satisfies it
+])
+def test_the_fast_path_with_an_at_least_one_check_files_what_the_slow_one_does(tmp_path: Path,
+                                                                               rows: list[tuple[float, int]]) -> None:
+    import dataclasses
+
+    rs = ruleset(tmp_path, {"common.yaml": AT_LEAST})
+    records = [rec("eval_accuracy", value, 3 + i, {"epoch_num": epoch}) for i, (value, epoch) in enumerate(rows)]
+    fast = check_records(records, rs, "x")
+    rule = rs.file("common.yaml", "1.0.0").keys["eval_accuracy"]
+    assert rule.plain is not None and rule.plain[1] is not None
+    rs.file("common.yaml", "1.0.0").keys["eval_accuracy"] = dataclasses.replace(rule, plain=None)
+    slow = check_records(records, rs, "x")
+    assert [(f.code, f.line, f.message) for f in fast] == [(f.code, f.line, f.message) for f in slow]
