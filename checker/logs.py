@@ -28,7 +28,7 @@ TOKEN = ":::MLLOG "
 _BTOKEN = TOKEN.encode("ascii")
 _TOKEN_LEN = len(_BTOKEN)
 MAX_LINE = 16 * 1024 * 1024  # longer physical lines are skipped (LOG010) so memory stays bounded
-_SAMPLE = 1 << 16  # bytes of a chunk looked at to choose how to read it
+_SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
 _REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
 
 
