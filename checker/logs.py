@@ -255,10 +255,12 @@ class _Reader:
         fast = _FAST
         lines = data.split(b"\n")
         read = len(lines) - 1 + (0 if data.endswith(b"\n") or not data else 1)  # counted by the split, not again
-        hits = [(n, line) for n, line in enumerate(lines, first_line) if _BTOKEN in line]
+        # each line searched once, from the end: the last token on a line is the one that counts
+        hits = [(n, line[at + _TOKEN_LEN :])
+                for n, line in enumerate(lines, first_line) if (at := line.rfind(_BTOKEN)) >= 0]
         if not hits:
             return read
-        raws = [line[line.rfind(_BTOKEN) + _TOKEN_LEN :] for _, line in hits]
+        raws = [raw for _, raw in hits]
         try:
             objs = list(map(fast, raws))  # a CRLF's CR is JSON whitespace, as it is line-end to mlperf-logging
             if not all(type(o) is dict for o in objs):
