@@ -205,24 +205,15 @@ class _FileRun:
                 )
 
     def requirements(self, reported: dict[str, list[Any]]) -> None:
-        alternatives: set[tuple[str, ...]] = set()
-        for key, rule in self.rules.keys.items():
-            req = rule.req
-            if req is None or req == "OPTIONAL":
-                continue
+        counts, alternatives = self.rules.requirements
+        for key, req, n in counts:
             values = reported[key]
-            if req == "EXACTLY_ONE" and len(values) != 1:
-                self._exactly_one(key, values)
-            elif req == "AT_LEAST_ONE" and not values:
-                self._missing(key, "AT_LEAST_ONE", 0)
-            elif req.startswith("AT_LEAST(") and req.endswith(")"):
-                n = int(req[len("AT_LEAST(") : -1])
-                if len(values) < n:
-                    self._missing(key, f"AT_LEAST({n})", len(values))
-            elif req.startswith("AT_LEAST_ONE_OR(") and req.endswith(")"):
-                others = [a.strip() for a in req[len("AT_LEAST_ONE_OR(") : -1].split(",")]
-                alternatives.add(tuple(sorted({key, *others})))
-        for group in sorted(alternatives):
+            if req == "EXACTLY_ONE":
+                if len(values) != 1:
+                    self._exactly_one(key, values)
+            elif len(values) < n:
+                self._missing(key, req, len(values))
+        for group in alternatives:
             if not any(reported.get(k) for k in group):
                 names = " or ".join(f"'{k}'" for k in group)
                 self.e.out.fixed.append(

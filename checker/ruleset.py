@@ -72,6 +72,25 @@ class RuleFile:
     end_pre: tuple[Snippet, ...] = ()
     end_check: tuple[Snippet, ...] = ()
 
+    @functools.cached_property
+    def requirements(self) -> tuple[tuple[tuple[str, str, int], ...], tuple[tuple[str, ...], ...]]:
+        """The REQ fields, read once: (key, REQ as written, n) for each key with a count to meet (exactly one, or at
+        least n), and the sorted groups of AT_LEAST_ONE_OR keys of which one must appear. OPTIONAL and unknown forms
+        ask nothing."""
+        counts: list[tuple[str, str, int]] = []
+        groups: set[tuple[str, ...]] = set()
+        for key, rule in self.keys.items():
+            req = rule.req
+            if req in ("EXACTLY_ONE", "AT_LEAST_ONE"):
+                counts.append((key, req, 1))
+            elif req is not None and req.startswith("AT_LEAST(") and req.endswith(")"):
+                n = int(req[len("AT_LEAST(") : -1])
+                counts.append((key, f"AT_LEAST({n})", n))
+            elif req is not None and req.startswith("AT_LEAST_ONE_OR(") and req.endswith(")"):
+                others = [a.strip() for a in req[len("AT_LEAST_ONE_OR(") : -1].split(",")]
+                groups.add(tuple(sorted({key, *others})))
+        return tuple(counts), tuple(sorted(groups))
+
     def snippets(self) -> list[Snippet]:
         out = [*self.begin, *self.end_pre, *self.end_check]
         for k in self.keys.values():

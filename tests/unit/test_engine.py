@@ -247,3 +247,24 @@ def test_the_fast_path_with_an_at_least_one_check_files_what_the_slow_one_does(t
     rs.file("common.yaml", "1.0.0").keys["eval_accuracy"] = dataclasses.replace(rule, plain=None)
     slow = check_records(records, rs, "x")
     assert [(f.code, f.line, f.message) for f in fast] == [(f.code, f.line, f.message) for f in slow]
+
+
+def test_requirements_are_read_once_per_rule_file_with_their_wording(tmp_path: Path) -> None:
+    text = """
+    - KEY:
+        NAME: epoch_start
+        REQ: AT_LEAST( 2 )
+    - KEY:
+        NAME: seed
+        REQ: OPTIONAL
+    - KEY:
+        NAME: block_start
+        REQ: AT_LEAST_ONE_OR(epoch_start, eval_start)
+    """
+    rs = ruleset(tmp_path, {"common.yaml": text})
+    rules = rs.file("common.yaml", "1.0.0")
+    assert rules.requirements == ((("epoch_start", "AT_LEAST(2)", 2),),
+                                  (("block_start", "epoch_start", "eval_start"),))
+    found = check_records([rec("epoch_start", None, 4)], rs, "x")
+    assert [f.message for f in found] == ["'epoch_start' is required AT_LEAST(2); found 1 (training_1.0.0/common.yaml)"]
+    assert check_records([rec("seed", 1, 2)], rs, "x")[0].code == "RULE002"  # none of block/epoch/eval start
