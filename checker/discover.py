@@ -7,6 +7,7 @@ folder (it has `systems/`, `results/` or `benchmarks/`), or a folder of organisa
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,9 +109,11 @@ def discover(paths: list[str]) -> Targets:
     targets = Targets()
     for given in paths:
         path = Path(given)
-        if not path.exists():
-            raise UsageError(f"{given}: no such file or folder")
-        if path.is_file():
+        try:
+            mode = os.stat(path).st_mode  # one system call per PATH: a run may name thousands of logs
+        except OSError:
+            raise UsageError(f"{given}: no such file or folder") from None
+        if stat.S_ISREG(mode):
             if not os.access(path, os.R_OK):
                 raise UsageError(f"{given}: not readable")
             if path.suffix.lower() == ".json":
@@ -119,9 +122,9 @@ def discover(paths: list[str]) -> Targets:
                 targets.loose_logs.append(LogRef(path, given))
         elif is_org(path):
             targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
-        elif path.is_dir() and path.name == "systems":
+        elif stat.S_ISDIR(mode) and path.name == "systems":
             targets.system_files.extend(_system_files(path, given))
-        elif path.is_dir():
+        elif stat.S_ISDIR(mode):
             orgs = sorted(p for p in path.iterdir() if is_org(p))
             if orgs:
                 for org in orgs:

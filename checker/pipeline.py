@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import os
 import threading
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -211,6 +210,8 @@ def _worker(todo: list[tuple[LogRef, CheckOptions, str | None]], counter: _Count
             _send(out, (i, _check_and_store(*todo[i])))
         _send(out, None)
     except BaseException:  # reported to the parent, which raises it; this process just ends
+        import traceback  # only on a failure
+
         _send(out, ("error", traceback.format_exc()))
 
 
@@ -267,6 +268,8 @@ class _Receiver(threading.Thread):
         try:
             self._receive()
         except Exception:  # a frame that does not unpickle: the run cannot be trusted
+            import traceback  # only on a failure
+
             self._fail(traceback.format_exc())
 
     def _receive(self) -> None:

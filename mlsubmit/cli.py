@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 import tempfile
-import traceback
+from types import ModuleType
 
 from mlsubmit import __version__
 from mlsubmit.commands import COMMANDS
@@ -43,11 +43,18 @@ def _command_in(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _traceback() -> ModuleType:
+    """traceback, imported only when there is one to show (it is ~2 ms of every start otherwise)."""
+    import traceback
+
+    return traceback
+
+
 def _crash_log(exc: BaseException) -> str:
     fd, path = tempfile.mkstemp(prefix="mlsubmit-crash-", suffix=".log")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(f"mlsubmit {__version__}\nargv: {sys.argv!r}\n\n")
-        fh.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        fh.write("".join(_traceback().format_exception(type(exc), exc, exc.__traceback__)))
     return path
 
 
@@ -77,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except Exception as exc:
         if debug:
-            traceback.print_exc()
+            _traceback().print_exc()
         try:
             where = _crash_log(exc)
         except OSError:
