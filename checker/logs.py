@@ -238,11 +238,11 @@ class _Reader:
 
     @staticmethod
     def _plain(data: bytes) -> bool:
-        """Worth reading whole: no bare CR, and records on at least half the lines. Raw job output with a record
-        now and then is faster to read by jumping from token to token (the loop in `feed`) than by splitting it
-        into lines."""
+        """Worth reading whole: no bare CR, and records on at least a fifth of the lines (a header of job output
+        before the records is common). Raw job output with a record now and then is faster to read by jumping from
+        token to token (the loop in `feed`) than by splitting it into lines."""
         sample = data[:_SAMPLE]  # a guess is enough: either way gives the same records
-        if sample.count(_BTOKEN) * 2 < sample.count(b"\n"):
+        if sample.count(_BTOKEN) * 5 < sample.count(b"\n"):
             return False
         return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
 
