@@ -114,7 +114,16 @@ class _FileRun:
             ns["ll"] = rec
             ns["v"] = value
             if rule.plain is not None:  # most records: evals of vetted code that only reads (KeyRule.plain)
-                self._plain(rule, rule.plain, rec, atleast)
+                checks, at_least = rule.plain
+                if checks is not None:  # compile_snippet's code for a tree the whitelist accepted
+                    try:
+                        passed = eval(checks, ns)
+                    except Exception:
+                        passed = False
+                    if not passed:  # the checks one by one, for their findings: what only reads answers the same
+                        self._checks(rule.check, rec)
+                if at_least is not None:
+                    self._at_least(rule, at_least, rec, atleast)
                 continue
             if rec.key not in ran_once:
                 self._key_checks(rule, rec)
@@ -142,27 +151,16 @@ class _FileRun:
                 )
         return reported
 
-    def _plain(self, rule: KeyRule, plain: tuple[CodeType | None, CodeType | None], rec: Record,
-               atleast: dict[str, int]) -> None:
-        """The checks as one eval, then the ATLEAST_ONE_CHECK; each is compile_snippet's code for a tree the
-        whitelist accepted. Only a failure or an exception goes the slow way, to file its finding: what only reads
-        gives the same answer when it is evaluated again."""
-        checks, at_least = plain
-        if checks is not None:
-            try:
-                passed = eval(checks, self.ns)
-            except Exception:
-                passed = False
-            if not passed:
-                self._checks(rule.check, rec)
-        if at_least is not None:
-            n = atleast.setdefault(rec.key, 0)
-            try:
-                hit = eval(at_least, self.ns)
-            except Exception:
-                hit = self._exec(cast(Snippet, rule.atleast_one), rec, rec.key, "ATLEAST_ONE_CHECK")
-            if hit is not _FAILED and hit:
-                atleast[rec.key] = n + 1
+    def _at_least(self, rule: KeyRule, code: CodeType, rec: Record, atleast: dict[str, int]) -> None:
+        """ATLEAST_ONE_CHECK of a plain rule, as one eval of its vetted code; an exception is evaluated again the
+        slow way, to file its finding."""
+        n = atleast.setdefault(rec.key, 0)
+        try:
+            hit = eval(code, self.ns)
+        except Exception:
+            hit = self._exec(cast(Snippet, rule.atleast_one), rec, rec.key, "ATLEAST_ONE_CHECK")
+        if hit is not _FAILED and hit:
+            atleast[rec.key] = n + 1
 
     def _with_rules(self, keys: dict[str, KeyRule]) -> Iterator[Record]:
         """The records this file has rules for, in order, picked in one pass (most files name a few keys); a
