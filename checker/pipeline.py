@@ -170,31 +170,44 @@ class WorkerError(RuntimeError):
 
 
 class _Counter:
-    """The index of the next log, shared by every process: whoever is free takes the next log.
+    """The logs not yet taken, shared by every process: whoever is free takes the next one.
 
-    The value lives in a pipe. Taking it reads its 8 bytes, which only one process can do at a time; writing
-    the next value back hands it on. So it needs no lock and no shared memory: multiprocessing's `Value` costs
-    ~20 ms to set up (ctypes and a memory arena), a third of a typical run's serial start. Pipe reads and writes
-    this small are atomic.
+    This process takes from the front of the list and workers from the back, so each mostly meets one round's
+    logs (and compiles one round's rule files), and all finish within about a log of each other. The pair
+    (front, back) lives in a pipe. Taking reads its 16 bytes, which only one process can do at a time; writing the
+    new pair back hands it on. So it needs no lock and no shared memory: multiprocessing's `Value` costs ~20 ms
+    to set up (ctypes and a memory arena), a third of a typical run's serial start. Pipe reads and writes this
+    small are atomic.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, count: int) -> None:
         self._read, self._write = os.pipe()
-        self._put(0)
+        self._put(0, count)
 
-    def _put(self, value: int) -> None:
-        os.write(self._write, value.to_bytes(8, "little"))
+    def _put(self, front: int, back: int) -> None:
+        os.write(self._write, front.to_bytes(8, "little") + back.to_bytes(8, "little"))
 
-    def take(self) -> int:
-        value = int.from_bytes(os.read(self._read, 8), "little")
-        self._put(value + 1)
-        return value
+    def take(self, *, from_back: bool = False) -> int | None:
+        """The index of a log to check, or None when none is left."""
+        data = os.read(self._read, 16)
+        front, back = int.from_bytes(data[:8], "little"), int.from_bytes(data[8:], "little")
+        if front >= back:
+            self._put(front, back)
+            return None
+        if from_back:
+            back -= 1
+            taken = back
+        else:
+            taken = front
+            front += 1
+        self._put(front, back)
+        return taken
 
-    def stop(self, end: int) -> None:
-        """Make every later take() return `end` or more: a worker that died holding the value would otherwise
-        leave the others waiting for it forever."""
+    def stop(self) -> None:
+        """Make every later take() return None: a worker that died holding the pair would otherwise leave the
+        others waiting for it forever."""
         try:
-            self._put(end)
+            self._put(0, 0)
         except OSError:  # closed: the run is already over
             pass
 
@@ -206,7 +219,7 @@ class _Counter:
 def _worker(todo: list[tuple[LogRef, CheckOptions, str | None]], counter: _Counter, out: BinaryIO) -> None:
     """In a worker process: check logs until none is left, sending each result as it is done, then None."""
     try:
-        while (i := counter.take()) < len(todo):
+        while (i := counter.take(from_back=True)) is not None:
             _send(out, (i, _check_and_store(*todo[i])))
         _send(out, None)
     except BaseException:  # reported to the parent, which raises it; this process just ends
@@ -292,7 +305,7 @@ class _Receiver(threading.Thread):
 
     def _fail(self, why: str) -> None:
         self.failure = why
-        self.counter.stop(len(self.results))  # the others stop after their current log
+        self.counter.stop()  # the others stop after their current log
 
 
 def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prepare: Callable[[], None]
@@ -301,7 +314,7 @@ def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prep
     within about one log of each other, and this process's share is never pickled. Workers send each result as
     it is done; a thread per worker receives them. This process first does `prepare` (tree work that needs no
     log). Rule files are compiled where they are needed, after the fork, so that is done in parallel too."""
-    counter = _Counter()
+    counter = _Counter(len(todo))
     results: list[LogResult | None] = [None] * len(todo)
     gc.freeze()  # a forked worker's collector then never walks (and so copies) the pages it shares with us
     try:
@@ -314,7 +327,7 @@ def _shared(todo: list[tuple[LogRef, CheckOptions, str | None]], jobs: int, prep
     try:
         prepare()
         with tracker(len(todo), "checking logs") as advance:
-            while (i := counter.take()) < len(todo):
+            while (i := counter.take()) is not None:
                 results[i] = _advanced(_check_and_store(*todo[i]), advance)
             for receiver in receivers:
                 receiver.join()

@@ -137,11 +137,11 @@ def test_a_worker_that_dies_holding_the_counter_does_not_hang_the_run(org: Path,
     parent = os.getpid()
     real = pipeline._Counter.take
 
-    def take(self):  # type: ignore[no-untyped-def]
+    def take(self, **kwargs):  # type: ignore[no-untyped-def]
         if os.getpid() != parent:
-            os.read(self._read, 8)  # holds the value, never hands it on
+            os.read(self._read, 16)  # holds the pair, never hands it on
             os._exit(9)
-        return real(self)
+        return real(self, **kwargs)
 
     monkeypatch.setattr(pipeline._Counter, "take", take)
     with pytest.raises(pipeline.WorkerError, match="ended without reporting"):
@@ -149,21 +149,28 @@ def test_a_worker_that_dies_holding_the_counter_does_not_hang_the_run(org: Path,
 
 
 def test_the_counter_hands_out_every_index_once_across_processes() -> None:
+    """This process from the front, a forked one from the back, until none is left; then None for both."""
     import os
 
-    counter = pipeline._Counter()
+    counter = pipeline._Counter(1000)
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # child: take 500 indices, report them
-        taken = [counter.take() for _ in range(500)]
+    if pid == 0:  # child: take from the back until none is left, report them
+        taken = []
+        while (i := counter.take(from_back=True)) is not None:
+            taken.append(i)
         os.write(write, b",".join(b"%d" % i for i in taken) + b"\n")
         os._exit(0)
-    mine = [counter.take() for _ in range(500)]
+    mine = []
+    while (i := counter.take()) is not None:
+        mine.append(i)
     os.waitpid(pid, 0)
     os.close(write)
     with os.fdopen(read, "rb") as fh:
-        theirs = [int(x) for x in fh.read().strip().split(b",")]
+        theirs = [int(x) for x in fh.read().strip().split(b",") if x]
+    assert counter.take() is None and counter.take(from_back=True) is None
     counter.close()
+    assert mine == sorted(mine) and theirs == sorted(theirs, reverse=True)  # each end in its order
     assert sorted(mine + theirs) == list(range(1000))
 
 
