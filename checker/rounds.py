@@ -51,13 +51,14 @@ def group_by_round(paths: Iterable[str], known: Sequence[str]) -> dict[str, list
     """PATHs by ruleset, oldest round first; a PATH whose round cannot be told is a usage error."""
     groups: dict[str, list[str]] = {}
     for given in paths:
-        path = Path(given)
-        if not path.exists():
+        if not os.path.exists(given):
             raise UsageError(f"{given}: no such file or folder")
-        ruleset = round_of(path)
+        # the name as given first, split as text (no Path per log: a run may name thousands), as round_of does
+        ruleset = _named_round(tuple(given.split(os.sep))) or round_of(Path(given))
         if ruleset is not None:
             _add(groups, ruleset, given, known)
             continue
+        path = Path(given)
         inner = _round_folders(path)
         if not inner:
             raise UsageError(

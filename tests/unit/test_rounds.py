@@ -80,3 +80,18 @@ def test_parts_after_the_last_dotdot_decide_without_touching_the_disk(monkeypatc
     monkeypatch.setattr(Path, "resolve", no_resolve)
     assert round_of(Path("../../corpus/training_results_v1.1/Org/results/s/bert/result_0.txt")) == "1.1.0"
     assert round_of(Path("training_results_v1.1/Org/result_0.txt")) == "1.1.0"
+
+
+@pytest.mark.parametrize("given", [
+    "training_results_v1.0/Graphcore/results/x/bert/result_0.txt",
+    "./training_results_v1.1//Graphcore/./results/result_1.txt",
+    "/abs/training_results_v2.0/org/results/s/b/result_0.txt",
+    "training_results_v1.0/../x/result_0.txt",
+    "../training_results_v1.0/x/result_0.txt",
+    "training_results_v1.0/training_results_v1.1/x.txt",
+    "plain/result_0.txt",
+])
+def test_a_name_split_as_text_gives_the_round_its_path_parts_give(given: str) -> None:
+    from mlsubmit.checker.rounds import _named_round
+
+    assert _named_round(tuple(given.split("/"))) == _named_round(Path(given).parts)
