@@ -203,10 +203,11 @@ def _rule_findings(rule: Rule, table: Table, records: Sequence[Record], lookup: 
     out: list[Finding] = []
     seen: set[str] = set()
     for rec in records:  # every distinct value is checked (multi-rank logs repeat keys), at its first line
-        sig = json.dumps(rec.payload, sort_keys=True, default=str)
-        if sig in seen:
-            continue
-        seen.add(sig)
+        if len(records) > 1:  # most keys are logged once: no need to tell values apart
+            sig = json.dumps(rec.payload, sort_keys=True, default=str)
+            if sig in seen:
+                continue
+            seen.add(sig)
         outcome = check_value(rule.constraint, rec.payload, lookup, table.tolerance)
         if outcome.ok or outcome.skipped:
             continue
