@@ -37,6 +37,7 @@ def _mlperf_logging_version() -> str:
 
 
 
+@functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
 def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
     parts = {
         "format": FORMAT,

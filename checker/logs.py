@@ -169,6 +169,11 @@ def _duplicate_keys(text: str) -> list[str]:
 
 
 
+def _open_end(data: bytes) -> int:
+    """1 when `data` ends inside a line (the last line of a file without a final newline), else 0."""
+    return 0 if data.endswith(b"\n") or not data else 1
+
+
 class _Reader:
     def __init__(self, display: str) -> None:
         self.display = display
@@ -180,11 +185,11 @@ class _Reader:
     def feed(self, data: bytes, first_line: int) -> int:
         """Read the complete lines in `data` (it ends just after a newline, or at EOF); return the lines seen.
 
-        Only the token's occurrences are visited (bytes.find), so text between records costs C-speed scans. A
-        line with one well-formed record and no bare CR is decoded right here (the bulk of every log; msgspec when the
-        chunk is ASCII, json's scanner on the latin-1 text otherwise); anything
-        unusual (a bare CR, NaN, a possibly repeated key, bad JSON) goes through `_line` and `_record`, which redo
-        the line with every check and message.
+        An ASCII chunk whose lines are mostly ordinary records is read whole (`_feed_plain`). Otherwise only the
+        token's occurrences are visited (bytes.find), so text between records costs C-speed scans. A line with one
+        well-formed record and no bare CR is decoded right here (msgspec when the chunk is ASCII, json's scanner on
+        the latin-1 text otherwise); anything unusual (a bare CR, NaN, a possibly repeated key, bad JSON) goes
+        through `_line` and `_record`, which redo the line with every check and message.
         """
         ascii_only = data.isascii()
         if b"\x00" in data or not ascii_only:
@@ -234,7 +239,7 @@ class _Reader:
             self._line(data[start:end], lineno)
             pos = find(_BTOKEN, end)
         # the newlines counted so far plus the rest: one pass over the text between records, not two
-        return lineno - first_line + count(b"\n", counted_to) + (0 if data.endswith(b"\n") or not data else 1)
+        return lineno - first_line + count(b"\n", counted_to) + _open_end(data)
 
     @staticmethod
     def _plain(data: bytes) -> bool:
@@ -254,7 +259,7 @@ class _Reader:
         every check and message."""
         fast = _FAST
         lines = data.split(b"\n")
-        read = len(lines) - 1 + (0 if data.endswith(b"\n") or not data else 1)  # counted by the split, not again
+        read = len(lines) - 1 + _open_end(data)  # the newlines, counted by the split rather than a second pass
         # each line searched once, from the end: the last token on a line is the one that counts
         hits = [(n, line[at + _TOKEN_LEN :])
                 for n, line in enumerate(lines, first_line) if (at := line.rfind(_BTOKEN)) >= 0]
