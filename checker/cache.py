@@ -22,7 +22,7 @@ from mlsubmit.checker.facts import SERIES_KEYS, LogFacts, Occurrence
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Location, Severity
 
-FORMAT = 2  # 2: facts keep fewer series, and call-site metadata only for seeds
+FORMAT = 3  # 2: facts keep fewer series, and call-site metadata only for seeds; 3: facts keep the RCP lines
 
 
 @functools.cache
@@ -83,6 +83,7 @@ def _facts_from_json(d: dict[str, Any], new: str) -> LogFacts:
     first = {k: Occurrence(*v) for k, v in d.pop("first").items()}
     series = {k: [Occurrence(*o) for o in v] for k, v in d.pop("series").items()}
     d["error_codes"] = tuple(d["error_codes"])
+    d["rcp_lines"] = tuple(d["rcp_lines"])
     d["path"] = new
     return LogFacts(first=first, series=series, **d)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from mlsubmit.checker.logs import ParsedLog
+from mlsubmit.checker.rcp.lines import as_text
 
 # Keys whose every occurrence is kept, because a tree check or the scorer reads them all (the rest keep their
 # first occurrence only). Per-epoch keys nobody reads (block_stop, epoch_stop, eval_stop) stay out: they were
@@ -43,6 +44,9 @@ class LogFacts:
     # Codes of the error findings the log-level checks gave this log, set by the pipeline: a run with any is
     # "non-compliant" for olympic scoring (tree checks, score).
     error_codes: tuple[str, ...] = ()
+    # The lines mlperf-logging's RCP reader acts on, as it reads them (rcp/lines.py): the RCP check and each
+    # run's convergence come from the reference's own reader run on these, so no log is read twice.
+    rcp_lines: tuple[str, ...] = ()
     first: dict[str, Occurrence] = field(default_factory=dict)
     series: dict[str, list[Occurrence]] = field(default_factory=dict)
 
@@ -117,7 +121,8 @@ def _meta(key: str, meta: Any) -> Any:
 
 def extract(log: ParsedLog) -> LogFacts:
     facts = LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,
-                     record_count=len(log.records), parse_errors=log.parse_errors)
+                     record_count=len(log.records), parse_errors=log.parse_errors,
+                     rcp_lines=as_text(log.rcp_lines))
     first = facts.first
     series = facts.series
     for rec in log.records:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import msgspec
+from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
@@ -67,6 +68,7 @@ class ParsedLog:
     lines: int = 0
     parse_errors: int = 0  # MLLOG lines that did not give a record (mlperf-logging fails the log for these)
     readable: bool = True
+    rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (rcp/lines.py)
 
     def first(self, key: str) -> Record | None:
         return next((r for r in self.records if r.key == key), None)
@@ -360,6 +362,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> Parse
     """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010).
     digest=False leaves `sha256` empty, for callers that never read it (hashing is ~7% of reading)."""
     reader = _Reader(display)
+    kept: list[bytes] = []
     hasher = hashlib.sha256() if digest else None
     line = 1  # number of the line the next byte belongs to
     rest = b""
@@ -382,7 +385,9 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> Parse
         data = rest + chunk if rest else chunk
         cut = data.rfind(b"\n") + 1
         if cut:
-            line += reader.feed(data[:cut], line)
+            block = data[:cut]
+            collect(block, kept)
+            line += reader.feed(block, line)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
             reader.log.findings.append(
@@ -391,9 +396,11 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> Parse
             rest = b""
             overlong = True
     if rest:
+        collect(rest, kept)
         reader.feed(rest, line)
     lines = line - 1 + (1 if rest or overlong else 0)
     log = reader.finish(lines)
+    log.rcp_lines = kept
     log.sha256 = hasher.hexdigest() if hasher is not None else ""
     log.size = size
     return log

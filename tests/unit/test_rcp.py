@@ -1,260 +1,213 @@
-"""RCP check from facts: each branch of the reference's decision, the factor, and parity with the reference."""
+"""RCP check: the reference's own check_directory and reader, run on kept lines, against the real reference.
+
+Every crafted folder is written to disk too and judged by the unmodified mlperf-logging module (real scipy and
+numpy): our verdict, message and factor must be its verdict, message and factor, and where it raises we must name
+the raise.
+"""
 
 from __future__ import annotations
 
 import glob
+import json
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from mlsubmit.checker.facts import LogFacts, Occurrence, extract
+from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import read_log
-from mlsubmit.checker.rcp import _checker, evaluate, read_convergence
+from mlsubmit.checker.rcp import RcpResult, evaluate, run_convergence
 
 
-def run(
-    name: str,
-    epoch: float | None,
-    *,
-    bs: object = 3264,
-    status: str | None = "success",
-    bench: str = "resnet",
-    division: str = "closed",
-) -> LogFacts:
-    """Facts of a run converging at `epoch` (its last eval before run_stop)."""
-    facts = LogFacts(path=name)
+def line(key: str, value: Any, **metadata: Any) -> str:
+    """One record as mllog writes it."""
+    record = {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": key, "value": value,
+              "metadata": {"file": "train.py", "lineno": 1, **metadata}}  # fmt: skip
+    return ":::MLLOG " + json.dumps(record)
 
-    def add(key: str, value: object, metadata: object, line: int) -> None:
-        occ = Occurrence(value, metadata, 0.0, line)
-        facts.first.setdefault(key, occ)
-        facts.series.setdefault(key, []).append(occ)
 
-    add("submission_benchmark", bench, {}, 1)
-    add("submission_division", division, {}, 2)
+def run_lines(epoch: Any, *, bs: Any = 3264, status: str | None = "success", bench: str = "resnet",
+              unit: str = "epoch_num") -> list[str]:  # fmt: skip
+    out = [line("submission_benchmark", bench), line("submission_division", "closed")]
     if bs is not None:
-        add("global_batch_size", bs, {}, 3)
+        out.append(line("global_batch_size", bs))
     if epoch is not None:
-        add("eval_accuracy", 0.5, {"epoch_num": epoch - 1}, 10)
-        add("eval_accuracy", 0.76, {"epoch_num": epoch}, 11)
-    add("run_stop", None, {} if status is None else {"status": status}, 12)
-    return facts
+        out += [line("eval_accuracy", 0.5, **{unit: 1}), line("eval_accuracy", 0.76, **{unit: epoch})]
+    out.append(line("run_stop", None, **({} if status is None else {"status": status})))
+    return out
 
 
-def runs(epochs: list[float | None], **kw: object) -> list[LogFacts]:
-    return [run(f"result_{i}.txt", e, **kw) for i, e in enumerate(epochs)]  # type: ignore[arg-type]
+def write(folder: Path, runs: list[list[str]]) -> list[LogFacts]:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, lines in enumerate(runs):
+        (folder / f"result_{i}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [extract(read_log(folder / f"result_{i}.txt")) for i in range(len(runs))]
 
 
-def test_exact_rcp_passes_without_normalisation_when_slower() -> None:
-    res = evaluate("resnet", "1.0.0", runs([40, 40, 41, 42, 43]))
-    assert (res.status, res.passed, res.scaling_factor, res.reference) == ("pass", True, 1.0, "RCP found")
-    assert res.submission_mean == pytest.approx(41.0)
+@pytest.fixture
+def quiet() -> Iterator[None]:
+    logging.disable(logging.CRITICAL)
+    yield
+    logging.disable(logging.NOTSET)
 
 
-def test_faster_than_the_mean_but_within_the_speedup_is_normalised() -> None:
-    res = evaluate("resnet", "1.0.0", runs([34, 35, 35, 35, 36]))  # olympic mean 35 < RCP mean 35.154
-    rcp_mean = _checker("1.0.0", "resnet")._find_rcp(3264, "pruned_rcps")["RCP Mean"]
-    assert res.status == "pass"
-    assert res.scaling_factor == pytest.approx(rcp_mean / 35.0, abs=1e-9)
-    assert "normalisation factor" in res.message
+def reference(folder: Path, ruleset: str, bypass: bool = False) -> tuple[bool, str, float] | str:
+    from mlperf_logging.rcp_checker import rcp_checker as rc
+
+    try:
+        passed, msg, norm = rc.check_directory(str(folder), "training", ruleset, False, False, rcp_pass="pruned_rcps",
+                                               rcp_bypass=bypass, set_scaling=False)  # fmt: skip
+    except Exception as exc:
+        return type(exc).__name__
+    return bool(passed), msg, float(norm)
 
 
-def test_too_fast_fails_and_still_reports_the_factor() -> None:
-    res = evaluate("resnet", "1.0.0", runs([30, 30, 30, 30, 30]))
-    assert (res.status, res.passed) == ("fail", False)
-    assert res.scaling_factor > 1.0
+def same(ours: RcpResult, ref: tuple[bool, str, float] | str) -> None:
+    if isinstance(ref, str):
+        assert ours.crash and ours.crash.startswith(ref), (ours, ref)
+        return
+    assert ours.crash is None, ours
+    assert (ours.passed, ours.reference, ours.scaling_factor) == ref
 
 
-def test_bypass_turns_a_failure_into_a_pass_marked_as_such() -> None:
-    res = evaluate("resnet", "1.0.0", runs([30] * 5), bypass=True)
-    assert (res.status, res.passed) == ("bypassed", True)
-    assert res.reference == "RCP found passed using rcp_bypass"
+CASES: dict[str, tuple[str, str, list[list[str]], bool]] = {
+    "slower": ("resnet", "1.0.0", [run_lines(e) for e in (40, 40, 41, 42, 43)], False),
+    "normalised": ("resnet", "1.0.0", [run_lines(e) for e in (34, 35, 35, 35, 36)], False),
+    "too_fast": ("resnet", "1.0.0", [run_lines(30)] * 5, False),
+    "bypass": ("resnet", "1.0.0", [run_lines(30)] * 5, True),
+    "interpolated": ("resnet", "1.0.0", [run_lines(60, bs=8192)] * 5, False),
+    "above_every_rcp": ("resnet", "1.0.0", [run_lines(90, bs=100_000)] * 5, False),
+    "one_not_converged": ("resnet", "1.0.0", [run_lines(40)] * 4 + [run_lines(None)], False),
+    "two_not_converged": ("resnet", "1.0.0", [run_lines(40)] * 3 + [run_lines(None)] * 2, False),
+    "aborted": ("resnet", "1.0.0", [run_lines(40)] * 3 + [run_lines(40, status="aborted")] * 2, False),
+    "no_batch_size": ("resnet", "1.0.0", [run_lines(40, bs=None)] * 5, False),
+    "mixed_batch_sizes": ("resnet", "1.0.0", [run_lines(40)] * 4 + [run_lines(40, bs=1632)], False),
+    "text_batch_size": ("resnet", "1.0.0", [run_lines(40, bs="3264")] * 5, False),
+    "no_status": ("resnet", "1.0.0", [run_lines(40, status=None)] * 5, False),
+    "text_epoch": ("resnet", "1.0.0", [run_lines("40")] * 5, False),
+    "dlrm_unknown_to_the_reference": ("dlrm", "1.0.0", [run_lines(0.9, bs=65536, bench="dlrm")] * 5, False),
+    "llama2_70b_lora_samples": ("llama2_70b_lora", "5.1.0",
+                                [run_lines(s, bs=8, bench="llama2_70b_lora", unit="samples_count")
+                                 for s in (3072, 3072, 3456, 3456, 3072, 3840, 3456, 3072, 3456, 3840)], False),
+    "llama2_70b_lora_epoch_num_only": ("llama2_70b_lora", "5.1.0",
+                                       [run_lines(3, bs=8, bench="llama2_70b_lora")] * 10, False),
+    "llama31_405b": ("llama31_405b", "5.1.0",
+                     [run_lines(s, bs=1152, bench="llama31_405b", unit="samples_count")
+                      for s in (5_000_000, 5_100_000, 5_200_000)], False),
+}  # fmt: skip
 
 
-def test_interpolated_rcp_between_batch_sizes() -> None:
-    res = evaluate("resnet", "1.0.0", runs([60] * 5, bs=8192))
-    assert (res.status, res.reference) == ("pass", "RCP Interpolation")
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_verdict_message_and_factor_are_the_references(case: str, tmp_path: Path, quiet: None) -> None:
+    benchmark, ruleset, runs, bypass = CASES[case]
+    facts = write(tmp_path / benchmark, runs)
+    same(evaluate(benchmark, ruleset, facts, bypass=bypass, closed=True), reference(tmp_path / benchmark, ruleset,
+                                                                                    bypass))
 
 
-def test_batch_size_above_every_rcp_needs_new_rcps() -> None:
-    res = evaluate("resnet", "1.0.0", runs([90] * 5, bs=100_000))
-    assert (res.status, res.passed) == ("error", False)
-    assert res.reference.startswith("Missing RCP")
+def test_statuses_name_what_happened(tmp_path: Path) -> None:
+    def status(case: str) -> str:
+        benchmark, ruleset, runs, bypass = CASES[case]
+        return evaluate(benchmark, ruleset, write(tmp_path / case, runs), bypass=bypass, closed=True).status
+
+    assert [status(c) for c in ("slower", "too_fast", "bypass", "above_every_rcp", "aborted")] == [
+        "pass", "fail", "bypassed", "error", "error"]  # fmt: skip
+    assert status("dlrm_unknown_to_the_reference") == "not_checked"
 
 
-def test_one_non_converged_run_is_dropped_two_are_insufficient() -> None:
-    assert evaluate("resnet", "1.0.0", runs([40, 40, 40, 40, None])).status == "pass"
-    two = evaluate("resnet", "1.0.0", runs([40, 40, 40, None, None]))
-    assert (two.status, two.reference) == ("error", "Insufficient convergence")
-    failed_status = evaluate("resnet", "1.0.0", [*runs([40] * 3), run("a", 40, status="aborted"), run("b", None)])
-    assert failed_status.reference == "Insufficient convergence"
+def test_messages_give_the_numbers(tmp_path: Path) -> None:
+    benchmark, ruleset, runs, _ = CASES["normalised"]
+    res = evaluate(benchmark, ruleset, write(tmp_path, runs), closed=True)
+    assert res.submission_mean == 35.0 and res.rcp_mean and res.min_epochs and res.min_epochs < 35.0
+    assert res.scaling_factor == res.rcp_mean / 35.0 and "normalisation factor" in res.message
+    two = evaluate("resnet", "1.0.0", write(tmp_path / "two", CASES["aborted"][2]), closed=True)
+    assert two.message == "2 runs did not converge (at most 1 allowed)"
+    mixed = evaluate("resnet", "1.0.0", write(tmp_path / "mixed", CASES["mixed_batch_sizes"][2]), closed=True)
+    assert mixed.reference == "Batch sizes in files do not match" and "1632, 3264" in mixed.message
 
 
-def test_mixed_batch_sizes_are_an_error_where_the_reference_crashes() -> None:
-    res = evaluate("resnet", "1.0.0", [*runs([40] * 4), run("odd.txt", 40, bs=1632)])
-    assert (res.status, res.reference) == ("error", "Batch sizes in files do not match")
-    assert res.crash and "benchmark=None" in res.crash
+def test_each_run_is_read_by_the_references_reader(tmp_path: Path) -> None:
+    facts = write(tmp_path, [run_lines(40.12345), run_lines(None), run_lines(7, bench="llama31_8b",
+                                                                              unit="samples_count")])
+    first, second, third = (run_convergence(f, "5.1.0") for f in facts)
+    assert (first.converged, first.epochs) == (True, 40.123)  # rounded to 3 places, as the reference
+    assert (second.converged, second.epochs) == (False, 1e9)
+    assert (third.converged, third.epochs, third.benchmark) == (True, 7, "llama31_8b")
 
 
-def test_missing_batch_size() -> None:
-    res = evaluate("resnet", "1.0.0", runs([40] * 5, bs=None))
-    assert (res.status, res.reference) == ("error", "Could not detect global_batch_size")
+def test_open_division_and_minigo_are_not_applicable(tmp_path: Path) -> None:
+    opened = [text.replace('"closed"', '"open"') for text in run_lines(30)]
+    facts = write(tmp_path, [opened] * 5)
+    assert evaluate("resnet", "1.0.0", facts).status == "not_applicable"
+    assert evaluate("minigo", "1.0.0", facts, closed=True).status == "not_applicable"
+    assert evaluate("resnet", "1.0.0", facts, closed=True).status == "fail"
 
 
-def test_empty_folder_is_an_error_not_a_crash() -> None:
-    res = evaluate("resnet", "1.0.0", [], closed=True)
-    assert res.status == "error" and res.crash
-
-
-def test_dlrm_is_evaluated_although_the_reference_crashes() -> None:
-    res = evaluate("dlrm", "1.0.0", runs([0.9] * 5, bs=65536, bench="dlrm"))
-    assert res.status in ("pass", "fail")
-    assert res.crash and "dlrm" in res.crash
-
-
-def test_open_division_and_minigo_are_not_applicable() -> None:
-    assert evaluate("resnet", "1.0.0", runs([30] * 5, division="open")).status == "not_applicable"
-    assert evaluate("minigo", "1.0.0", runs([30] * 5, bench="minigo")).status == "not_applicable"
-    assert evaluate("resnet", "1.0.0", runs([30] * 5, division="open"), closed=True).status == "fail"
-
-
-def test_reader_mirrors_the_reference_on_odd_shapes() -> None:
-    no_status = read_convergence(run("x", 40, status=None))
-    assert not no_status.converged and "no status" in (no_status.problem or "")
-    early = read_convergence(run("y", None))
-    assert not early.converged and "before any eval_accuracy" in (early.problem or "")
-    assert read_convergence(run("z", 40.12345)).epochs == 40.123  # rounded to 3 places, as the reference
-
-
-def test_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_is_written_and_no_log_is_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    facts = write(tmp_path / "f", CASES["normalised"][2])
+    for f in facts:
+        os.chmod(f.path, 0)  # the reference's reader would fail on these; ours reads the kept lines
+    before = sorted(p.name for p in (tmp_path / "f").iterdir())
     monkeypatch.chdir(tmp_path)
-    evaluate("resnet", "1.0.0", runs([34, 35, 35, 35, 36]))
-    assert list(tmp_path.iterdir()) == []
+    res = evaluate("resnet", "1.0.0", facts, closed=True)
+    assert res.passed and sorted(p.name for p in (tmp_path / "f").iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def test_a_log_without_kept_lines_is_a_run_that_did_not_converge() -> None:
+    facts = [LogFacts(path=f"result_{i}.txt") for i in range(5)]
+    res = evaluate("resnet", "1.0.0", facts, closed=True)
+    assert res.crash and res.crash.startswith("KeyError")  # no benchmark: the reference's RCP_Checker(None)
+
+
+def rounds(corpus: Path) -> list[tuple[Path, str]]:
+    return [(p, p.name.split("_v")[1] + ".0") for p in sorted(corpus.glob("training_results_v*"))]
 
 
 @pytest.mark.corpus
-def test_same_verdict_and_factor_as_the_reference_on_the_corpus(corpus: Path) -> None:
-    """Every results folder of the corpus, closed or not, through the reference's check_directory and ours."""
-    from mlperf_logging.rcp_checker import rcp_checker as rc
-
-    logging.disable(logging.CRITICAL)
+def test_same_verdict_and_factor_as_the_reference_on_every_corpus_folder(corpus: Path, quiet: None) -> None:
+    """Every results folder of every corpus tree, closed or not, through the reference's check_directory and ours."""
     compared = crashed = 0
-    try:
-        for rnd, ruleset in (("training_results_v1.0", "1.0.0"), ("training_results_v1.1", "1.1.0")):
-            for folder in sorted(glob.glob(str(corpus / rnd / "*" / "results" / "*" / "*"))):
-                files = sorted(glob.glob(folder + "/result_*.txt"))
-                ours = evaluate(os.path.basename(folder), ruleset, [extract(read_log(f)) for f in files], closed=True)
-                try:  # set_scaling=False: the reference then writes no scaling.json into the (read-only) corpus
-                    passed, _, factor = rc.check_directory(folder, "training", ruleset, False, False,
-                                                           rcp_pass="pruned_rcps", set_scaling=False)  # fmt: skip
-                except Exception:
-                    crashed += 1
-                    assert ours.crash, folder  # we name the crash and still give a verdict
-                    continue
-                compared += 1
-                assert ours.passed == passed, folder
-                assert ours.scaling_factor == float(factor), folder  # bit for bit (npstats), not just 1e-6
-    finally:
-        logging.disable(logging.NOTSET)
-    assert compared >= 40 and crashed == 3  # the three v1.0 dlrm folders (KeyError 'dlrm')
+    for rnd, ruleset in rounds(corpus):
+        for folder in sorted(glob.glob(str(rnd / "*" / "results" / "*" / "*"))):
+            files = sorted(glob.glob(folder + "/result_*.txt"))
+            ours = evaluate(os.path.basename(folder), ruleset, [extract(read_log(f)) for f in files], closed=True)
+            ref = reference(Path(folder), ruleset)
+            same(ours, ref)
+            crashed += isinstance(ref, str)
+            compared += 1
+    assert compared > 0 and crashed < compared  # every folder the corpus holds, whatever it holds
 
 
-@pytest.mark.parametrize("bs", ["3264", [3264], True, float("nan")])
-def test_batch_size_that_is_not_a_number_is_an_error(bs: object) -> None:
-    res = evaluate("resnet", "1.0.0", runs([40] * 5, bs=bs))
-    assert (res.status, res.passed) == ("error", False) and res.crash
-
-
-def test_epoch_that_is_not_a_number_is_named_as_a_reference_crash() -> None:
-    odd = run("odd", None)
-    odd.series["eval_accuracy"] = [Occurrence(0.76, {"epoch_num": "40"}, 0.0, 11)]
-    conv = read_convergence(odd)
-    assert conv.converged and conv.epochs == 40.0 and "non-numeric" in (conv.problem or "")
-    assert evaluate("resnet", "1.0.0", [*runs([40] * 4), odd]).crash
-
-
-@pytest.mark.parametrize("ruleset", ["1.0.0", "1.1.0"])
+@pytest.mark.parametrize("ruleset", ["1.0.0", "5.1.0"])
 def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """The RCP statistics come from the data cache after the first run: same values and types (plain floats),
-    pruned records the same objects as the full ones, as when the reference computes them."""
-    from mlsubmit.checker import rcp
+    """The RCP statistics come from the data cache after the first run: the same records, types and pruning as
+    when the reference computes them; a damaged or foreign copy is computed again."""
+    from mlsubmit.checker.rcp import _rcp_folder, reference
 
-    def snapshot(checker: object) -> object:
-        full = checker.rcp_data  # type: ignore[attr-defined]
-        pruned = checker.pruned_rcp_data  # type: ignore[attr-defined]
+    mod = reference.module()
+
+    def snapshot(benchmark: str) -> object:
+        checker = mod.RCP_Checker("training", ruleset, benchmark, False)
+        full, pruned = checker.rcp_data, checker.pruned_rcp_data
         assert all(pruned[n] is full[n] for n in pruned)
-        return [(name, {k: (type(v).__name__, repr(v)) for k, v in rec.items()}) for name, rec in full.items()], list(
-            pruned)
+        return [(n, {k: (type(v).__name__, repr(v)) for k, v in r.items()}) for n, r in full.items()], list(pruned)
 
-    benchmarks = sorted(p.name[5:-5] for p in rcp._rcp_folder(ruleset).iterdir() if p.name.startswith("rcps_"))
-    assert benchmarks
-    for cache in ("off", str(tmp_path), str(tmp_path)):  # computed, computed and stored, read back
+    benchmarks = sorted(p.name[5:-5] for p in _rcp_folder(ruleset).iterdir() if p.name.startswith("rcps_"))
+    benchmarks = [b for b in benchmarks if b in mod.submission_runs["training"]]
+    first = None
+    for cache in ("off", str(tmp_path), str(tmp_path), "damaged"):  # computed, stored, read back, rebuilt
+        if cache == "damaged":
+            for kept in tmp_path.glob("rcp-*.json"):
+                kept.write_text(json.dumps({"rcp_data": {}, "pruned": []}), encoding="utf-8")
+            cache = str(tmp_path)
         monkeypatch.setenv("MLSUBMIT_DATA_CACHE", cache)
-        _checker.cache_clear()
-        got = {b: snapshot(c) for b in benchmarks if (c := _checker(ruleset, b)) is not None}
-        if cache == "off":
-            first = got
+        reference._KEPT.clear()
+        got = {b: snapshot(b) for b in benchmarks}
+        first = first or got
         assert got == first
     assert list(tmp_path.glob("rcp-*.json"))
-    assert all(type(rec["RCP Mean"]) is float for c in [_checker(ruleset, benchmarks[0])] for rec in
-               c.rcp_data.values())
-    _checker.cache_clear()
-
-
-def _convergence_by_sorting(facts: LogFacts) -> tuple[bool, float, str | None]:
-    """The obvious reading, as the reference does it: every eval_accuracy and run_stop sorted by line (an eval
-    before a run_stop on the same line), the last run_stop deciding."""
-    from mlsubmit.checker.rcp import NOT_CONVERGED
-
-    events = sorted([(o.line, 0, o) for o in facts.all("eval_accuracy")]
-                    + [(o.line, 1, o) for o in facts.all("run_stop")], key=lambda t: (t[0], t[1]))
-    epoch, converged, epochs, problem = None, False, NOT_CONVERGED, None
-    for _, kind, occ in events:
-        meta = occ.metadata if isinstance(occ.metadata, dict) else {}
-        if kind == 0:
-            if "epoch_num" not in meta:
-                problem = problem or f"eval_accuracy on line {occ.line} has no epoch_num"
-                continue
-            value = meta["epoch_num"]
-            if not (isinstance(value, (int, float)) and not isinstance(value, bool)):
-                problem = problem or f"eval_accuracy on line {occ.line} has a non-numeric epoch_num {value!r}"
-            try:
-                epoch = round(float(value), 3)
-            except (TypeError, ValueError, OverflowError):
-                pass
-        elif "status" not in meta:
-            problem = problem or f"run_stop on line {occ.line} has no status"
-            converged, epochs = False, NOT_CONVERGED
-        elif meta["status"] == "success" and epoch is not None:
-            converged, epochs = True, epoch
-        else:
-            if meta["status"] == "success":
-                problem = problem or f"run_stop on line {occ.line} comes before any eval_accuracy"
-            converged, epochs = False, NOT_CONVERGED
-    return converged, epochs, problem
-
-
-def test_convergence_merges_evals_and_stops_by_line_as_sorting_would() -> None:
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    epoch_nums = st.one_of(st.integers(-3, 90), st.floats(allow_nan=False), st.booleans(), st.text(max_size=3),
-                           st.none(), st.just("missing"))
-    evals = st.lists(st.tuples(st.integers(1, 40), epoch_nums), max_size=12)
-    stops = st.lists(st.tuples(st.integers(1, 40), st.sampled_from(["success", "aborted", None])), max_size=3)
-
-    @settings(max_examples=400, deadline=None)
-    @given(evals, stops)
-    def check(ev: list[tuple[int, object]], sp: list[tuple[int, str | None]]) -> None:
-        facts = LogFacts(path="x")
-        for line, num in sorted(ev, key=lambda t: t[0]):  # facts keep each key's records in line order
-            meta = {} if num == "missing" else {"epoch_num": num}
-            facts.series.setdefault("eval_accuracy", []).append(Occurrence(0.7, meta, 0.0, line))
-        for line, status in sorted(sp, key=lambda t: t[0]):
-            meta = {} if status is None else {"status": status}
-            facts.series.setdefault("run_stop", []).append(Occurrence(None, meta, 0.0, line))
-        got = read_convergence(facts)
-        assert (got.converged, got.epochs, got.problem) == _convergence_by_sorting(facts)
-
-    check()
+    reference._KEPT.clear()

@@ -40,12 +40,23 @@ def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
     return _pairwise(a, lo, half) + _pairwise(a, lo + half, n - half)
 
 
-def mean(values: Sequence[Any]) -> float:
+class Float64(float):
+    """A float that divides as numpy's float64 does (inf or NaN where Python raises): np.mean returns one, and the
+    reference divides by it (`RCP Mean / mean`)."""
+
+    def __truediv__(self, other: Any) -> float:
+        return divide(float(self), float(other))
+
+    def __rtruediv__(self, other: Any) -> float:
+        return divide(float(other), float(self))
+
+
+def mean(values: Sequence[Any]) -> Float64:
     """np.mean of a 1-D list of numbers; NaN (numpy also warns) for an empty one."""
     data = [float(v) for v in values]
     if not data:
-        return math.nan
-    return _pairwise(data, 0, len(data)) / len(data)
+        return Float64(math.nan)
+    return Float64(_pairwise(data, 0, len(data)) / len(data))
 
 
 def interp(x: Any, xp: Sequence[Any], fp: Sequence[Any]) -> float:

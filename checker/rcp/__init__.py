@@ -1,0 +1,250 @@
+"""Reference convergence points (RCP): each run's convergence and each closed folder's RCP verdict.
+
+TR1.0 §"Reference Convergence Points" and later rounds: the olympic mean of the runs' epochs (or samples) to
+converge must not be faster than the RCPs of the same batch size allow; between two RCP batch sizes the RCP is
+interpolated, and faster-but-passing results are normalised by RCP mean / submission mean. mlperf-logging's RCP
+checker is the source of truth for all of it, so both the verdict and each run's convergence come from its own
+code (`reference.py` says how it runs on logs already read, without writing anything). This module turns its
+answers into `RcpResult`, the one value the tree checks, the scorer, the report and the advisor read.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # facts imports the log reader, which imports rcp.lines: no cycle at run time
+    from mlsubmit.checker.facts import LogFacts
+
+NOT_CONVERGED = 1e9  # the reference's stand-in for the epochs of a run that did not converge
+_FOLDER = "/rcp-folder"  # the folder name the reference is shown: its logs are served from memory, never opened
+
+
+@dataclass(frozen=True)
+class RunConvergence:
+    """What the reference's reader takes from one log: its batch size, benchmark and point of convergence."""
+
+    path: str
+    batch_size: Any  # the last global_batch_size value; -1 when there is none (the reference's convention)
+    benchmark: str | None
+    converged: bool
+    epochs: float  # epochs or samples to converge (the benchmark's unit); NOT_CONVERGED when it did not
+    problem: str | None = None  # the reference's reader raises on this log (no samples_count, no status, ...)
+
+
+@dataclass(frozen=True)
+class RcpResult:
+    """Outcome of the RCP check for one results folder.
+
+    status: "pass", "fail", "bypassed" (failed but a bypass was asked for), "not_applicable" (open division,
+    minigo), "not_checked" (the reference has no RCP check for the benchmark: it crashes for its own want of a
+    run count, not for anything in the logs), or "error" (the check cannot be made: no batch size, too many
+    runs that did not converge, no RCP, runs that disagree). `reference` is the reference checker's own message
+    ("RCP found", "RCP Interpolation", ...); `crash` is the exception the reference raises on this folder.
+    """
+
+    status: str
+    passed: bool
+    scaling_factor: float
+    message: str
+    reference: str = ""
+    batch_size: Any = None
+    submission_mean: float | None = None
+    rcp_mean: float | None = None
+    min_epochs: float | None = None
+    crash: str | None = None
+    runs: tuple[RunConvergence, ...] = field(default=())
+
+
+def expected_runs(benchmark: str) -> int | None:
+    """Runs a results folder holds (mlperf-logging's benchmark_meta, the package checker's count)."""
+    from mlperf_logging.benchmark_meta import get_result_file_counts
+
+    count = get_result_file_counts("training").get(benchmark)
+    return int(count) if count is not None else None
+
+
+def reference_knows(benchmark: str) -> bool:
+    """Whether the installed RCP checker has a run count for the benchmark (4.1.68 lost 'dlrm': KeyError)."""
+    from mlsubmit.checker.rcp.reference import module
+
+    return benchmark in module().submission_runs["training"]
+
+
+def _rcp_folder(ruleset: str) -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlperf_logging")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "rcp_checker" / f"training_{ruleset}"
+    return folder if folder.is_dir() else None
+
+
+def rcp_file(ruleset: str, benchmark: str) -> Path | None:
+    """The RCP data file of a benchmark, found by listing the ruleset's folder (a log value never becomes a path)."""
+    folder = _rcp_folder(ruleset)
+    if folder is None:
+        return None
+    wanted = f"rcps_{benchmark}.json"
+    return next((p for p in folder.iterdir() if p.name == wanted), None)
+
+
+def _served(runs: Sequence[LogFacts]) -> dict[str, tuple[str, LogFacts]]:
+    """The runs the reference's glob would list (result_*.txt), under the folder name it is shown."""
+    out: dict[str, tuple[str, LogFacts]] = {}
+    for facts in runs:
+        name = posixpath.basename(facts.path.replace("\\", "/"))
+        if fnmatch.fnmatchcase(name, "result_*.txt"):
+            out[f"{_FOLDER}/{name}"] = ("\n".join(facts.rcp_lines) + "\n" if facts.rcp_lines else "", facts)
+    return out
+
+
+def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str) -> RunConvergence:
+    try:
+        failed, epochs, bs, bench = module.read_submission_file(served, ruleset, False)
+    except Exception as exc:  # the reference's reader raises: its package checker stops here
+        return RunConvergence(facts.path, -1, facts.benchmark, False, NOT_CONVERGED, f"{type(exc).__name__}: {exc}")
+    return RunConvergence(facts.path, bs, bench if isinstance(bench, str) else None, not failed,
+                          epochs if not failed else NOT_CONVERGED)  # fmt: skip
+
+
+def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
+    """One run's convergence as the reference reads it (the report's per-run `to_converge`)."""
+    from mlsubmit.checker.rcp.reference import module, serving
+
+    served = _served([facts]) or {f"{_FOLDER}/result_0.txt": ("\n".join(facts.rcp_lines) + "\n", facts)}
+    name, (text, _) = next(iter(served.items()))
+    with serving({name: text}):
+        return _read_run(module(), name, facts, ruleset)
+
+
+def evaluate(
+    benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool | None = None
+) -> RcpResult:
+    """RCP check of one results folder: `benchmark` is the folder's name, `runs` the facts of its logs.
+
+    `closed` defaults to "some run's log says closed"; the package checker decides from the system file instead,
+    so the tree check passes it explicitly.
+    """
+    if closed is None:
+        closed = any(r.division == "closed" for r in runs)
+    if not closed or benchmark == "minigo":
+        why = "open division" if not closed else "no RCP check for minigo (TR1.x)"
+        return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
+    from mlsubmit.checker.rcp.reference import module, serving
+
+    mod = module()
+    served = _served(runs)
+    with serving({name: text for name, (text, _) in served.items()}) as judged:
+        conv = tuple(_read_run(mod, name, facts, ruleset) for name, (_, facts) in served.items())
+        try:
+            passed, msg, norm = mod.check_directory(
+                _FOLDER, "training", ruleset, False, False, rcp_pass="pruned_rcps", rcp_bypass=bypass, set_scaling=False
+            )
+        except Exception as exc:  # the reference stops with a traceback: no verdict for this folder
+            return _crashed(exc, conv)
+    return _verdict(bool(passed), str(msg), float(norm), conv, judged[-1] if judged else None)
+
+
+def _crashed(exc: Exception, conv: tuple[RunConvergence, ...]) -> RcpResult:
+    crash = f"{type(exc).__name__}: {exc}"
+    sizes = {repr(c.batch_size) for c in conv}
+    benches = {c.benchmark for c in conv}
+    problem = next((f"{c.path}: {c.problem}" for c in conv if c.problem), None)
+    if problem:
+        return RcpResult("error", False, 1.0, f"the reference's RCP reader fails on {problem}", crash=crash, runs=conv)
+    if len(sizes) > 1 or len(benches) > 1:
+        what = "batch sizes " + ", ".join(sorted(sizes)) if len(sizes) > 1 else "benchmarks " + ", ".join(
+            sorted(str(b) for b in benches)
+        )
+        return RcpResult("error", False, 1.0, f"runs disagree: {what}", "Batch sizes in files do not match",
+                         crash=crash, runs=conv)  # fmt: skip
+    bench = next(iter(benches), None)
+    if bench is None:
+        return RcpResult("error", False, 1.0, "no run logs submission_benchmark (or the folder is empty)",
+                         crash=crash, runs=conv)  # fmt: skip
+    if expected_runs(bench) and not reference_knows(bench):
+        return RcpResult("not_checked", True, 1.0, f"the installed RCP checker has no run count for {bench!r}",
+                         crash=crash, runs=conv)  # fmt: skip
+    return RcpResult("error", False, 1.0, f"the reference's RCP check raises {crash}", crash=crash, runs=conv)
+
+
+_PASSED = ("RCP found", "RCP Interpolation", "RCP not found but slower convergence on smaller batch size")
+
+
+def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ...], judged: Any) -> RcpResult:
+    bs = conv[0].batch_size if conv else None
+    mean = rcp_mean = low = None
+    if judged is not None:
+        from mlsubmit.checker.rcp.npstats import mean as np_mean
+
+        record = judged.record
+        rejected = 4 if record.get("Benchmark") == "unet3d" else 1
+        kept = sorted(judged.epochs)[rejected : len(judged.epochs) - rejected]
+        mean = float(np_mean(kept))
+        rcp_mean = float(record["RCP Mean"])
+        low = float(record["RCP Mean"] / record["Max Speedup"])
+    if passed:
+        status = "bypassed" if msg.endswith("passed using rcp_bypass") else "pass"
+    else:
+        status = "fail" if msg in ("RCP found", "RCP Interpolation") else "error"
+    if msg.startswith("Missing RCP") and not passed:
+        status = "error"
+    text = _describe(msg, bs, mean, rcp_mean, low, norm, conv)
+    return RcpResult(status, passed, norm, text, msg, bs, mean, rcp_mean, low, None, conv)
+
+
+def _describe(msg: str, bs: Any, mean: float | None, rcp_mean: float | None, low: float | None, norm: float,
+              conv: tuple[RunConvergence, ...]) -> str:  # fmt: skip
+    if msg == "Insufficient convergence":
+        failed = sum(1 for c in conv if not c.converged)
+        allowed = 4 if any(c.benchmark == "unet3d" for c in conv) else 1
+        return f"{failed} runs did not converge (at most {allowed} allowed)"
+    if msg == "Could not detect global_batch_size":
+        return "no run logs global_batch_size"
+    parts = [f"{msg} (global batch size {bs})"]
+    if mean is not None and rcp_mean is not None and low is not None:
+        parts.append(f"submission olympic mean {mean:.4f}, RCP mean {rcp_mean:.4f}, fastest allowed {low:.4f}")
+    if norm > 1.0:
+        parts.append(f"score normalisation factor {norm:.6f}")
+    return "; ".join(parts)
+
+
+def prepare(ruleset: str, benchmarks: Iterable[str]) -> None:
+    """Load the reference's module (and with it the RCP statistics' code) before the logs are read, so the tree
+    checks do not wait for it; the statistics themselves are kept as data (reference.py)."""
+    if any(b != "minigo" and expected_runs(b) for b in benchmarks):
+        from mlsubmit.checker.rcp.reference import module
+
+        try:
+            module()
+        except Exception:  # evaluate() meets the same error and turns it into a finding
+            return
+
+
+def evaluate_cached(
+    benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool, closed: bool, cache_dir: Path | None
+) -> RcpResult:
+    """evaluate(), remembered in the --cache folder under everything that decides it (each run's name and kept
+    lines, the ruleset, bypass and division), so an unchanged folder is not judged again."""
+    if cache_dir is None:
+        return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
+    from mlsubmit.checker.cache import folder_key, load_json, store_json
+
+    inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
+    entry = Path(cache_dir) / "rcp" / f"{folder_key('rcp', benchmark, ruleset, bypass, closed, inputs)}.json"
+    data = load_json(entry)
+    if isinstance(data, dict):
+        try:
+            data["runs"] = tuple(RunConvergence(**r) for r in data["runs"])
+            return RcpResult(**data)
+        except (TypeError, KeyError):
+            pass
+    result = evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
+    store_json(entry, asdict(result))
+    return result

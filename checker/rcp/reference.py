@@ -1,0 +1,205 @@
+"""mlperf-logging's RCP checker, run as it is, on logs the pipeline has already read.
+
+The verdict of a results folder is the reference's `check_directory` itself (and each run's convergence its
+`read_submission_file`), so our RCP check cannot drift from the reference's: there is no second copy of its logic.
+It runs in a private copy of the reference's module whose outside world is ours:
+
+- `open` serves each log from the lines kept while the pipeline read it (`lines.py`): no log is read twice, and a
+  FIFO or a huge file is never opened here. Any other path (the RCP data files) goes to the real `open`.
+- `glob` lists the logs the tree check listed, so the reference sees the same runs we report on.
+- `logging` is silent: the reference logs warnings to the root logger, which would print on our stderr.
+- `scipy.stats` is our t-test (`tstat.py`, within 1e-11 of scipy's) and `numpy` our mean and interpolation in
+  numpy's own floating-point order (`npstats.py`, bit for bit): importing scipy.stats costs about a second.
+- `RCP_Checker` is the reference's class with its two file writes (`scaling.json` in the results folder, and a
+  delete of `/scaling.json` when no folder is given) turned off, its statistics kept as data between runs (the
+  t-test bisection costs more than checking a benchmark's logs), and each judged record noted for our messages.
+
+The real module, with the real scipy and numpy, is left untouched; the differential tests run it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import fnmatch
+import functools
+import importlib.util
+import io
+import json
+import os
+import sys
+import threading
+import types
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.datafiles import derived
+
+_STAT_FIELDS = ("RCP Mean", "RCP Stdev", "Max Speedup", "Min Epochs")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One call of the reference's `_eval_submission_record`: the RCP record it used and its answer."""
+
+    record: dict[str, Any]
+    epochs: tuple[float, ...]
+    passed: bool
+    factor: float
+
+
+class _World:
+    """What the private module sees while one folder is judged: its logs' lines and the records it judges."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+        self.judged: list[Judged] = []
+        self.lock = threading.Lock()
+
+
+_WORLD = _World()
+
+
+def _open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+    served = _WORLD.files.get(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else None
+    if served is not None:
+        return io.StringIO(served)
+    return builtins.open(file, mode, *args, **kwargs)
+
+
+def _glob(pattern: str, recursive: bool = False) -> list[str]:
+    return [path for path in _WORLD.files if fnmatch.fnmatchcase(path, pattern)]
+
+
+def _silent(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _load() -> types.ModuleType:
+    """A private copy of mlperf_logging.rcp_checker.rcp_checker with our stand-ins for scipy.stats and numpy."""
+    from mlsubmit.checker.rcp import npstats, tstat
+
+    spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
+    if spec is None or spec.origin is None:
+        raise ImportError("mlperf-logging's rcp_checker is not installed")
+    stats = types.ModuleType("scipy.stats")
+    stats.ttest_ind_from_stats = tstat.ttest_ind_from_stats  # type: ignore[attr-defined]
+    scipy = types.ModuleType("scipy")
+    scipy.stats = stats  # type: ignore[attr-defined]
+    private = importlib.util.spec_from_file_location("mlsubmit.checker.rcp._reference_copy", spec.origin)
+    assert private is not None and private.loader is not None
+    module = importlib.util.module_from_spec(private)
+    saved = {name: sys.modules.get(name) for name in ("scipy", "scipy.stats", "numpy")}
+    sys.modules.update({"scipy": scipy, "scipy.stats": stats, "numpy": npstats.stand_in()})
+    try:
+        private.loader.exec_module(module)
+    finally:  # only the private copy keeps the stand-ins; later imports of scipy and numpy get the real ones
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
+    return module
+
+
+@functools.cache
+def module() -> types.ModuleType:
+    """The private copy, its outside world replaced as the module docstring says."""
+    mod = _load()
+    mod.open = _open  # type: ignore[attr-defined]
+    mod.glob = types.SimpleNamespace(glob=_glob)  # type: ignore[attr-defined]
+    mod.logging = types.SimpleNamespace(info=_silent, warning=_silent, error=_silent)  # type: ignore[attr-defined]
+    mod.RCP_Checker = _checker_class(mod.RCP_Checker)  # type: ignore[attr-defined]
+    return mod
+
+
+def _checker_class(base: type) -> type:
+    class Checker(base):  # type: ignore[valid-type,misc]
+        """The reference's RCP_Checker without file writes, with its statistics remembered."""
+
+        def compute_rcp_stats(self) -> None:
+            stats = _statistics(self.ruleset, self.benchmark, self.submission_runs, self.rcp_data,
+                                lambda: _compute(self, base))  # fmt: skip
+            records: dict[str, dict[str, Any]] = copy.deepcopy(stats["rcp_data"])  # the reference may edit them
+            self.rcp_data = records
+            self.pruned_rcp_data = {name: records[name] for name in stats["pruned"]}
+
+        def _set_results_scaling(self, scale_factor: Any, results_dir: str) -> None:
+            return None  # checking is read-only: the factor is returned instead
+
+        def _reset_results_scaling(self, results_dir: str) -> None:
+            return None
+
+        def _eval_submission_record(self, rcp_record: Any, subm_epochs: Any, results_dir: str) -> Any:
+            passed, factor = super()._eval_submission_record(rcp_record, subm_epochs, results_dir)
+            _WORLD.judged.append(Judged(dict(rcp_record), tuple(subm_epochs), bool(passed), float(factor)))
+            return passed, factor
+
+    return Checker
+
+
+def _compute(checker: Any, base: type) -> dict[str, Any]:
+    """The reference's own statistics and pruning, as plain floats so a computed and a kept copy are alike."""
+    base.compute_rcp_stats(checker)
+    for record in checker.rcp_data.values():
+        for name in _STAT_FIELDS:
+            if name in record:
+                record[name] = float(record[name])
+    return {"rcp_data": checker.rcp_data, "pruned": list(checker.pruned_rcp_data)}
+
+
+_KEPT: dict[bytes, dict[str, Any]] = {}
+
+
+def _statistics(ruleset: str, benchmark: str, runs: int, processed: dict[str, Any], build: Any) -> dict[str, Any]:
+    """RCP statistics depend on shipped files alone: kept in this process and as data (`datafiles.derived`), keyed
+    by the processed RCP data, the run count and the code that computes them (the reference's module, our
+    t-test and mean, this file)."""
+    raw = json.dumps(processed, sort_keys=True, default=repr).encode()
+    key = f"{ruleset}\0{benchmark}\0{runs}\0".encode() + raw
+    if (kept := _KEPT.get(key)) is not None:
+        return kept
+    code = b"".join(Path(f).read_bytes() for f in _code_files())
+    stats: dict[str, Any] = derived(f"rcp-{ruleset}-{benchmark}", key + b"\0" + code, build)
+    if not _valid_statistics(stats, processed):
+        stats = build()
+    _KEPT[key] = stats
+    return stats
+
+
+def _valid_statistics(stats: Any, processed: dict[str, Any]) -> bool:
+    """A kept copy is used only if it has the shape we wrote and the records we asked for (caches cannot lie)."""
+    if not isinstance(stats, dict) or set(stats) != {"rcp_data", "pruned"}:
+        return False
+    records, pruned = stats["rcp_data"], stats["pruned"]
+    if not isinstance(records, dict) or list(records) != list(processed) or not isinstance(pruned, list):
+        return False
+    if not all(isinstance(name, str) and name in records for name in pruned):
+        return False
+    return all(
+        isinstance(rec, dict) and all(isinstance(rec.get(f), float) for f in _STAT_FIELDS) for rec in records.values()
+    )
+
+
+@functools.cache
+def _code_files() -> tuple[str, ...]:
+    from mlsubmit.checker.rcp import npstats, tstat
+
+    spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
+    origin = spec.origin if spec is not None and spec.origin is not None else __file__
+    return origin, __file__, tstat.__file__, npstats.__file__
+
+
+@contextmanager
+def serving(files: Mapping[str, str]) -> Iterator[list[Judged]]:
+    """While open: the private module sees exactly `files` (path -> text) as the logs on disk. Yields the list
+    the judged records are appended to."""
+    with _WORLD.lock:
+        _WORLD.files, _WORLD.judged = dict(files), []
+        try:
+            yield _WORLD.judged
+        finally:
+            _WORLD.files, _WORLD.judged = {}, []
