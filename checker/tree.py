@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mlsubmit.checker import hygiene, rcp, seeds
+from mlsubmit.checker import benchmarks, hygiene, rcp, seeds
 from mlsubmit.checker.discover import OrgTree, is_result_log
 from mlsubmit.checker.facts import LogFacts
 
@@ -44,21 +44,15 @@ def round_of(ruleset: str) -> str:
 
 
 def allowed_benchmarks(ruleset: str) -> list[str]:
-    from mlperf_logging.benchmark_meta import get_allowed_benchmarks
-
-    try:
-        return list(get_allowed_benchmarks("training", ruleset))
-    except ValueError:
-        return []
+    return benchmarks.allowed(ruleset)
 
 
 def expected_count(benchmark: str) -> int | None:
-    return rcp.expected_runs(benchmark)
+    return benchmarks.runs(benchmark)
 
 
 def tolerance(benchmark: str) -> int:
-    table = policy()["olympic_tolerance"]
-    return int(table.get(benchmark, table["default"]))
+    return benchmarks.dropped(benchmark)
 
 
 @dataclass

@@ -71,7 +71,7 @@ def _score(
 ) -> Score:
     facts = [run.results[r.display].facts for r in refs]
     runs = [
-        run_result(r.display, run.results[r.display].facts, run.report.files.get(r.display, []), benchmark)
+        run_result(r.display, run.results[r.display].facts, run.report.files.get(r.display, []), benchmark, ruleset)
         for r in refs
     ]
     division = _division(system, facts)
@@ -88,6 +88,7 @@ def _score(
         facts=facts,
         rcp=rcp,
         committed=committed_scaling(refs[0].path.parent),
+        ruleset=ruleset,
     )
 
 

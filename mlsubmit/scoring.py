@@ -23,18 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker import benchmarks
 from mlsubmit.checker.facts import LogFacts
+from mlsubmit.checker.rcp import run_convergence
 from mlsubmit.findings import Finding, Severity
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.
 COMPLIANCE_FAMILIES = frozenset({"LOG", "RULE"})
-SAMPLE_COUNTED = frozenset({"bert"})  # benchmarks whose `epoch_num` counts samples, not epochs (TR1.x RCP table)
 NOT_CONVERGED = 1e9  # what the reference RCP checker records for a run that did not converge
 
 
 def max_dropped(benchmark: str) -> int:
-    """Runs dropped at each end of the olympic mean (TR1.0/TR1.1: U-Net3D drops 4 and 4, the rest 1 and 1)."""
-    return 4 if benchmark == "unet3d" else 1
+    """Runs dropped at each end of the olympic mean (the benchmark table: 4 for U-Net3D, else 1)."""
+    return benchmarks.dropped(benchmark)
 
 
 @dataclass(frozen=True)
@@ -78,24 +79,21 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def convergence_point(facts: LogFacts) -> float | None:
-    """The `epoch_num` of the last eval_accuracy before a successful run_stop, as the RCP checker reads it."""
-    stops = facts.all("run_stop")
-    if not stops or not facts.converged:
+def convergence_point(facts: LogFacts, ruleset: str = "") -> float | None:
+    """The run's point of convergence as mlperf-logging's RCP reader takes it (epochs, or samples for bert and the
+    LLM-era benchmarks): None when the run did not converge or the reader cannot read it. The same reading as the
+    RCP check (checker/rcp), so a run's `to_converge` and its folder's RCP verdict never disagree."""
+    conv = run_convergence(facts, ruleset)
+    if not conv.converged or conv.problem:
         return None
-    stop_line = stops[-1].line
-    point = None
-    for occ in facts.all("eval_accuracy"):
-        if occ.line <= stop_line and isinstance(occ.metadata, dict):
-            point = _number(occ.metadata.get("epoch_num"))
-    return round(point, 3) if point is not None else None
+    return _number(conv.epochs)
 
 
 def throughput(facts: LogFacts, benchmark: str, point: float | None, minutes: float | None) -> float | None:
     """Training samples per second to convergence: samples for BERT, epochs × dataset size for the others."""
     if point is None or not minutes or minutes <= 0 or benchmark == "minigo":
         return None
-    if benchmark in SAMPLE_COUNTED:
+    if benchmarks.unit(benchmark) == "samples":
         samples = point
     else:
         per_epoch = _number(facts.value("train_samples"))
@@ -109,7 +107,7 @@ def is_compliant(findings: Iterable[Finding]) -> bool:
     return not any(f.severity is Severity.ERROR and f.family in COMPLIANCE_FAMILIES for f in findings)
 
 
-def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmark: str) -> RunResult:
+def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmark: str, ruleset: str = "") -> RunResult:
     compliant = is_compliant(findings)
     minutes = facts.minutes
     reason = None
@@ -117,7 +115,7 @@ def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmar
         reason = "fails the round's log rules"
     elif facts.run_start_ms is None or facts.run_stop is None:
         reason = "no run_start or run_stop"
-    point = convergence_point(facts)
+    point = convergence_point(facts, ruleset)
     return RunResult(
         path=path,
         minutes=minutes,
@@ -126,7 +124,7 @@ def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmar
         compliant=compliant,
         reason=reason,
         to_converge=point,
-        unit="samples" if benchmark in SAMPLE_COUNTED else "epochs",
+        unit=benchmarks.unit(benchmark, ruleset),
         throughput=throughput(facts, benchmark, point, minutes) if reason is None else None,
     )
 
@@ -189,12 +187,12 @@ class Score:
         return sum(1 for r in self.runs if r.counted)
 
 
-def samples_to_converge(facts: Sequence[LogFacts], benchmark: str) -> float | None:
+def samples_to_converge(facts: Sequence[LogFacts], benchmark: str, ruleset: str = "") -> float | None:
     """Mean convergence point without the lowest and highest (the summarizer's `samples_to_converge` column).
 
     Runs that did not converge count as 1e9, as in the reference; too many of them and there is no value.
     """
-    points = [convergence_point(f) for f in facts]
+    points = [convergence_point(f, ruleset) for f in facts]
     if sum(p is None for p in points) > max_dropped(benchmark) or len(points) < 3:
         return None
     ordered = sorted(NOT_CONVERGED if p is None else p for p in points)
@@ -235,6 +233,7 @@ def build_score(
     facts: Sequence[LogFacts],
     rcp: RcpOutcome,
     committed: float | None = None,
+    ruleset: str = "",
 ) -> Score:
     marked = mark_olympic_drops(runs, benchmark)
     counted = [r.minutes for r in marked if r.counted and r.minutes is not None]
@@ -255,6 +254,6 @@ def build_score(
         olympic_minutes=olympic,
         scaling_factor=settled_factor(division, rcp, committed),
         rcp=rcp,
-        samples_to_converge=samples_to_converge(facts, benchmark) if division == "closed" else None,
+        samples_to_converge=samples_to_converge(facts, benchmark, ruleset) if division == "closed" else None,
         notes=tuple(notes),
     )

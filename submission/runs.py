@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsubmit.checker import benchmarks
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import read_log, record_lines
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
@@ -30,7 +31,6 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 # Olympic scoring: how many of the fastest and slowest runs are dropped, which is also how many runs may fail to
 # converge (TR1.0 L442-462, TR1.1 L443-476: one each; U-Net3D: four each).
-_DROPPED = {"unet3d": 4}
 
 
 @dataclass
@@ -85,7 +85,7 @@ def required_runs(benchmark: str) -> int | None:
 
 def olympic(minutes: Sequence[float], benchmark: str) -> float:
     """Mean after dropping the fastest and slowest run(s); infinite when too many runs did not converge."""
-    drop = _DROPPED.get(benchmark, 1)
+    drop = benchmarks.dropped(benchmark)
     times = sorted(minutes)
     if len(times) <= 2 * drop:
         return math.inf
@@ -273,7 +273,7 @@ def _convergence(cfg: PackageConfig, sel: Selection) -> None:
         sel.findings.append(
             finding("PKG006", run.display, f"the run did not converge (run_stop status {status!r})", line=line)
         )
-    allowed = _DROPPED.get(bench, 1)
+    allowed = benchmarks.dropped(bench)
     sel.score = olympic([r.minutes for r in sel.chosen], bench) if sel.chosen else None
     if len(failed) > allowed and not any(f.code == "PKG007" for f in sel.findings):
         sel.findings.append(

@@ -10,14 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0"}
+
+
+def rounds(corpus: Path) -> dict[str, str]:
+    """Every round folder of the corpus and its ruleset (training_results_vX.Y -> X.Y.0): a round added later is
+    tested too."""
+    return {p.name: p.name.split("_v", 1)[1] + ".0" for p in sorted(corpus.glob("training_results_v*")) if p.is_dir()}
 
 
 def corpus_logs(corpus: Path) -> list[tuple[str, Path]]:
     """(ruleset, path) for every result log under results/ of every organisation, nested ones included."""
     return [
         (ruleset, path)
-        for round_dir, ruleset in ROUNDS.items()
+        for round_dir, ruleset in rounds(corpus).items()
         for path in sorted((corpus / round_dir).glob("*/results/**/result_*.txt"))
     ]
 
@@ -128,3 +133,20 @@ def make_mutants(logs: list[tuple[str, Path]], out: Path, *, every: int, seed: i
             target.write_bytes(mutate(data, rng))
             made.append((ruleset, target, name))
     return made
+
+
+def our_kinds(findings: list[dict[str, object]]) -> dict[str, int]:
+    """Per failing folder (or system file), what failed: the same grouping as the reference's ERROR lines."""
+    errors = [f for f in findings if f["severity"] == "error"]
+
+    def places(*codes: str, folder: bool = False) -> int:
+        paths = {str(f["path"]) for f in errors if f["code"] in codes}
+        return len({p.rsplit("/", 1)[0] if folder and p.endswith(".txt") else p for p in paths})
+
+    return {
+        "system_file": places("TREE027"),
+        "count": places("TREE003"),
+        "olympic": places("TREE007"),
+        "seeds": places("TREE014", "TREE015", "TREE016", folder=True),
+        "rcp": places("TREE018", "TREE020", "TREE021"),
+    }

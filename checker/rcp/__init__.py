@@ -61,11 +61,10 @@ class RcpResult:
 
 
 def expected_runs(benchmark: str) -> int | None:
-    """Runs a results folder holds (mlperf-logging's benchmark_meta, the package checker's count)."""
-    from mlperf_logging.benchmark_meta import get_result_file_counts
+    """Runs a results folder holds (the benchmark table: mlperf-logging's benchmark_meta counts)."""
+    from mlsubmit.checker import benchmarks
 
-    count = get_result_file_counts("training").get(benchmark)
-    return int(count) if count is not None else None
+    return benchmarks.runs(benchmark)
 
 
 def reference_knows(benchmark: str) -> bool:
@@ -177,6 +176,12 @@ def _crashed(exc: Exception, conv: tuple[RunConvergence, ...]) -> RcpResult:
 _PASSED = ("RCP found", "RCP Interpolation", "RCP not found but slower convergence on smaller batch size")
 
 
+def dropped(benchmark: str) -> int:
+    from mlsubmit.checker import benchmarks
+
+    return benchmarks.dropped(benchmark)
+
+
 def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ...], judged: Any) -> RcpResult:
     bs = conv[0].batch_size if conv else None
     mean = rcp_mean = low = None
@@ -184,7 +189,7 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
         from mlsubmit.checker.rcp.npstats import mean as np_mean
 
         record = judged.record
-        rejected = 4 if record.get("Benchmark") == "unet3d" else 1
+        rejected = dropped(str(record.get("Benchmark")))
         kept = sorted(judged.epochs)[rejected : len(judged.epochs) - rejected]
         mean = float(np_mean(kept))
         rcp_mean = float(record["RCP Mean"])
@@ -203,7 +208,7 @@ def _describe(msg: str, bs: Any, mean: float | None, rcp_mean: float | None, low
               conv: tuple[RunConvergence, ...]) -> str:  # fmt: skip
     if msg == "Insufficient convergence":
         failed = sum(1 for c in conv if not c.converged)
-        allowed = 4 if any(c.benchmark == "unet3d" for c in conv) else 1
+        allowed = max((dropped(str(c.benchmark)) for c in conv), default=1)
         return f"{failed} runs did not converge (at most {allowed} allowed)"
     if msg == "Could not detect global_batch_size":
         return "no run logs global_batch_size"

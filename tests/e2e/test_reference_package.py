@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
+from differential import our_kinds, rounds
 
 pytestmark = pytest.mark.corpus
-ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0"}
 # What the installed mlperf-logging (4.1.68) says about each corpus tree: None = it crashes.
 EXPECTED_REFERENCE = {
     "training_results_v1.0/GIGABYTE": None,  # KeyError: 'dlrm'
@@ -36,7 +36,7 @@ EXPECTED_REFERENCE = {
 def trees(corpus: Path) -> list[tuple[str, str, Path]]:
     return [
         (f"{rnd}/{org.name}", ruleset, org)
-        for rnd, ruleset in ROUNDS.items()
+        for rnd, ruleset in rounds(corpus).items()
         for org in sorted(p for p in (corpus / rnd).iterdir() if p.is_dir())
     ]
 
@@ -58,23 +58,6 @@ def reference_verdicts(corpus: Path) -> dict[str, dict[str, object]]:
 def test_reference_verdicts_are_as_recorded(reference_verdicts: dict[str, dict[str, object]]) -> None:
     got = {name: (None if res["crash"] else res["ok"]) for name, res in reference_verdicts.items()}
     assert got == EXPECTED_REFERENCE
-
-
-def our_kinds(findings: list[dict[str, object]]) -> dict[str, int]:
-    """Per failing folder (or system file), what failed: the same grouping as the reference's ERROR lines."""
-    errors = [f for f in findings if f["severity"] == "error"]
-
-    def places(*codes: str, folder: bool = False) -> int:
-        paths = {str(f["path"]) for f in errors if f["code"] in codes}
-        return len({p.rsplit("/", 1)[0] if folder and p.endswith(".txt") else p for p in paths})
-
-    return {
-        "system_file": places("TREE027"),
-        "count": places("TREE003"),
-        "olympic": places("TREE007"),
-        "seeds": places("TREE014", "TREE015", "TREE016", folder=True),
-        "rcp": places("TREE018", "TREE020", "TREE021"),
-    }
 
 
 def test_profile_reference_gives_the_reference_verdict(

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from differential import rounds
 
 TOLERANCE = 0.01  # minutes
-ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0"}
 
 
 # --- the driver: runs inside a subprocess, never imported by the tests' own process for its side effects ---------
@@ -118,7 +118,7 @@ def compare(reference: dict[str, Any], mine: dict[tuple[str, str], dict[str, Any
 
 
 def corpus_trees(corpus: Path) -> list[tuple[Path, str]]:
-    return [(org, ruleset) for rnd, ruleset in ROUNDS.items() if (corpus / rnd).is_dir()
+    return [(org, ruleset) for rnd, ruleset in rounds(corpus).items() if (corpus / rnd).is_dir()
             for org in sorted((corpus / rnd).iterdir()) if (org / "results").is_dir()]  # fmt: skip
 
 

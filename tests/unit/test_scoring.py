@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,8 @@ def facts(*, minutes: float = 10.0, epochs: list[float] | None = None, status: s
     f.series["run_stop"] = [Occurrence(None, {"status": status}, minutes * 60000, 100)]
     if train_samples is not None:
         f.first["train_samples"] = Occurrence(train_samples, {}, 0.0, 5)
+    records = [("eval_accuracy", o.value, o.metadata) for o in evals] + [("run_stop", None, {"status": status})]
+    f.rcp_lines = tuple(":::MLLOG " + json.dumps({"key": k, "value": v, "metadata": m}) for k, v, m in records)
     return f
 
 

@@ -1,0 +1,55 @@
+"""Per-benchmark facts of every training ruleset, from checker/rulesets/benchmarks.yaml (the one home for them).
+
+Run counts, the olympic drop, the unit a run's convergence is counted in and which benchmarks a ruleset has:
+the tree checks, the RCP check's messages, scoring, packaging's run selection and the report all ask here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from typing import Any
+
+from mlsubmit.datafiles import load_validated
+
+
+@functools.cache
+def table() -> dict[str, Any]:
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/benchmarks.yaml")
+    data: dict[str, Any] = load_validated(entry, "benchmarks.schema.json", what="rulesets/benchmarks.yaml")
+    return data
+
+
+def _row(benchmark: str) -> dict[str, Any] | None:
+    row = table()["benchmarks"].get(benchmark)
+    return row if isinstance(row, dict) else None
+
+
+def allowed(ruleset: str) -> list[str]:
+    """The benchmarks of a ruleset (empty for a ruleset the table does not know)."""
+    return list(table()["rulesets"].get(ruleset, []))
+
+
+def runs(benchmark: str) -> int | None:
+    """How many result logs a results folder of this benchmark holds."""
+    row = _row(benchmark)
+    return int(row["runs"]) if row else None
+
+
+def dropped(benchmark: str) -> int:
+    """Runs the olympic mean drops at each end: as many non-compliant or non-converged runs are tolerated."""
+    row = _row(benchmark)
+    return int(row["dropped"]) if row else 1
+
+
+def unit(benchmark: str, ruleset: str = "") -> str:
+    """What a run's convergence point counts: epochs, samples, tokens or steps (the RCP data's own unit)."""
+    row = _row(benchmark)
+    if row is None:
+        return "epochs"
+    return str(row.get("unit_by_ruleset", {}).get(ruleset, row["unit"]))
+
+
+def has_rcp(benchmark: str) -> bool:
+    row = _row(benchmark)
+    return bool(row.get("rcp", True)) if row else True
