@@ -136,12 +136,46 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
         "gradient_accumulation_steps": 1,
     },
 }
-TARGETS = {"bert": 0.720, "resnet": 0.759}
-SAMPLES = {"bert": (3_000_000, 10_000), "resnet": (1_281_167, 50_000)}
+# Current rounds (6.0/6.1): closed values from the rules' tables and mlperf-logging's training_6.x rule files, at a
+# batch size with an RCP (llama2_70b_lora 8, llama31_8b 32, flux1 1024).
+HYPERPARAMETERS.update({
+    "llama2_70b_lora": {
+        "global_batch_size": 8, "opt_base_learning_rate": 0.0004, "opt_learning_rate_training_steps": 1024,
+        "opt_gradient_clip_norm": 0.3, "opt_adamw_weight_decay": 0.0001, "gradient_accumulation_steps": 1,
+        "lora_alpha": 32, "lora_rank": 16,
+    },
+    "llama31_8b": {
+        "global_batch_size": 32, "max_sequence_length": 8192, "opt_name": "adamw", "opt_base_learning_rate": 0.0008,
+        "opt_end_learning_rate": 8e-05, "opt_learning_rate_warmup_steps": 128,
+        "opt_learning_rate_decay_steps": 1_200_000 - 128, "opt_learning_rate_decay_schedule": "cosine with linear warmup",
+        "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95, "opt_adamw_epsilon": 1e-05, "opt_adamw_weight_decay": 0.1,
+        "opt_gradient_clip_norm": 1.0, "gradient_accumulation_steps": 1, "max_steps": 1_200_000,
+    },
+    "flux1": {
+        "global_batch_size": 1024, "evaluation_frequency": 262144, "opt_name": "adamw", "opt_adamw_beta_1": 0.9,
+        "opt_adamw_beta_2": 0.95, "opt_adamw_epsilon": 1e-08, "opt_adamw_weight_decay": 0.1,
+        "opt_base_learning_rate": 0.00025, "opt_learning_rate_warmup_steps": 800, "opt_gradient_clip_norm": 1.0,
+        "gradient_accumulation_steps": 1,
+    },
+})  # fmt: skip
+# Keys training 6.1.0's common.yaml makes mandatory (precision, parallelism, run configuration).
+COMMON_KEYS: dict[str, dict[str, Any]] = {
+    "6.1.0": {
+        "lowest_numerical_precision_in_linear": "bfloat16", "lowest_numerical_precision_in_attn": "bfloat16",
+        "lowest_numerical_precision_in_comm": "bfloat16", "tensor_parallelism": 1, "pipeline_parallelism": 1,
+        "context_parallelism": 1, "expert_parallelism": 1, "micro_batch_size": 1, "config_filename": "config.yaml",
+    },
+}  # fmt: skip
+TARGETS = {"bert": 0.720, "resnet": 0.759, "llama2_70b_lora": 0.925, "llama31_8b": 3.3, "flux1": 0.586}
+SAMPLES = {"bert": (3_000_000, 10_000), "resnet": (1_281_167, 50_000), "llama2_70b_lora": (3901, 173),
+           "llama31_8b": (1_200_000 * 32, 1024), "flux1": (1_099_776, 29_696)}
+# Benchmarks whose evals count samples (`samples_count`), not epochs, and whose quality is a loss (lower is better):
+# what mlperf-logging's RCP reader and rule files expect of them.
+SAMPLES_COUNTED = frozenset({"llama2_70b_lora", "llama31_8b", "flux1"})
 TARGETS.update({"dlrm": 0.8025, "maskrcnn": 0.377, "minigo": 0.5, "rnnt": 0.058, "ssd": 0.23, "unet3d": 0.908})
 SAMPLES.update({"dlrm": (4_195_197_692, 89_137_319), "maskrcnn": (118_287, 5_000), "minigo": (1000, 100),
                 "rnnt": (278_528, 2_703), "ssd": (118_287, 5_000), "unet3d": (168, 42)})
-LOWER_IS_BETTER = frozenset({"rnnt"})  # word error rate
+LOWER_IS_BETTER = frozenset({"rnnt"}) | SAMPLES_COUNTED  # word error rate; losses and perplexities
 SECOND_TARGET = {"maskrcnn": 0.339}  # eval_accuracy is {"BBOX": box AP, "SEGM": mask AP}
 
 
@@ -165,6 +199,7 @@ class RunSpec:
     raw_output: bool = False  # interleave job output and MPI rank prefixes, as raw job logs have
     crlf: bool = False
     samples: tuple[int, int] | None = None  # (train_samples, eval_samples); None: the benchmark's default
+    converge_at: int | None = None  # samples_count of the last eval (SAMPLES_COUNTED benchmarks); None: a default
 
 
 class _Writer:
@@ -223,6 +258,15 @@ def _accuracy(benchmark: str, acc: float, target: float) -> Any:
     return round(acc, 5)
 
 
+def _eval_meta(spec: RunSpec, epoch: int) -> dict[str, Any]:
+    """An eval's position: `epoch_num`, or for the samples-counted benchmarks an even share of `converge_at`."""
+    if spec.benchmark not in SAMPLES_COUNTED:
+        return {"epoch_num": epoch}
+    bs = int({**HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}.get("global_batch_size", 1))
+    last = spec.converge_at if spec.converge_at is not None else 4 * SAMPLES.get(spec.benchmark, (1000, 0))[0] // 3
+    return {"samples_count": max(bs, last * epoch // max(1, spec.evals) // bs * bs)}
+
+
 def render(spec: RunSpec) -> str:
     w = _Writer(spec)
     t = float(spec.start_ms)
@@ -238,7 +282,7 @@ def render(spec: RunSpec) -> str:
         w.event(key, value, t=t)
     if spec.seed is not None:
         w.event("seed", spec.seed, t=t)
-    params = {**HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}
+    params = {**COMMON_KEYS.get(spec.ruleset, {}), **HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}
     for key, value in params.items():
         w.event(key, value, t=t)
     train, evals = spec.samples or SAMPLES.get(spec.benchmark, (1000, 100))
@@ -260,7 +304,7 @@ def render(spec: RunSpec) -> str:
         w.event("eval_start", None, {"epoch_num": epoch}, t=t, kind="start")
         last = i == spec.evals - 1
         acc = target + 0.004 if (last and spec.converge) else target - 0.05 + 0.01 * i
-        w.event("eval_accuracy", _accuracy(spec.benchmark, acc, target), {"epoch_num": epoch}, t=t)
+        w.event("eval_accuracy", _accuracy(spec.benchmark, acc, target), _eval_meta(spec, epoch), t=t)
         w.event("eval_stop", None, {"epoch_num": epoch}, t=t, kind="end")
         w.event("block_stop", None, {"first_epoch_num": epoch}, t=t, kind="end")
     for key, value, meta in spec.extra:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from differential import rounds
 
 TOLERANCE = 0.01  # minutes
 
@@ -118,6 +117,8 @@ def compare(reference: dict[str, Any], mine: dict[tuple[str, str], dict[str, Any
 
 
 def corpus_trees(corpus: Path) -> list[tuple[Path, str]]:
+    from differential import rounds  # here, not at the top: this file also runs as the driver script
+
     return [(org, ruleset) for rnd, ruleset in rounds(corpus).items() if (corpus / rnd).is_dir()
             for org in sorted((corpus / rnd).iterdir()) if (org / "results").is_dir()]  # fmt: skip
 

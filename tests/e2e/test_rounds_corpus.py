@@ -11,10 +11,10 @@ from mlsubmit.checker.ruleset import available_rulesets
 
 def test_rounds_share_one_pool_with_the_same_findings(corpus: Path) -> None:
     groups = group_by_round([str(corpus)], available_rulesets())
-    assert set(groups) >= {"1.0.0", "1.1.0"}
+    assert set(groups) == {p.name.split("_v", 1)[1] + ".0" for p in corpus.glob("training_results_v*")}
     together = run_rounds(groups, CheckOptions(ruleset="1.0.0", jobs=2))
     for run, (ruleset, paths) in zip(together, groups.items(), strict=True):
         alone = run_check(paths, CheckOptions(ruleset=ruleset, jobs=1))
         assert run.report.sorted().files == alone.report.sorted().files
         assert run.report.sorted().tree == alone.report.sorted().tree
-        assert len(run.report.files) > 100
+        assert len(run.report.files) == len(alone.report.files) > 0

@@ -30,6 +30,10 @@ def all_findings(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for entry in report["files"] for f in entry["findings"]] + report["findings"]
 
 
+PINNED_ORGS = [("training_results_v1.0", org) for org in ("GIGABYTE", "Google", "Graphcore", "Habana", "PCL")] + [
+    ("training_results_v1.1", org) for org in ("Baidu", "Google", "Graphcore")]  # fmt: skip
+
+
 def sys_codes(report: dict[str, Any]) -> Counter[str]:
     return Counter(f["code"] for f in all_findings(report) if f["code"].startswith("SYS"))
 
@@ -165,10 +169,17 @@ def test_synthetic_tree_with_own_system_file_agrees(run_cli, tmp_path: Path) -> 
 
 @pytest.mark.corpus
 def test_agreement_figures_on_the_whole_corpus(run_cli, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    """The pinned figures are those of the 2021 organisations they name; an organisation added to the corpus later
+    is checked in the same run (no traceback, a schema-valid report) but does not move them."""
+    pinned = [corpus / rnd / org for rnd, org in PINNED_ORGS if (corpus / rnd / org).is_dir()]
+    if len(pinned) < len(PINNED_ORGS):
+        pytest.skip("the 2021 organisations these figures describe are not all in the corpus")
     rounds = [corpus / "training_results_v1.0", corpus / "training_results_v1.1"]
     _, out, err = run_cli("check", "--ruleset", "1.1.0", "--format", "json", *rounds)
     assert "Traceback" not in err
-    counts = sys_codes(report_of(out))
+    report = report_of(out)
+    keep = tuple(f"{p}/" for p in pinned)
+    counts = Counter(f["code"] for f in all_findings(report) if f["code"].startswith("SYS") and f["path"].startswith(keep))
     assert {c: n for c, n in counts.items() if c >= "SYS040"} == {
         "SYS041": 1,  # GIGABYTE's tensorflow system has no results folder
         "SYS042": 30,  # PCL: logs say closed, system files say "close"
