@@ -147,7 +147,7 @@ HYPERPARAMETERS.update({
     "llama31_8b": {
         "global_batch_size": 32, "max_sequence_length": 8192, "opt_name": "adamw", "opt_base_learning_rate": 0.0008,
         "opt_end_learning_rate": 8e-05, "opt_learning_rate_warmup_steps": 128,
-        "opt_learning_rate_decay_steps": 1_200_000 - 128, "opt_learning_rate_decay_schedule": "cosine with linear warmup",
+        "opt_learning_rate_decay_steps": 1_199_872, "opt_learning_rate_decay_schedule": "cosine with linear warmup",
         "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95, "opt_adamw_epsilon": 1e-05, "opt_adamw_weight_decay": 0.1,
         "opt_gradient_clip_norm": 1.0, "gradient_accumulation_steps": 1, "max_steps": 1_200_000,
     },
@@ -282,7 +282,8 @@ def render(spec: RunSpec) -> str:
         w.event(key, value, t=t)
     if spec.seed is not None:
         w.event("seed", spec.seed, t=t)
-    params = {**COMMON_KEYS.get(spec.ruleset, {}), **HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}
+    params = {**COMMON_KEYS.get(spec.ruleset, {}), **HYPERPARAMETERS.get(spec.benchmark, {})}
+    params.update(spec.hyperparameters)
     for key, value in params.items():
         w.event(key, value, t=t)
     train, evals = spec.samples or SAMPLES.get(spec.benchmark, (1000, 100))

@@ -116,9 +116,12 @@ def module() -> types.ModuleType:
     return mod
 
 
-def _checker_class(base: type) -> type:
-    class Checker(base):  # type: ignore[valid-type,misc]
+def _checker_class(base: Any) -> Any:
+    class Checker(base):
         """The reference's RCP_Checker without file writes, with its statistics remembered."""
+
+        rcp_data: dict[str, Any]
+        pruned_rcp_data: dict[str, Any]
 
         def compute_rcp_stats(self) -> None:
             stats = _statistics(self.ruleset, self.benchmark, self.submission_runs, self.rcp_data,
@@ -141,7 +144,7 @@ def _checker_class(base: type) -> type:
     return Checker
 
 
-def _compute(checker: Any, base: type) -> dict[str, Any]:
+def _compute(checker: Any, base: Any) -> dict[str, Any]:
     """The reference's own statistics and pruning, as plain floats so a computed and a kept copy are alike."""
     base.compute_rcp_stats(checker)
     for record in checker.rcp_data.values():

@@ -179,7 +179,8 @@ def test_agreement_figures_on_the_whole_corpus(run_cli, corpus: Path) -> None:  
     assert "Traceback" not in err
     report = report_of(out)
     keep = tuple(f"{p}/" for p in pinned)
-    counts = Counter(f["code"] for f in all_findings(report) if f["code"].startswith("SYS") and f["path"].startswith(keep))
+    counts = Counter(f["code"] for f in all_findings(report)
+                     if f["code"].startswith("SYS") and f["path"].startswith(keep))  # fmt: skip
     assert {c: n for c, n in counts.items() if c >= "SYS040"} == {
         "SYS041": 1,  # GIGABYTE's tensorflow system has no results folder
         "SYS042": 30,  # PCL: logs say closed, system files say "close"
