@@ -127,8 +127,11 @@ def chart_svg(rows: Sequence[ResultRow], salt: str, *, width: float = PAIR_WIDTH
     for y, row in enumerate(rows):
         _draw_row(ax, y, row, left)
     if span is not None and log:
+        from matplotlib.ticker import FuncFormatter
+
         ax.set_xscale("log")
         ax.set_xlim(left, span[1] * 1.6)  # room for the score label right of the longest bar
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,g}"))  # 1,000 rather than 10³
     else:
         ax.set_xlim(left=0)
     ax.set_xlabel("time to train (minutes, log scale)" if log else "time to train (minutes)")
@@ -159,7 +162,7 @@ def comparison_svg(group: Group, salt: str) -> str:
     from matplotlib.figure import Figure
 
     entries = sorted((e for e in group.entries if e.relative is not None), key=lambda e: -(e.relative or 0.0))
-    fig = Figure(figsize=(PAIR_WIDTH, 0.9 + 0.45 * len(entries)), layout="constrained")
+    fig = Figure(figsize=(PAIR_WIDTH + 2, 0.9 + 0.45 * len(entries)), layout="constrained")
     ax = fig.add_subplot()
     for y, e in enumerate(entries):
         ratio = e.relative or 0.0
@@ -167,14 +170,14 @@ def comparison_svg(group: Group, salt: str) -> str:
         ax.text(ratio, y, f" {ratio:.2f}x", va="center", fontsize=8, parse_math=False)
     ax.axvline(1.0, color="#1b1f24", linewidth=1.0, zorder=2)
     ax.set_xlim(0, max([1.0, *(e.relative or 0.0 for e in entries)]) * 1.2)
-    ax.set_xlabel(f"performance per dollar relative to {group.baseline}")
-    ax.xaxis.label.set_parse_math(False)
+    ax.set_xlabel("performance per dollar, relative to the baseline (= 1)")
     _label_rows(ax, [e.system + (" (baseline)" if e.baseline else "") for e in entries])
     return _svg(fig, salt)
 
 
 def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: frozenset[int] = frozenset()) -> str:
-    out = ["<table><thead><tr>", *(f"<th>{esc(h)}</th>" for h in head), "</tr></thead><tbody>"]
+    # Long column names (perf_per_price_estimate) may wrap after an underscore rather than widen the page.
+    out = ["<table><thead><tr>", *(f"<th>{esc(h).replace('_', '_<wbr>')}</th>" for h in head), "</tr></thead><tbody>"]
     for row in body:
         out.append("<tr>")
         for i, cell in enumerate(row):
@@ -322,19 +325,21 @@ def _findings(findings: Sequence[Finding], base: str = "") -> str:
     return "".join(parts)
 
 
-def _system(system: SystemFacts) -> str:
+def _system(system: SystemFacts, base: str = "") -> str:
     title = f"{system.id} — {system.get('system_name') or '?'} ({system.get('division') or '?'})"
+    where = path_html(shown_path(system.path, base))
     if not system.readable:
-        return f"<details><summary>{esc(title)}</summary><p>{esc(system.path)}: not readable as a JSON object " \
+        return f"<details><summary>{esc(title)}</summary><p>{where}: not readable as a JSON object " \
                "(see the findings).</p></details>"
     rows = system.totals()
     rows += list(system.fields)
-    return f"<details><summary>{esc(title)}</summary><p class=\"meta\">{esc(system.path)}</p>" \
+    return f"<details><summary>{esc(title)}</summary><p class=\"meta\">{where}</p>" \
            f"{_table(('field', 'value'), rows)}</details>"
 
 
 def render(data: ReportData) -> str:
-    systems = "".join(_system(s) for s in data.systems) or '<p class="empty">no system descriptions</p>'
+    base = relative_to(data.paths)
+    systems = "".join(_system(s, base) for s in data.systems) or '<p class="empty">no system descriptions</p>'
     title = f"MLPerf Training results, ruleset {data.ruleset}"
     return "".join(
         [
@@ -353,7 +358,7 @@ def render(data: ReportData) -> str:
             _per_dollar(data.comparison) if data.comparison is not None else "",
             _charts(data),
             _runs(data),
-            _findings(data.findings, relative_to(data.paths)),
+            _findings(data.findings, base),
             f'<h2 id="systems">System descriptions</h2>{systems}',
             f"<script>{SCRIPT}</script></body></html>\n",
         ]
