@@ -12,7 +12,7 @@ from mlsubmit.report_inputs import Price, PriceBook, SystemFacts, load_prices, p
 
 PROJECT = Path(__file__).resolve().parents[2]
 DGX = {"system_name": "dgxa100_ngc21.05_mxnet", "number_of_nodes": "1", "accelerators_per_node": "8",
-       "accelerator_model_name": "NVIDIA A100-SXM4-80GB (400W)"}  # fmt: skip
+       "accelerator_model_name": "NVIDIA A100-SXM4-80GB (400W)", "host_processor_model_name": "AMD EPYC 7742"}  # fmt: skip
 POD16 = {"system_name": "IPU-POD16", "number_of_nodes": "1", "accelerators_per_node": "16",
          "accelerator_model_name": "Graphcore IPU GC200"}  # fmt: skip
 RULES = """\
@@ -93,6 +93,8 @@ def test_project_prices_price_both_seeds_systems() -> None:
     dgx = book.lookup(system("dgxa100_ngc21.05_pytorch", **DGX), "dgxa100_ngc21.05_pytorch")
     assert dgx is not None and dgx.amount == 300000 and dgx.baseline and dgx.basis == "estimate"
     assert book.lookup(system("p", **{**POD16, "system_name": "IPU-POD64"}), "p") is None
+    xeon = {**DGX, "host_processor_model_name": "Intel(R) Xeon(R) Platinum 8350C"}  # Baidu's v1.1 8 x A100 nodes
+    assert book.lookup(system("1_node_8_A100_NGC21.05_MXNet", **xeon), "1_node_8_A100_NGC21.05_MXNet") is None
     assert performance_per_price(30.0, pod16) == pytest.approx(2 / 0.149995)
     assert performance_per_price(None, pod16) is None and performance_per_price(30.0, None) is None
 
