@@ -36,7 +36,10 @@ def _price_cells(data: ReportData, row: ResultRow, digits: int) -> list[str]:
     ppp, relative = data.per_dollar(row)
     if row.price is None:
         return ["none", "no price", ""]
-    return [f"{row.price.amount:.0f}", _fmt(ppp, digits) if ppp is not None else "no score", _fmt(relative, digits)]
+    if ppp is None:
+        return [f"{row.price.amount:.0f}", "no score", ""]
+    ratio = _fmt(relative, digits) if relative is not None else "no baseline"
+    return [f"{row.price.amount:.0f}", _fmt(ppp, digits), ratio]
 
 
 def cells(row: ResultRow, *, digits: int, data: ReportData) -> list[str]:

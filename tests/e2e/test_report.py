@@ -122,9 +122,9 @@ open,bert,ipu-pod16-open,25.7500,10/10,,1.0000,16 x Graphcore IPU GC200,2 x AMD 
 GOLDEN_MARKDOWN = """\
 | division | benchmark | system | minutes | runs | rcp | scaling | accelerators | host_processors | framework | price | perf_per_price_estimate | vs_baseline |
 |---|---|---|---:|---|---|---:|---|---|---|---:|---:|---:|
-| closed | bert | ipu-pod16-closed | 30.97 | 10/10 | Interp. Fail | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 149995 | 12.92 |  |
+| closed | bert | ipu-pod16-closed | 30.97 | 10/10 | Interp. Fail | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 149995 | 12.92 | no baseline |
 | closed | resnet | ipu-pod64-TF1 | 14.56 | 5/5 | Pass | 1.0044 | 64 x Graphcore IPU GC200 | 8 x AMD EPYC 7742 | TensorFlow 1.15 Poplar SDK 2.1.0 | none | no price |  |
-| open | bert | ipu-pod16-open | 25.75 | 10/10 |  | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 149995 | 15.53 |  |
+| open | bert | ipu-pod16-open | 25.75 | 10/10 |  | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 149995 | 15.53 | no baseline |
 
 **Performance per dollar**
 

@@ -12,7 +12,8 @@ from mlsubmit.report_inputs import Price, PriceBook, SystemFacts, load_prices, p
 
 PROJECT = Path(__file__).resolve().parents[2]
 DGX = {"system_name": "dgxa100_ngc21.05_mxnet", "number_of_nodes": "1", "accelerators_per_node": "8",
-       "accelerator_model_name": "NVIDIA A100-SXM4-80GB (400W)", "host_processor_model_name": "AMD EPYC 7742"}  # fmt: skip
+       "accelerator_model_name": "NVIDIA A100-SXM4-80GB (400W)",
+       "host_processor_model_name": "AMD EPYC 7742"}  # fmt: skip
 POD16 = {"system_name": "IPU-POD16", "number_of_nodes": "1", "accelerators_per_node": "16",
          "accelerator_model_name": "Graphcore IPU GC200"}  # fmt: skip
 RULES = """\
