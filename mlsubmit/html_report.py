@@ -41,7 +41,7 @@ td code,#findings td:nth-child(n+4),details td:nth-child(2){overflow-wrap:anywhe
 .pair h3{margin:.4rem 0}svg{max-width:100%;height:auto}.empty{color:#6e7781;font-style:italic}
 .sev-error{color:#b3261e;font-weight:600}.sev-warning{color:#9a6700}.sev-info{color:#0969da}
 .estimate{background:#fff8c5;padding:.1rem .3rem;border-radius:3px}.meta{color:#57606a}
-details{margin:.3rem 0}summary{cursor:pointer}code{font-size:.92em}
+details{margin:.3rem 0}summary{cursor:pointer}code{font-size:.92em}.scroll{overflow-x:auto}
 """
 
 SCRIPT = """
@@ -191,7 +191,8 @@ def _summary(data: ReportData) -> str:
     head = headers(data)
     numeric = frozenset(i for i, h in enumerate(head) if h in NUMERIC)
     body = [cells(r, digits=2, data=data) for r in data.rows]
-    parts = ["<h2 id=\"results\">Results</h2>", _table(head, body, numeric=numeric)]
+    # On a narrow window the wide results table scrolls by itself instead of widening the whole page.
+    parts = ["<h2 id=\"results\">Results</h2>", f'<div class="scroll">{_table(head, body, numeric=numeric)}</div>']
     if data.comparison is not None:
         parts.append('<p><span class="estimate">Estimate</span> perf_per_price_estimate and vs_baseline: see '
                      '<a href="#per-dollar">performance per dollar</a>.</p>')
