@@ -183,3 +183,14 @@ def test_paths_are_relative_to_the_tree_and_wrap_at_separators(tmp_path) -> None
     assert str(tmp_path) not in page[page.index('<table id="findings">') :]
     assert html_report.relative_to([str(tree)]) == str(tree)  # one tree: relative to it
     assert html_report.shown_path("/elsewhere/x.txt", str(tree)) == "/elsewhere/x.txt"
+
+
+def test_per_dollar_section_draws_hostile_ids_as_text() -> None:
+    price = Price(100000, "USD", "list", "s", baseline=True)
+    rows = [row("<b>$x^2$</b>", "closed", price=price), row("pod16", "closed", minutes=(4, 5, 6), price=price)]
+    data = ReportData(ruleset="1.1.0", rows=rows)
+    data.comparison = compare(rows, time_basis="olympic", baseline="<b>$x^2$</b>", currency="USD")
+    page = html_report.render(data)
+    section = page[page.index('<h2 id="per-dollar">') : page.index('<h2 id="charts">')]
+    assert "<b>" not in section and section.count("&lt;b&gt;$x^2$&lt;/b&gt;") >= 2  # the chart label and the list
+    assert "2.00x" in section  # pod16: twice as fast for the same price
