@@ -11,31 +11,37 @@ import base64
 import hashlib
 import html
 import io
+import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.report_data import PPP_UNIT, ReportData, ResultRow
+from mlsubmit.report_compare import Comparison, Group
+from mlsubmit.report_data import ReportData, ResultRow
 from mlsubmit.report_inputs import SystemFacts
-from mlsubmit.report_tables import cells, headers
+from mlsubmit.report_tables import NUMERIC, cells, comparison_lines, headers, price_note
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 MAX_FINDING_ROWS = 5000  # a page with more rows is slow to filter; the rest are counted, and `check` lists them
+LOG_RANGE = 10.0  # a chart whose times span more than this factor gets a log axis, so short runs stay visible
+PAIR_WIDTH, WIDE_WIDTH = 6.0, 11.0  # inches: a chart beside the other division's, or alone across the page
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:1200px;padding:0 1rem;color:#1b1f24}
 h1{font-size:1.6rem;margin-bottom:.2rem}h2{border-bottom:2px solid #d0d7de;padding-bottom:.2rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0;width:100%}th,td{border:1px solid #d0d7de;padding:.25rem .45rem;
 text-align:left;vertical-align:top}th{background:#f3f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
-td code,#findings td:nth-child(n+3),details td:nth-child(2){overflow-wrap:anywhere}
+td code,#findings td:nth-child(n+4),details td:nth-child(2){overflow-wrap:anywhere}
+#findings td:nth-child(3) code,td code.path{overflow-wrap:break-word}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.pair>section{min-width:0}
 .pair h3{margin:.4rem 0}svg{max-width:100%;height:auto}.empty{color:#6e7781;font-style:italic}
 .sev-error{color:#b3261e;font-weight:600}.sev-warning{color:#9a6700}.sev-info{color:#0969da}
 .estimate{background:#fff8c5;padding:.1rem .3rem;border-radius:3px}.meta{color:#57606a}
-details{margin:.3rem 0}summary{cursor:pointer}code{font-size:.92em}
+details{margin:.3rem 0}summary{cursor:pointer}code{font-size:.92em}.scroll{overflow-x:auto}
 """
 
 SCRIPT = """
@@ -79,25 +85,15 @@ def _csp() -> str:
     return f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; img-src data:"
 
 
-def chart_svg(rows: Sequence[ResultRow], salt: str) -> str:
-    """Horizontal bars: the score per system; dots: each run (hollow: dropped by the olympic mean; x: not counted)."""
-    import matplotlib
-    from matplotlib.figure import Figure
+def _time_range(rows: Sequence[ResultRow]) -> tuple[float, float] | None:
+    values = [v for r in rows for v in (r.score.time_to_train_minutes, *(run.minutes for run in r.score.runs))
+              if v is not None and v > 0]  # fmt: skip
+    return (min(values), max(values)) if values else None
 
-    rows = sorted(rows, key=lambda r: (r.score.time_to_train_minutes is None, r.score.time_to_train_minutes or 0))
-    fig = Figure(figsize=(6.0, 0.9 + 0.45 * len(rows)), layout="constrained")
-    ax = fig.add_subplot()
-    for y, row in enumerate(rows):
-        _draw_row(ax, y, row)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([r.score.system for r in rows])
-    for label in ax.get_yticklabels():
-        label.set_parse_math(False)  # a "$" in a system id must not start TeX
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlim(left=0)
-    ax.set_xlabel("time to train (minutes)")
-    ax.grid(axis="x", color="#d0d7de", linewidth=0.6)
-    ax.set_axisbelow(True)
+
+def _svg(fig: Figure, salt: str) -> str:
+    import matplotlib
+
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt, "font.size": 9}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
@@ -105,24 +101,83 @@ def chart_svg(rows: Sequence[ResultRow], salt: str) -> str:
     return text[text.index("<svg") :]
 
 
-def _draw_row(ax: Axes, y: int, row: ResultRow) -> None:
+def _label_rows(ax: Axes, labels: Sequence[str]) -> None:
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels)
+    for label in ax.get_yticklabels():
+        label.set_parse_math(False)  # a "$" in a system id must not start TeX
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.grid(axis="x", color="#d0d7de", linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def chart_svg(rows: Sequence[ResultRow], salt: str, *, width: float = PAIR_WIDTH) -> str:
+    """Horizontal bars: the score per system; dots: each run (hollow: dropped by the olympic mean; x: not counted).
+
+    Times that span more than LOG_RANGE× get a log axis (a 6-minute run beside a 1,200-minute one).
+    """
+    from matplotlib.figure import Figure
+
+    rows = sorted(rows, key=lambda r: (r.score.time_to_train_minutes is None, r.score.time_to_train_minutes or 0))
+    fig = Figure(figsize=(width, 0.9 + 0.45 * len(rows)), layout="constrained")
+    ax = fig.add_subplot()
+    span = _time_range(rows)
+    log = span is not None and span[1] > LOG_RANGE * span[0]
+    left = span[0] / 1.5 if span is not None and log else 0.0
+    for y, row in enumerate(rows):
+        _draw_row(ax, y, row, left)
+    if span is not None and log:
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_xscale("log")
+        ax.set_xlim(left, span[1] * 1.6)  # room for the score label right of the longest bar
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,g}"))  # 1,000 rather than 10³
+    else:
+        ax.set_xlim(left=0)
+    ax.set_xlabel("time to train (minutes, log scale)" if log else "time to train (minutes)")
+    _label_rows(ax, [r.score.system for r in rows])
+    return _svg(fig, salt)
+
+
+def _draw_row(ax: Axes, y: int, row: ResultRow, left: float) -> None:
     score = row.score.time_to_train_minutes
     if score is not None:
-        ax.barh([y], [score], height=0.6, color="#4c78a8", alpha=0.35)
+        ax.barh([y], [score - left], left=left, height=0.6, color="#4c78a8", alpha=0.35, zorder=1)
         ax.text(score, y - 0.33, f" {score:.2f}", va="bottom", fontsize=8, parse_math=False)
     for run in row.score.runs:
         if run.minutes is None:
             continue
+        # Counted dots are small and below; rings (dropped by the olympic mean) are larger and drawn over them,
+        # so a dropped run at the same time as a kept one still shows.
         if not run.counted:
-            ax.plot([run.minutes], [y], "x", color="#b3261e", markersize=6)
+            ax.plot([run.minutes], [y], "x", color="#b3261e", markersize=7, mew=1.5, zorder=4)
         elif run.olympic_dropped:
-            ax.plot([run.minutes], [y], "o", mfc="none", mec="#1f3b5c", markersize=5)
+            ax.plot([run.minutes], [y], "o", mfc="none", mec="#c2410c", mew=1.4, markersize=8, zorder=3)
         else:
-            ax.plot([run.minutes], [y], "o", color="#1f3b5c", markersize=4)
+            ax.plot([run.minutes], [y], "o", color="#1f3b5c", markersize=4, zorder=2)
+
+
+def comparison_svg(group: Group, salt: str) -> str:
+    """Bars: each priced result's performance per dollar relative to the group's baseline (the line at 1)."""
+    from matplotlib.figure import Figure
+
+    entries = sorted((e for e in group.entries if e.relative is not None), key=lambda e: -(e.relative or 0.0))
+    fig = Figure(figsize=(PAIR_WIDTH + 2, 0.9 + 0.45 * len(entries)), layout="constrained")
+    ax = fig.add_subplot()
+    for y, e in enumerate(entries):
+        ratio = e.relative or 0.0
+        ax.barh([y], [ratio], height=0.6, color="#6b7280" if e.baseline else "#2f7d4f", alpha=0.8, zorder=1)
+        ax.text(ratio, y, f" {ratio:.2f}x", va="center", fontsize=8, parse_math=False)
+    ax.axvline(1.0, color="#1b1f24", linewidth=1.0, zorder=2)
+    ax.set_xlim(0, max([1.0, *(e.relative or 0.0 for e in entries)]) * 1.2)
+    ax.set_xlabel("performance per dollar, relative to the baseline (= 1)")
+    _label_rows(ax, [e.system + (" (baseline)" if e.baseline else "") for e in entries])
+    return _svg(fig, salt)
 
 
 def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: frozenset[int] = frozenset()) -> str:
-    out = ["<table><thead><tr>", *(f"<th>{esc(h)}</th>" for h in head), "</tr></thead><tbody>"]
+    # Long column names (perf_per_price_estimate) may wrap after an underscore rather than widen the page.
+    out = ["<table><thead><tr>", *(f"<th>{esc(h).replace('_', '_<wbr>')}</th>" for h in head), "</tr></thead><tbody>"]
     for row in body:
         out.append("<tr>")
         for i, cell in enumerate(row):
@@ -134,53 +189,100 @@ def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: froze
 
 def _summary(data: ReportData) -> str:
     head = headers(data)
-    numeric = frozenset(i for i, h in enumerate(head) if h in ("minutes", "scaling", "perf_per_price_estimate"))
-    body = [cells(r, digits=2, with_price=data.has_prices) for r in data.rows]
-    parts = ["<h2 id=\"results\">Results</h2>", _table(head, body, numeric=numeric)]
-    if data.has_prices:
-        currency = next((r.price.currency for r in data.rows if r.price), "USD")
-        parts.append(
-            f'<p><span class="estimate">Estimate</span> perf_per_price_estimate: '
-            f"{esc(PPP_UNIT.format(currency=currency))}, from list prices in prices.toml; not a quote.</p>"
-        )
+    numeric = frozenset(i for i, h in enumerate(head) if h in NUMERIC)
+    body = [cells(r, digits=2, data=data) for r in data.rows]
+    # On a narrow window the wide results table scrolls by itself instead of widening the whole page.
+    parts = ["<h2 id=\"results\">Results</h2>", f'<div class="scroll">{_table(head, body, numeric=numeric)}</div>']
+    if data.comparison is not None:
+        parts.append('<p><span class="estimate">Estimate</span> perf_per_price_estimate and vs_baseline: see '
+                     '<a href="#per-dollar">performance per dollar</a>.</p>')
     notes = [f"{r.score.system}/{r.score.benchmark}: {n}" for r in data.rows for n in r.score.notes]
     if notes:
         parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return "".join(parts)
 
 
-def _charts(data: ReportData) -> str:
-    parts = ['<h2 id="charts">Time to train per benchmark</h2>',
-             "<p class=\"meta\">Bar: the round's score (times the RCP factor where one applies). Dot: a run's own "
-             "time; hollow: left out by the olympic mean; x: a run that does not count.</p>"]
-    for b_index, bench in enumerate(data.benchmarks()):
-        parts.append(f"<h3>{esc(bench)}</h3><div class=\"pair\">")
-        for division in ("closed", "open"):
-            rows = [r for r in data.rows if r.score.benchmark == bench and r.score.division == division]
-            parts.append(f"<section><h3>{division}</h3>")
-            parts.append(chart_svg(rows, f"{b_index}-{division}") if rows else '<p class="empty">no results</p>')
-            parts.append("</section>")
-        parts.append("</div>")
-        other = [r for r in data.rows if r.score.benchmark == bench and r.score.division not in ("closed", "open")]
-        if other:
-            parts.append(f"<section><h3>division not closed or open</h3>{chart_svg(other, f'{b_index}-x')}</section>")
+def _per_dollar(comparison: Comparison) -> str:
+    parts = ['<h2 id="per-dollar">Performance per dollar</h2>',
+             f'<p><span class="estimate">Estimate</span> {esc(price_note(comparison))}</p>']
+    for i, group in enumerate(comparison.groups):
+        title = f"{group.division or '?'} · {group.benchmark}"
+        parts.append(f"<h3>{esc(title)}</h3>")
+        if group.baseline is not None:
+            parts.append(comparison_svg(group, f"ppd-{i}"))
+        lines = comparison_lines(Comparison(comparison.time_basis, comparison.currency, "", (group,)))
+        parts.append("<ul>" + "".join(f"<li>{esc(line.strip())}</li>" for line in lines[1:]) + "</ul>")
+        if group.note:
+            parts.append(f'<p class="meta">{esc(group.note)}</p>')
     return "".join(parts)
 
 
+def _charts(data: ReportData) -> str:
+    parts = ['<h2 id="charts">Time to train per benchmark</h2>',
+             "<p class=\"meta\">Bar: the round's score (times the RCP factor where one applies). Dot: a run's own "
+             "time; ring: left out by the olympic mean; x: a run that does not count. Times that span more than "
+             f"{LOG_RANGE:g}× are drawn on a log scale.</p>"]
+    for b_index, bench in enumerate(data.benchmarks()):
+        parts.append(f"<h3>{esc(bench)}</h3>")
+        by_division = {d: [r for r in data.rows if r.score.benchmark == bench and r.score.division == d]
+                       for d in ("closed", "open")}  # fmt: skip
+        present = [d for d, rows in by_division.items() if rows]
+        if len(present) == 2:  # side by side
+            charts = [f"<section><h3>{d}</h3>{chart_svg(by_division[d], f'{b_index}-{d}')}</section>" for d in present]
+            parts.append(f'<div class="pair">{"".join(charts)}</div>')
+        for division in present if len(present) == 1 else ():  # alone: the page's width, no empty panel beside it
+            missing = "open" if division == "closed" else "closed"
+            parts.append(f'<section><h3>{division} <span class="meta">(no {missing} results)</span></h3>'
+                         f"{chart_svg(by_division[division], f'{b_index}-{division}', width=WIDE_WIDTH)}</section>")
+        other = [r for r in data.rows if r.score.benchmark == bench and r.score.division not in ("closed", "open")]
+        if other:
+            parts.append(f"<section><h3>division not closed or open</h3>"
+                         f"{chart_svg(other, f'{b_index}-x', width=WIDE_WIDTH)}</section>")
+    return "".join(parts)
+
+
+def relative_to(paths: Sequence[str]) -> str:
+    """The folder shown paths are relative to: the trees given, or what they have in common."""
+    cleaned = [os.path.normpath(p) for p in paths if p]
+    if not cleaned:
+        return ""
+    if len(cleaned) == 1:
+        only = cleaned[0]
+        return only if os.path.isdir(only) else os.path.dirname(only)
+    try:
+        return os.path.commonpath(cleaned)
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+
+
+def shown_path(path: str, base: str) -> str:
+    if base and base != "." and path.startswith(base.rstrip("/") + "/"):
+        return path[len(base.rstrip("/")) + 1 :]
+    return path
+
+
+def path_html(path: str) -> str:
+    """An escaped path that may wrap after each separator, and nowhere else unless a part is wider than the page."""
+    return "/<wbr>".join(esc(part) for part in path.split("/"))
+
+
 def _runs(data: ReportData) -> str:
+    base = relative_to(data.paths)
     parts = ['<h2 id="runs">Runs</h2>']
+    if base:
+        parts.append(f'<p class="meta">Paths are relative to <code class="path">{path_html(base)}</code>.</p>')
     head = ("run", "minutes", "status", "counted", "olympic", "to converge", "samples/s")
     for r in data.rows:
         s = r.score
         body = [
             (
-                run.path,
+                shown_path(run.path, base),
                 "" if run.minutes is None else f"{run.minutes:.3f}",
                 run.status or "",
                 "yes" if run.counted else f"no: {run.reason}",
                 "dropped" if run.olympic_dropped else "",
                 "" if run.to_converge is None else f"{run.to_converge:g} {run.unit}",
-                "" if run.throughput is None else f"{run.throughput:.1f}",
+                _throughput(run.throughput, run.counted),
             )
             for run in s.runs
         ]
@@ -190,7 +292,13 @@ def _runs(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _findings(findings: Sequence[Finding]) -> str:
+def _throughput(value: float | None, counted: bool) -> str:
+    if value is not None:
+        return f"{value:.1f}"
+    return "unknown" if counted else ""
+
+
+def _findings(findings: Sequence[Finding], base: str = "") -> str:
     ordered = sorted(findings, key=lambda f: (f.severity.rank, f.path, f.line or 0, f.code))
     families = sorted({f.family for f in ordered})
     options_sev = "".join(f'<option value="{s.value}">{s.value}</option>' for s in Severity)
@@ -200,16 +308,17 @@ def _findings(findings: Sequence[Finding]) -> str:
         f'<label>severity <select id="f-severity"><option value="">all</option>{options_sev}</select></label> ',
         f'<label>family <select id="f-family"><option value="">all</option>{options_fam}</select></label> ',
         f'<span class="meta">showing <span id="f-shown">{min(len(ordered), MAX_FINDING_ROWS)}</span> of '
-        f"{len(ordered)}</span></p>",
+        f"{len(ordered)}</span>" + (f' · paths relative to <code class="path">{path_html(base)}</code>' if base else "")
+        + "</p>",
         '<table id="findings"><thead><tr><th>severity</th><th>code</th><th>where</th><th>message</th>'
         "<th>hint</th></tr></thead><tbody>",
     ]
     for f in ordered[:MAX_FINDING_ROWS]:
-        where = f.path + (f":{f.line}" if f.line else (f"#{f.pointer}" if f.pointer else ""))
+        where = shown_path(f.path, base) + (f":{f.line}" if f.line else (f"#{f.pointer}" if f.pointer else ""))
         parts.append(
             f'<tr data-severity="{esc(f.severity.value)}" data-family="{esc(f.family)}">'
             f'<td class="sev-{esc(f.severity.value)}">{esc(f.severity.value)}</td><td>{esc(f.code)}</td>'
-            f"<td><code>{esc(where)}</code></td><td>{esc(f.message)}</td><td>{esc(f.hint)}</td></tr>"
+            f"<td><code>{path_html(where)}</code></td><td>{esc(f.message)}</td><td>{esc(f.hint)}</td></tr>"
         )
     parts.append("</tbody></table>")
     if len(ordered) > MAX_FINDING_ROWS:
@@ -217,19 +326,21 @@ def _findings(findings: Sequence[Finding]) -> str:
     return "".join(parts)
 
 
-def _system(system: SystemFacts) -> str:
+def _system(system: SystemFacts, base: str = "") -> str:
     title = f"{system.id} — {system.get('system_name') or '?'} ({system.get('division') or '?'})"
+    where = path_html(shown_path(system.path, base))
     if not system.readable:
-        return f"<details><summary>{esc(title)}</summary><p>{esc(system.path)}: not readable as a JSON object " \
+        return f"<details><summary>{esc(title)}</summary><p>{where}: not readable as a JSON object " \
                "(see the findings).</p></details>"
     rows = system.totals()
     rows += list(system.fields)
-    return f"<details><summary>{esc(title)}</summary><p class=\"meta\">{esc(system.path)}</p>" \
+    return f"<details><summary>{esc(title)}</summary><p class=\"meta\">{where}</p>" \
            f"{_table(('field', 'value'), rows)}</details>"
 
 
 def render(data: ReportData) -> str:
-    systems = "".join(_system(s) for s in data.systems) or '<p class="empty">no system descriptions</p>'
+    base = relative_to(data.paths)
+    systems = "".join(_system(s, base) for s in data.systems) or '<p class="empty">no system descriptions</p>'
     title = f"MLPerf Training results, ruleset {data.ruleset}"
     return "".join(
         [
@@ -240,12 +351,15 @@ def render(data: ReportData) -> str:
             f"<h1>{esc(title)}</h1>",
             f'<p class="meta">mlsubmit {esc(__version__)} · {esc(", ".join(data.paths))} · '
             f"{len(data.rows)} result(s) · {len(data.findings)} finding(s)</p>",
-            '<nav><a href="#results">results</a> · <a href="#charts">charts</a> · <a href="#runs">runs</a> · '
+            '<nav><a href="#results">results</a> · '
+            + ('<a href="#per-dollar">per dollar</a> · ' if data.comparison is not None else "")
+            + '<a href="#charts">charts</a> · <a href="#runs">runs</a> · '
             '<a href="#findings-title">findings</a> · <a href="#systems">systems</a></nav>',
             _summary(data),
+            _per_dollar(data.comparison) if data.comparison is not None else "",
             _charts(data),
             _runs(data),
-            _findings(data.findings),
+            _findings(data.findings, base),
             f'<h2 id="systems">System descriptions</h2>{systems}',
             f"<script>{SCRIPT}</script></body></html>\n",
         ]

@@ -17,12 +17,12 @@ from mlsubmit.checker.discover import LogRef, OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckRun
 from mlsubmit.findings import Finding
+from mlsubmit.report_compare import Comparison, compare
 from mlsubmit.report_inputs import (
     PRICES_FILE,
     Price,
     PriceBook,
     SystemFacts,
-    performance_per_price,
     read_system,
     tree_prices,
 )
@@ -36,10 +36,7 @@ class ResultRow:
     score: Score
     system: SystemFacts | None
     price: Price | None
-
-    @property
-    def perf_per_price(self) -> float | None:
-        return performance_per_price(self.score.time_to_train_minutes, self.price)
+    no_price: str = ""  # why a row has no price, when prices were given
 
 
 @dataclass
@@ -49,10 +46,17 @@ class ReportData:
     systems: list[SystemFacts] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    comparison: Comparison | None = None  # present when some price rule was given
 
     @property
     def has_prices(self) -> bool:
-        return any(r.perf_per_price is not None for r in self.rows)
+        return self.comparison is not None
+
+    def per_dollar(self, row: ResultRow) -> tuple[float | None, float | None]:
+        """The row's performance per price and its ratio to its group's baseline."""
+        entry = self.comparison.entry(row.score.system, row.score.benchmark, row.score.division) \
+            if self.comparison else None
+        return (entry.per_dollar, entry.relative) if entry else (None, None)
 
     def benchmarks(self) -> list[str]:
         return sorted({r.score.benchmark for r in self.rows})
@@ -123,25 +127,42 @@ def _prices_for(org: OrgTree, given: PriceBook | None, run: CheckRun) -> PriceBo
     return book
 
 
-def collect(run: CheckRun, ruleset: str, *, prices: PriceBook | None = None) -> ReportData:
+def _priced(score: Score, system: SystemFacts | None, book: PriceBook) -> ResultRow:
+    found = book.resolve(system, score.system)
+    return ResultRow(score, system, found, "") if isinstance(found, Price) else ResultRow(score, system, None, found)
+
+
+def collect(
+    run: CheckRun,
+    ruleset: str,
+    *,
+    prices: PriceBook | None = None,
+    baseline: str | None = None,
+    time_basis: str = "olympic",
+) -> ReportData:
     data = ReportData(ruleset=ruleset)
+    books = []
     for org in run.targets.orgs:
         systems = _org_systems(org)
         data.systems.extend(systems.values())
         book = _prices_for(org, prices, run)
+        books.append(book)
         for (system_id, bench), refs in sorted(_groups(org.logs, lambda r: (r.system, r.benchmark)).items()):
             system = systems.get(system_id)
             score = _score(refs, run, system_id=system_id, benchmark=bench, system=system, ruleset=ruleset)
-            data.rows.append(ResultRow(score, system, book.lookup(system, system_id)))
+            data.rows.append(_priced(score, system, book))
     loose = _groups(run.targets.loose_logs, lambda r: (os.path.dirname(r.display), _benchmark(run, r)))
     for (_folder, bench), refs in sorted(loose.items()):
         platform = run.results[refs[0].display].facts.value("submission_platform")
         system_id = platform if isinstance(platform, str) and platform else "unknown"
         score = _score(refs, run, system_id=system_id, benchmark=bench, system=None, ruleset=ruleset)
-        data.rows.append(ResultRow(score, None, (prices or PriceBook()).lookup(None, system_id)))
+        data.rows.append(_priced(score, None, prices or PriceBook()))
     data.findings = run.report.all_findings()
     data.rows.sort(key=lambda r: (r.score.division != "closed", r.score.division or "", r.score.benchmark,
                                   r.score.system))
+    if prices or baseline is not None or any(books):
+        currency = next((r.price.currency for r in data.rows if r.price), "USD")
+        data.comparison = compare(data.rows, time_basis=time_basis, baseline=baseline, currency=currency)
     return data
 
 
@@ -149,7 +170,7 @@ def _benchmark(run: CheckRun, ref: LogRef) -> str:
     return run.results[ref.display].facts.benchmark or "unknown"
 
 
-def result_dict(row: ResultRow) -> dict[str, Any]:
+def result_dict(row: ResultRow, data: ReportData) -> dict[str, Any]:
     s = row.score
     out: dict[str, Any] = {
         "system": s.system,
@@ -166,10 +187,14 @@ def result_dict(row: ResultRow) -> dict[str, Any]:
     }
     if row.price is not None:
         out["price"] = row.price.to_dict()
-        ppp = row.perf_per_price
-        if ppp is not None:
-            unit = PPP_UNIT.format(currency=row.price.currency)
-            out["performance_per_price"] = {"value": ppp, "unit": unit, "estimate": True}
+    elif row.no_price and data.comparison is not None:
+        out["price"] = None
+        out["price_note"] = row.no_price
+    ppp, relative = data.per_dollar(row)
+    if row.price is not None and ppp is not None and data.comparison is not None:
+        unit = PPP_UNIT.format(currency=row.price.currency)
+        out["performance_per_price"] = {"value": ppp, "unit": unit, "estimate": True,
+                                        "time": data.comparison.time_basis, "relative_to_baseline": relative}
     out["runs"] = [r.to_dict() for r in s.runs]
     return out
 
@@ -178,6 +203,7 @@ def to_json(data: ReportData) -> dict[str, Any]:
     counts = Counter(f.severity.value for f in data.findings)
     return {
         "tool": {"name": "mlsubmit", "version": __version__, "ruleset": data.ruleset, "command": "report"},
-        "results": [result_dict(r) for r in data.rows],
+        "results": [result_dict(r, data) for r in data.rows],
+        **({"comparison": data.comparison.to_dict()} if data.comparison else {}),
         "findings": {k: counts.get(k, 0) for k in ("error", "warning", "info")},
     }

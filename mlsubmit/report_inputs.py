@@ -6,6 +6,8 @@ its columns empty. Prices come from `prices.toml` beside `systems/` (schemas/pri
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import re
 import sys
@@ -102,31 +104,112 @@ def read_system(path: Path, shown: str) -> SystemFacts:
 
 @dataclass(frozen=True)
 class Price:
+    """The price of one system: a rule's price, times number_of_nodes when the rule prices a node."""
+
     amount: float
     currency: str
     basis: str  # "list" or "estimate"
     source: str
+    date: str = ""
+    rule: str = ""  # the rule's key or label
+    matched_by: str = ""  # "id", "name" or "description"
+    nodes: int | None = None  # number_of_nodes multiplied in; None for a per-system price
+    baseline: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"amount": self.amount, "currency": self.currency, "basis": self.basis, "source": self.source}
+        return {"amount": self.amount, "currency": self.currency, "basis": self.basis, "source": self.source,
+                "date": self.date, "rule": self.rule, "matched_by": self.matched_by, "nodes": self.nodes,
+                "baseline": self.baseline}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PriceRule:
+    """One rule of prices.toml: a key (id or system_name) or a `where` match on the system description."""
+
+    label: str
+    amount: float
+    currency: str = "USD"
+    basis: str = "estimate"
+    source: str = ""
+    date: str = ""
+    per: str = "node"
+    baseline: bool = False
+    where: tuple[tuple[str, str | int], ...] = ()
+
+    def matches(self, system: SystemFacts) -> bool:
+        return bool(self.where) and system.readable and all(_field_matches(system.get(k), v) for k, v in self.where)
+
+    def apply(self, system: SystemFacts | None, matched_by: str) -> Price | str:
+        """The system's price, or why this rule cannot price it."""
+        nodes = None
+        if self.per == "node":
+            nodes = _nodes(system)
+            if nodes is None:
+                shown = "unknown (no description)"
+                if system is not None and system.readable:
+                    shown = repr(system.get("number_of_nodes"))
+                return f"rule {self.label!r} prices a node, but number_of_nodes is {shown}"
+        total = self.amount * (nodes or 1)
+        return Price(total, self.currency, self.basis, self.source, self.date, self.label, matched_by, nodes,
+                     self.baseline)  # fmt: skip
+
+
+def _field_matches(text: str, wanted: str | int) -> bool:
+    if isinstance(wanted, str):
+        return wanted.casefold() in text.casefold()
+    number = re.fullmatch(r"\s*(\d+)\s*", text)
+    return number is not None and int(number.group(1)) == wanted
+
+
+def _nodes(system: SystemFacts | None) -> int | None:
+    if system is None or not system.readable:
+        return None
+    found = re.fullmatch(r"\s*(\d+)\s*", system.get("number_of_nodes"))
+    return int(found.group(1)) if found and int(found.group(1)) > 0 else None
 
 
 @dataclass(frozen=True)
 class PriceBook:
-    """Prices by system id or system name (case-insensitive)."""
+    """Price rules: by system id, then by system_name (case ignored), then the first description match.
 
-    entries: Mapping[str, Price] = field(default_factory=dict)
+    A book merged over another (--prices over the tree's prices.toml) is asked first, whole.
+    """
+
+    entries: Mapping[str, PriceRule] = field(default_factory=dict)
     origin: str = ""
+    matches: tuple[PriceRule, ...] = ()
+    under: PriceBook | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.matches or self.under)
+
+    def resolve(self, system: SystemFacts | None, system_id: str) -> Price | str:
+        """The system's price, or a sentence saying why it has none."""
+        name = system.get("system_name") if system and system.readable else ""
+        for key, how in ((system_id, "id"), (name, "name")):
+            rule = self.entries.get(key.strip().lower()) if key else None
+            if rule is not None:
+                return rule.apply(system, how)
+        rule = next((r for r in self.matches if system is not None and r.matches(system)), None)
+        if rule is not None:
+            return rule.apply(system, "description")
+        if self.under is not None:
+            return self.under.resolve(system, system_id)
+        named = f"id {system_id!r}" + (f" or name {name!r}" if name and name != system_id else "")
+        return f"no price: no rule for {named}, and no description match"
 
     def lookup(self, system: SystemFacts | None, system_id: str) -> Price | None:
-        for key in (system_id, system.get("system_name") if system else ""):
-            price = self.entries.get(key.strip().lower()) if key else None
-            if price is not None:
-                return price
-        return None
+        found = self.resolve(system, system_id)
+        return found if isinstance(found, Price) else None
 
     def merged(self, other: PriceBook) -> PriceBook:
-        return PriceBook({**other.entries, **self.entries}, self.origin or other.origin)
+        """This book first, then `other` (a price given on the command line wins over the tree's)."""
+        if not other:
+            return self
+        if not self:
+            return other
+        return PriceBook(self.entries, self.origin, self.matches, other if self.under is None else
+                         self.under.merged(other))  # fmt: skip
 
 
 class PricesError(ValueError):
@@ -137,10 +220,9 @@ class PricesError(ValueError):
         self.message, self.line, self.pointer = message, line, pointer
 
 
-def parse_prices(path: Path) -> PriceBook:
-    """Read and validate a prices file (schemas/prices.schema.json)."""
+def _read_toml(path: Path) -> Any:
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise PricesError(f"cannot read prices: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -148,21 +230,50 @@ def parse_prices(path: Path) -> PriceBook:
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"at line (\d+)", str(exc))
         raise PricesError(f"cannot read prices: {exc}", line=int(where.group(1)) if where else None) from exc
+
+
+def _rule(label: str, entry: Mapping[str, Any], currency: str) -> PriceRule:
+    where = tuple((str(k), v) for k, v in entry.get("where", {}).items())
+    return PriceRule(label=label, amount=float(entry["price"]), currency=currency,
+                     basis=str(entry.get("basis", "estimate")), source=str(entry["source"]), date=str(entry["date"]),
+                     per=str(entry.get("per", "node")), baseline=bool(entry.get("baseline", False)),
+                     where=where)  # fmt: skip
+
+
+@functools.cache
+def description_fields() -> frozenset[str]:
+    """Every field a system description schema of any round names: what a `where` may test."""
+    names: set[str] = set()
+    for version in ("1.0", "2.1", "4.0"):
+        names.update(load_schema(f"system-{version}.schema.json").get("properties", {}))
+    return frozenset(names)
+
+
+def _check_fields(data: Mapping[str, Any]) -> None:
+    """A misspelt field would silently match nothing: refuse it, with the nearest name."""
+    known = description_fields()
+    for i, entry in enumerate(data.get("match", [])):
+        for key in entry["where"]:
+            if key not in known:
+                near = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise PricesError(f"/match/{i}/where: {key!r} is not a system description field{hint}",
+                                  pointer=f"/match/{i}/where/{key}")  # fmt: skip
+
+
+def parse_prices(path: Path) -> PriceBook:
+    """Read and validate a prices file (schemas/prices.schema.json)."""
+    data = _read_toml(path)
     errs = schema_errors(data, load_schema("prices.schema.json"))
     if errs:
         first = errs[0]
         raise PricesError(f"{pointer(first) or '/'}: {first.message}", pointer=pointer(first) or "/")
+    _check_fields(data)
     currency = str(data.get("currency", "USD"))
-    entries = {
-        str(name).strip().lower(): Price(
-            amount=float(entry["price"]),
-            currency=currency,
-            basis=str(entry.get("basis", "estimate")),
-            source=str(entry.get("source", "")),
-        )
-        for name, entry in data.get("systems", {}).items()
-    }
-    return PriceBook(entries, str(path))
+    entries = {str(name).strip().lower(): _rule(str(name), entry, currency)
+               for name, entry in data.get("systems", {}).items()}  # fmt: skip
+    matches = tuple(_rule(str(entry["label"]), entry, currency) for entry in data.get("match", []))
+    return PriceBook(entries, str(path), matches)
 
 
 def load_prices(path: Path) -> PriceBook:

@@ -1,6 +1,8 @@
 """The results table as text, CSV, Markdown or JSON; the HTML page lives in html_report.py.
 
-One row per system × benchmark. The performance-per-price column appears only when some row has a price.
+One row per system × benchmark. With price rules, each row also has its price (or "none"), its performance per
+price and its ratio to the baseline, and text and Markdown add the per-dollar comparison with its method; CSV has
+no place for prose, so it names the time used in a column (docs/report.md).
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
-from mlsubmit.report_data import PPP_UNIT, ReportData, ResultRow, to_json
+from mlsubmit.report_compare import Comparison
+from mlsubmit.report_data import ReportData, ResultRow, to_json
 
 HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling", "accelerators",
            "host_processors", "framework")  # fmt: skip
 PPP_HEADER = "perf_per_price_estimate"
+PRICE_HEADERS = ("price", PPP_HEADER, "vs_baseline")
+NUMERIC = frozenset({"minutes", "scaling", "price", PPP_HEADER, "vs_baseline"})
 
 
 def _fmt(value: float | None, digits: int) -> str:
@@ -27,7 +32,17 @@ def _count_and_model(count: int | None, model: str) -> str:
     return f"{count} x {model}" if model else str(count)
 
 
-def cells(row: ResultRow, *, digits: int, with_price: bool) -> list[str]:
+def _price_cells(data: ReportData, row: ResultRow, digits: int) -> list[str]:
+    ppp, relative = data.per_dollar(row)
+    if row.price is None:
+        return ["none", "no price", ""]
+    if ppp is None:
+        return [f"{row.price.amount:.0f}", "no score", ""]
+    ratio = _fmt(relative, digits) if relative is not None else "no baseline"
+    return [f"{row.price.amount:.0f}", _fmt(ppp, digits), ratio]
+
+
+def cells(row: ResultRow, *, digits: int, data: ReportData) -> list[str]:
     s, sysf = row.score, row.system
     values = [
         s.division or "",
@@ -41,18 +56,35 @@ def cells(row: ResultRow, *, digits: int, with_price: bool) -> list[str]:
         _count_and_model(sysf.host_processors, sysf.get("host_processor_model_name")) if sysf else "",
         sysf.get("framework") if sysf else "",
     ]
-    if with_price:
-        values.append(_fmt(row.perf_per_price, 2))
+    if data.has_prices:
+        values.extend(_price_cells(data, row, digits))
     return values
 
 
 def headers(data: ReportData) -> list[str]:
-    return [*HEADERS, PPP_HEADER] if data.has_prices else list(HEADERS)
+    return [*HEADERS, *PRICE_HEADERS] if data.has_prices else list(HEADERS)
 
 
-def _price_note(data: ReportData) -> str:
-    currency = next((r.price.currency for r in data.rows if r.price), "USD")
-    return f"{PPP_HEADER}: {PPP_UNIT.format(currency=currency)}; list prices from prices.toml, not a quote."
+def price_note(comparison: Comparison) -> str:
+    return f"method: {comparison.method()}"
+
+
+def comparison_lines(comparison: Comparison, digits: int = 2) -> list[str]:
+    """The per-dollar comparison in words, one line per benchmark × division and one per system."""
+    out = []
+    for group in comparison.groups:
+        head = f"{group.division or '?'} {group.benchmark}: "
+        head += f"baseline {group.baseline}" if group.baseline else "no baseline"
+        out.append(head + (f" ({group.note})" if group.note and group.baseline else ""))
+        for e in sorted(group.entries, key=lambda e: -(e.relative or e.per_dollar or -1.0)):
+            if e.per_dollar is None:
+                out.append(f"  {e.system}: {e.note}")
+                continue
+            ratio = f"{e.relative:.{digits}f}x baseline; " if e.relative is not None else ""
+            price = f"{e.price.amount:,.0f} {e.price.currency} {e.price.basis}" if e.price else ""
+            out.append(f"  {e.system}: {ratio}{e.per_dollar:.{digits}f} runs/h per million {comparison.currency}; "
+                       f"{e.minutes or 0:.2f} min; {price}")  # fmt: skip
+    return out
 
 
 def _printable(text: str) -> str:
@@ -62,15 +94,18 @@ def _printable(text: str) -> str:
 
 def write_text(data: ReportData, stream: TextIO) -> None:
     head = headers(data)
-    rows = [[_printable(c) for c in cells(r, digits=2, with_price=data.has_prices)] for r in data.rows]
+    rows = [[_printable(c) for c in cells(r, digits=2, data=data)] for r in data.rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     for line in [head, *rows]:
         stream.write("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n")
     for r in data.rows:
         for note in r.score.notes:
             stream.write(_printable(f"note: {r.score.system}/{r.score.benchmark}: {note}") + "\n")
-    if data.has_prices:
-        stream.write(_price_note(data) + "\n")
+    if data.comparison is not None:
+        stream.write("\nperformance per dollar\n")
+        for text in comparison_lines(data.comparison):
+            stream.write(_printable(text) + "\n")
+        stream.write(price_note(data.comparison) + "\n\n")
     counts = to_json(data)["findings"]
     stream.write(
         f"{len(data.rows)} result(s); findings: {counts['error']} error(s), {counts['warning']} warning(s), "
@@ -80,9 +115,10 @@ def write_text(data: ReportData, stream: TextIO) -> None:
 
 def write_csv(data: ReportData, stream: TextIO) -> None:
     writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(headers(data))
+    time = [data.comparison.time_basis] if data.comparison else []
+    writer.writerow([*headers(data), *(["ppp_time"] if time else [])])
     for r in data.rows:
-        writer.writerow(cells(r, digits=4, with_price=data.has_prices))
+        writer.writerow(cells(r, digits=4, data=data) + time)
 
 
 def _md(text: str) -> str:
@@ -96,11 +132,14 @@ def _md(text: str) -> str:
 def write_markdown(data: ReportData, stream: TextIO) -> None:
     head = headers(data)
     stream.write("| " + " | ".join(head) + " |\n")
-    stream.write("|" + "|".join("---:" if h in ("minutes", "scaling", PPP_HEADER) else "---" for h in head) + "|\n")
+    stream.write("|" + "|".join("---:" if h in NUMERIC else "---" for h in head) + "|\n")
     for r in data.rows:
-        stream.write("| " + " | ".join(_md(c) for c in cells(r, digits=2, with_price=data.has_prices)) + " |\n")
-    if data.has_prices:
-        stream.write("\n" + _md(_price_note(data)) + "\n")
+        stream.write("| " + " | ".join(_md(c) for c in cells(r, digits=2, data=data)) + " |\n")
+    if data.comparison is not None:
+        stream.write("\n**Performance per dollar**\n\n")
+        for line in comparison_lines(data.comparison):
+            stream.write(("  - " if line.startswith("  ") else "- ") + _md(line.strip()) + "\n")
+        stream.write("\n" + _md(price_note(data.comparison)) + "\n")
 
 
 def write_json(data: ReportData, stream: TextIO) -> None:

@@ -94,6 +94,11 @@ def throughput(facts: LogFacts, benchmark: str, point: float | None, minutes: fl
     if point is None or not minutes or minutes <= 0 or benchmark == "minigo":
         return None
     if benchmarks.unit(benchmark) == "samples":
+        # NVIDIA's v1.0 BERT logs write epoch_num 1 at every evaluation: not a samples count. A real one is at
+        # least one global batch; anything less leaves the throughput unknown rather than wrong.
+        batch = _number(facts.value("global_batch_size"))
+        if batch is None or point < batch:
+            return None
         samples = point
     else:
         per_epoch = _number(facts.value("train_samples"))

@@ -13,6 +13,7 @@ from pathlib import Path
 from mlsubmit.checker.pipeline import CheckOptions, run_check
 from mlsubmit.commands.check import add_ruleset_option, validate_ruleset
 from mlsubmit.errors import FatalError
+from mlsubmit.report_compare import unknown_baseline
 from mlsubmit.report_data import collect
 from mlsubmit.report_inputs import load_prices
 from mlsubmit.report_tables import WRITERS
@@ -26,7 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", "-o", metavar="FILE", help="write the table to FILE instead of stdout")
     parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report to FILE")
     parser.add_argument("--prices", type=Path, metavar="TOML",
-                        help="list prices (default: prices.toml beside each org's systems/ folder)")
+                        help="price rules (default: prices.toml beside each org's systems/ folder)")
+    parser.add_argument("--baseline", metavar="SYSTEM",
+                        help="system id or system_name the per-dollar comparison is relative to "
+                             "(default: the systems of a rule with baseline = true)")
+    parser.add_argument("--per-dollar-time", choices=("olympic", "scored"), default="olympic",
+                        help="minutes per dollar uses: the unscaled olympic mean (default; as results are "
+                             "published) or the scored time with RCP scaling")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
 
@@ -44,7 +51,11 @@ def run(args: argparse.Namespace) -> int:
     prices = load_prices(args.prices) if args.prices else None
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
     result = run_check(args.paths, options)
-    data = collect(result, ruleset, prices=prices)
+    data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
+    if args.baseline is not None:
+        problem = unknown_baseline(data.rows, args.baseline)
+        if problem:
+            raise FatalError(problem)
     data.paths = list(args.paths)
     writer = WRITERS[args.format]
     if args.output:

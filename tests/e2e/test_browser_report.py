@@ -122,3 +122,69 @@ def test_hostile_names_stay_text(chromium: str, page: Path) -> None:
     dom = proc.stdout
     assert "<img" not in dom and "<script>alert" not in dom
     assert "evil&lt;img src=x onerror=alert(1)&gt;" in dom
+
+
+def keep_screenshot(shot: Path) -> None:
+    """MLSUBMIT_SCREENSHOTS=DIR keeps the screenshots, for a person to look at."""
+    import os
+
+    folder = os.environ.get("MLSUBMIT_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(folder) / shot.name)
+
+
+def assert_drawn(shot: Path, size: tuple[int, int]) -> None:
+    from PIL import Image
+
+    with Image.open(shot) as image:
+        rgb = image.convert("RGB")
+        assert rgb.size == size
+        colours = rgb.getcolors(maxcolors=size[0] * size[1]) or []
+    assert sum(count for count, colour in colours if sum(colour) < 720) > 0.03 * size[0] * size[1]
+
+
+def test_per_dollar_page(chromium: str, tmp_path: Path) -> None:
+    """Issue #16: Graphcore against a DGX A100 priced by its description, with the comparison chart."""
+    from per_dollar_round import build_round
+
+    from mlsubmit.cli import main
+
+    root = build_round(tmp_path / "round")
+    page = tmp_path / "per-dollar.html"
+    prices = Path(__file__).resolve().parents[2] / "prices.toml"
+    argv = ["report", "--ruleset", RULESET, "--prices", str(prices), "--html", str(page), "-o",
+            str(tmp_path / "t.txt"), str(root / "Graphcore"), str(root / "NVIDIA")]  # fmt: skip
+    assert main(argv) in (0, 1)
+    shot = tmp_path / "per-dollar.png"
+    proc = browse(chromium, page.as_uri(), "--window-size=1280,1800", f"--screenshot={shot}")
+    assert shot.is_file(), proc.stderr[-2000:]
+    keep_screenshot(shot)
+    assert console_messages(proc) == []
+    assert_drawn(shot, (1280, 1800))
+    dom = browse(chromium, page.as_uri(), "--dump-dom").stdout
+    section = dom[dom.index('<h2 id="per-dollar">') : dom.index('<h2 id="charts">')]
+    assert section.count("<svg") == 2 and "1.26x" in section and "no price" in section
+
+
+@pytest.mark.corpus
+def test_v1_1_round_page(chromium: str, corpus: Path, tmp_path: Path) -> None:
+    """Issue #18: the v1.1 round (open BERT 5.9 to 1,197 minutes) loads cleanly with a log time axis."""
+    from mlsubmit.cli import main
+
+    tree = corpus / "training_results_v1.1"
+    if not tree.is_dir():
+        pytest.skip(f"{tree} is not in the corpus")
+    page = tmp_path / "v1.1.html"
+    assert main(["report", "--ruleset", "1.1.0", "--html", str(page), "-o", str(tmp_path / "t.txt"), str(tree)]) in (
+        0,
+        1,
+    )
+    shot = tmp_path / "v1.1-charts.png"
+    proc = browse(chromium, page.as_uri(), "--window-size=1280,3000", f"--screenshot={shot}")
+    assert shot.is_file(), proc.stderr[-2000:]
+    keep_screenshot(shot)
+    assert console_messages(proc) == []
+    assert_drawn(shot, (1280, 3000))
+    text = page.read_text(encoding="utf-8")
+    assert "time to train (minutes, log scale)" in text and str(tree) not in text[text.index('id="findings"') :]

@@ -120,13 +120,22 @@ open,bert,ipu-pod16-open,25.7500,10/10,,1.0000,16 x Graphcore IPU GC200,2 x AMD 
 """  # noqa: E501 - golden output
 
 GOLDEN_MARKDOWN = """\
-| division | benchmark | system | minutes | runs | rcp | scaling | accelerators | host_processors | framework | perf_per_price_estimate |
-|---|---|---|---:|---|---|---:|---|---|---|---:|
-| closed | bert | ipu-pod16-closed | 30.97 | 10/10 | Interp. Fail | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 12.92 |
-| closed | resnet | ipu-pod64-TF1 | 14.56 | 5/5 | Pass | 1.0044 | 64 x Graphcore IPU GC200 | 8 x AMD EPYC 7742 | TensorFlow 1.15 Poplar SDK 2.1.0 |  |
-| open | bert | ipu-pod16-open | 25.75 | 10/10 |  | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 15.53 |
+| division | benchmark | system | minutes | runs | rcp | scaling | accelerators | host_processors | framework | price | perf_per_price_estimate | vs_baseline |
+|---|---|---|---:|---|---|---:|---|---|---|---:|---:|---:|
+| closed | bert | ipu-pod16-closed | 30.97 | 10/10 | Interp. Fail | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 149995 | 12.92 | no baseline |
+| closed | resnet | ipu-pod64-TF1 | 14.56 | 5/5 | Pass | 1.0044 | 64 x Graphcore IPU GC200 | 8 x AMD EPYC 7742 | TensorFlow 1.15 Poplar SDK 2.1.0 | none | no price |  |
+| open | bert | ipu-pod16-open | 25.75 | 10/10 |  | 1.0000 | 16 x Graphcore IPU GC200 | 2 x AMD EPYC 7742 | PopART Poplar SDK 2.1.0 | 149995 | 15.53 | no baseline |
 
-perf\\_per\\_price\\_estimate: time-to-train runs per hour per million USD of list price (estimate); list prices from prices.toml, not a quote.
+**Performance per dollar**
+
+- closed bert: no baseline
+  - ipu-pod16-closed: 12.92 runs/h per million USD; 30.97 min; 149,995 USD list
+- closed resnet: no baseline
+  - ipu-pod64-TF1: no price: no rule for id 'ipu-pod64-TF1' or name 'IPU-POD64', and no description match
+- open bert: no baseline
+  - ipu-pod16-open: 15.53 runs/h per million USD; 25.75 min; 149,995 USD list
+
+method: per dollar (perf\\_per\\_price\\_estimate) = time-to-train runs per hour per million USD of price, (60 / minutes) / (price / 1,000,000); minutes = the unscaled olympic mean of the runs (no RCP scaling); price = the list price or estimate in prices.toml, times number\\_of\\_nodes for a per-node rule (not a quote: no discounts, support, power or hosting); no baseline chosen.
 """  # noqa: E501 - golden output
 
 
@@ -136,7 +145,7 @@ def test_csv_golden(run_cli, org: Path) -> None:
 
 
 def test_markdown_golden_with_prices(run_cli, org: Path) -> None:
-    """The project's prices.toml prices IPU-POD16 only, so POD64 rows have an empty estimate."""
+    """The project's prices.toml prices IPU-POD16, not POD64: its row says so. No DGX A100 here: no baseline."""
     code, out, _ = run_cli("report", "--ruleset", RULESET, "--format", "markdown", "--prices", PROJECT_PRICES, org)
     assert code in (0, 1) and out == GOLDEN_MARKDOWN
     # 60 / 30.96875 runs per hour for USD 0.149995 M
@@ -152,17 +161,25 @@ def test_price_column_absent_without_prices(run_cli, org: Path) -> None:
 
 def test_prices_toml_beside_systems_is_used(run_cli, tmp_path: Path) -> None:
     org = build_org(tmp_path)
-    (org / "prices.toml").write_text('[systems."IPU-POD64"]\nprice = 600000\nbasis = "estimate"\n', encoding="utf-8")
+    (org / "prices.toml").write_text('[systems."IPU-POD64"]\nprice = 600000\nbasis = "estimate"\nsource = "s"\n'
+                                     'date = "2021-06"\n', encoding="utf-8")  # fmt: skip
     _, out, _ = run_cli("report", "--ruleset", RULESET, "--format", "json", org)
     resnet = results_by_key(out)[("ipu-pod64-TF1", "resnet")]
-    assert resnet["price"] == {"amount": 600000.0, "currency": "USD", "basis": "estimate", "source": ""}
+    assert resnet["price"] == {"amount": 600000.0, "currency": "USD", "basis": "estimate", "source": "s",
+                               "date": "2021-06", "rule": "IPU-POD64", "matched_by": "name", "nodes": 1,
+                               "baseline": False}  # fmt: skip
     assert resnet["performance_per_price"]["estimate"] is True
+    # The unscaled olympic mean by default (the method that reproduces Graphcore's v1.0 comparison).
+    assert resnet["performance_per_price"]["value"] == pytest.approx(60 / resnet["olympic_minutes"] / 0.6)
+    assert resnet["performance_per_price"]["time"] == "olympic"
+    _, out, _ = run_cli("report", "--ruleset", RULESET, "--format", "json", "--per-dollar-time", "scored", org)
+    resnet = results_by_key(out)[("ipu-pod64-TF1", "resnet")]
     assert resnet["performance_per_price"]["value"] == pytest.approx(60 / resnet["time_to_train_minutes"] / 0.6)
 
 
 def test_broken_prices_file_is_a_usage_error(run_cli, org: Path, tmp_path: Path) -> None:
     bad = tmp_path / "prices.toml"
-    bad.write_text('[systems."IPU-POD16"]\nprice = "cheap"\n', encoding="utf-8")
+    bad.write_text('[systems."IPU-POD16"]\nprice = "cheap"\nsource = "s"\ndate = "2021-06"\n', encoding="utf-8")
     code, out, err = run_cli("report", "--ruleset", RULESET, "--prices", bad, org)
     assert code == 2 and out == "" and "/systems/IPU-POD16/price" in err and "Traceback" not in err
 
@@ -247,6 +264,7 @@ def test_broken_prices_toml_in_the_tree_is_a_finding(run_cli, tmp_path: Path) ->
     html = page.read_text(encoding="utf-8")
     assert '<tr data-severity="warning" data-family="REP">' in html
     assert "prices.toml:2</code>" in html  # the TOML error's line
-    (org / "prices.toml").write_text('[systems."IPU-POD16"]\nprice = 0\n', encoding="utf-8")
+    (org / "prices.toml").write_text('[systems."IPU-POD16"]\nprice = 0\nsource = "s"\ndate = "2021-06"\n',
+                                     encoding="utf-8")  # fmt: skip
     run_cli("report", "--ruleset", RULESET, "--format", "json", "--html", page, org)
-    assert "prices.toml#/systems/IPU-POD16/price</code>" in page.read_text(encoding="utf-8")
+    assert "<code>prices.toml#/<wbr>systems/<wbr>IPU-POD16/<wbr>price</code>" in page.read_text(encoding="utf-8")

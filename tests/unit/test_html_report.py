@@ -11,6 +11,7 @@ from mlsubmit.checker.systems import summarize
 
 from mlsubmit import html_report
 from mlsubmit.codes import finding
+from mlsubmit.report_compare import compare
 from mlsubmit.report_data import ReportData, ResultRow
 from mlsubmit.report_inputs import Price, SystemFacts
 from mlsubmit.scoring import RcpOutcome, RunResult, build_score
@@ -84,8 +85,8 @@ def test_charts_closed_and_open_side_by_side(data: ReportData) -> None:
     assert bert.count('<div class="pair">') == 1 and bert.count("<svg") == 2
     assert bert.index("<h3>closed</h3>") < bert.index("<h3>open</h3>")
     resnet = page[page.index("<h3>resnet</h3>") : page.index('<h2 id="runs">')]
-    assert resnet.count('<p class="empty">no results</p>') == 2  # PCL's "close" is neither closed nor open...
-    assert "division not closed or open" in resnet and resnet.count("<svg") == 1  # ...and gets its own chart
+    assert '<div class="pair">' not in resnet and "no results" not in resnet  # no empty panels
+    assert "division not closed or open" in resnet and resnet.count("<svg") == 1  # PCL's "close" gets its own chart
     assert "a$b$c \\frac{1}{2} x_{1}^" in page  # the id as text in the SVG, not rendered as TeX
 
 
@@ -95,7 +96,7 @@ def test_findings_table_is_filterable(data: ReportData) -> None:
     assert '<tr data-severity="error" data-family="TREE">' in page
     families = re.search(r'<select id="f-family">(.*?)</select>', page)
     assert families is not None and re.findall(r'value="(\w*)"', families.group(1)) == ["", "RULE", "TREE"]
-    assert "r/result_0.txt:3" in page
+    assert "r/<wbr>result_0.txt:3" in page  # a path may wrap at its separators
 
 
 def test_findings_are_capped(data: ReportData, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,6 +106,7 @@ def test_findings_are_capped(data: ReportData, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_price_estimate_is_labelled_only_when_priced(data: ReportData) -> None:
+    data.comparison = compare(data.rows, time_basis="olympic", baseline=None, currency="USD")
     page = html_report.render(data)
     assert '<span class="estimate">Estimate</span>' in page and "perf_per_price_estimate" in page
     unpriced = ReportData(ruleset="1.1.0", rows=[row("pod64", "closed")])
@@ -115,7 +117,7 @@ def test_system_descriptions_listed(data: ReportData) -> None:
     page = html_report.render(data)
     section = page[page.index('<h2 id="systems">') :]
     assert "accelerators (total)</td><td>16" in section
-    assert "systems/broken.json: not readable" in section
+    assert "systems/<wbr>broken.json: not readable" in section
 
 
 def test_deterministic(data: ReportData) -> None:
@@ -142,3 +144,53 @@ def test_text_and_markdown_tables_neutralise_control_characters() -> None:
     write_markdown(data, md)
     assert "\x1b" not in text.getvalue() and "evil?[31m|x*" in text.getvalue()
     assert "\x1b" not in md.getvalue() and "evil?\\[31m\\|x\\*" in md.getvalue()
+
+
+def test_time_axis_is_logarithmic_past_ten_times() -> None:
+    """Open BERT at 5.9 minutes beside a 1,197-minute TPU run (v1.1): a log axis, so the short bar shows."""
+    wide = [row("pod128", "open", minutes=(5.8, 5.9, 6.0)), row("tpu", "open", minutes=(1190, 1197, 1200))]
+    svg = html_report.chart_svg(wide, "t")
+    assert "time to train (minutes, log scale)" in svg and ">1,000<" in svg  # plain tick labels, not 10³
+    narrow = [row("pod16", "open", minutes=(26, 27, 28)), row("pod64", "open", minutes=(8, 8.2, 8.4))]
+    assert "log scale" not in html_report.chart_svg(narrow, "t")  # 3.3x: linear
+
+
+def test_rings_are_drawn_over_dots() -> None:
+    """A run the olympic mean drops is a ring drawn after (over) the kept runs' dots, and larger than them."""
+    svg = html_report.chart_svg([row("s", "open", minutes=(10, 10, 10, 10))], "t")
+    ring, dot = 'style="fill-opacity: 0; stroke: #c2410c', 'style="fill: #1f3b5c'
+    assert svg.count(ring) == 2 and svg.count(dot) == 2  # four runs at the same time: two dropped, two kept
+    assert svg.rindex(dot) < svg.index(ring)  # SVG paints in document order
+
+
+def test_one_division_gets_the_page_width_and_no_empty_panel() -> None:
+    page = html_report.render(ReportData(ruleset="1.1.0", rows=[row("pod16", "closed")]))
+    charts = page[page.index('<h2 id="charts">') : page.index('<h2 id="runs">')]
+    assert "no results" not in charts and '<div class="pair">' not in charts
+    assert "(no open results)" in charts
+    width = re.search(r'<svg[^>]*width="([\d.]+)pt"', charts)
+    assert width is not None and float(width.group(1)) == html_report.WIDE_WIDTH * 72
+
+
+def test_paths_are_relative_to_the_tree_and_wrap_at_separators(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    tree = tmp_path / "round"
+    tree.mkdir()
+    path = f"{tree}/Graphcore/results/ipu-pod16/bert/result_0.txt"
+    data = ReportData(ruleset="1.1.0", findings=[finding("RULE001", path, "x", line=3)],
+                      paths=[f"{tree}/Graphcore", f"{tree}/NVIDIA"])  # fmt: skip
+    page = html_report.render(data)
+    assert "<code>Graphcore/<wbr>results/<wbr>ipu-pod16/<wbr>bert/<wbr>result_0.txt:3</code>" in page
+    assert str(tmp_path) not in page[page.index('<table id="findings">') :]
+    assert html_report.relative_to([str(tree)]) == str(tree)  # one tree: relative to it
+    assert html_report.shown_path("/elsewhere/x.txt", str(tree)) == "/elsewhere/x.txt"
+
+
+def test_per_dollar_section_draws_hostile_ids_as_text() -> None:
+    price = Price(100000, "USD", "list", "s", baseline=True)
+    rows = [row("<b>$x^2$</b>", "closed", price=price), row("pod16", "closed", minutes=(4, 5, 6), price=price)]
+    data = ReportData(ruleset="1.1.0", rows=rows)
+    data.comparison = compare(rows, time_basis="olympic", baseline="<b>$x^2$</b>", currency="USD")
+    page = html_report.render(data)
+    section = page[page.index('<h2 id="per-dollar">') : page.index('<h2 id="charts">')]
+    assert "<b>" not in section and section.count("&lt;b&gt;$x^2$&lt;/b&gt;") >= 2  # the chart label and the list
+    assert "2.00x" in section  # pod16: twice as fast for the same price
