@@ -12,11 +12,10 @@ verdict and facts come from the pipeline.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import rcp, seeds
+from mlsubmit.checker import power, rcp, seeds
 from mlsubmit.checker.discover import OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.tree import (
@@ -150,9 +149,8 @@ def check_folder(
         raising = sorted(set(run.error_codes) & CRASH_CODES)
         if raising:
             out.append(crash(run.path, f"compliance checker raises on this log ({', '.join(raising)})"))
-    out += check_olympic(folder, runs)
-    if (folder.path / "power").is_dir():
-        out.append(finding("TREE029", os.path.join(folder.shown, "power"), "power logs: the reference's power checker"))
+    powered, power_failed = power.check_folder(org, folder, runs, profile="reference")
+    out += [*powered, *check_olympic(folder, runs, power_failed)]
     if division != "closed":
         return out
     exact, _ = bypass_flags(folder.path)

@@ -134,8 +134,9 @@ def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: froze
 
 def _summary(data: ReportData) -> str:
     head = headers(data)
-    numeric = frozenset(i for i, h in enumerate(head) if h in ("minutes", "scaling", "perf_per_price_estimate"))
-    body = [cells(r, digits=2, with_price=data.has_prices) for r in data.rows]
+    numeric = frozenset(i for i, h in enumerate(head)
+                        if h in ("minutes", "scaling", "perf_per_price_estimate", "energy_joules"))  # fmt: skip
+    body = [cells(r, digits=2, with_price=data.has_prices, with_energy=data.has_energy) for r in data.rows]
     parts = ["<h2 id=\"results\">Results</h2>", _table(head, body, numeric=numeric)]
     if data.has_prices:
         currency = next((r.price.currency for r in data.rows if r.price), "USD")
@@ -143,7 +144,8 @@ def _summary(data: ReportData) -> str:
             f'<p><span class="estimate">Estimate</span> perf_per_price_estimate: '
             f"{esc(PPP_UNIT.format(currency=currency))}, from list prices in prices.toml; not a quote.</p>"
         )
-    notes = [f"{r.score.system}/{r.score.benchmark}: {n}" for r in data.rows for n in r.score.notes]
+    notes = [f"{r.score.system}/{r.score.benchmark}: {n}" for r in data.rows
+             for n in [*r.score.notes, *([r.energy.note] if r.energy and r.energy.note else [])]]  # fmt: skip
     if notes:
         parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return "".join(parts)

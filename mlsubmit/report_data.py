@@ -16,6 +16,7 @@ from mlsubmit import __version__
 from mlsubmit.checker.discover import LogRef, OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckRun
+from mlsubmit.energy import EnergyResult, result_energy
 from mlsubmit.findings import Finding
 from mlsubmit.report_inputs import (
     PRICES_FILE,
@@ -36,6 +37,7 @@ class ResultRow:
     score: Score
     system: SystemFacts | None
     price: Price | None
+    energy: EnergyResult | None = None  # only for results folders with power/ logs
 
     @property
     def perf_per_price(self) -> float | None:
@@ -53,6 +55,10 @@ class ReportData:
     @property
     def has_prices(self) -> bool:
         return any(r.perf_per_price is not None for r in self.rows)
+
+    @property
+    def has_energy(self) -> bool:
+        return any(r.energy is not None for r in self.rows)
 
     def benchmarks(self) -> list[str]:
         return sorted({r.score.benchmark for r in self.rows})
@@ -131,7 +137,8 @@ def collect(run: CheckRun, ruleset: str, *, prices: PriceBook | None = None) -> 
         for (system_id, bench), refs in sorted(_groups(org.logs, lambda r: (r.system, r.benchmark)).items()):
             system = systems.get(system_id)
             score = _score(refs, run, system_id=system_id, benchmark=bench, system=system, ruleset=ruleset)
-            data.rows.append(ResultRow(score, system, book.lookup(system, system_id)))
+            energy = result_energy(score, {r.display: r.path for r in refs})
+            data.rows.append(ResultRow(score, system, book.lookup(system, system_id), energy))
     loose = _groups(run.targets.loose_logs, lambda r: (os.path.dirname(r.display), _benchmark(run, r)))
     for (_folder, bench), refs in sorted(loose.items()):
         platform = run.results[refs[0].display].facts.value("submission_platform")
@@ -170,6 +177,11 @@ def result_dict(row: ResultRow) -> dict[str, Any]:
             unit = PPP_UNIT.format(currency=row.price.currency)
             out["performance_per_price"] = {"value": ppp, "unit": unit, "estimate": True}
     out["runs"] = [r.to_dict() for r in s.runs]
+    if row.energy is not None:
+        out["energy"] = row.energy.to_dict()
+        for run in out["runs"]:
+            got = row.energy.runs.get(run["path"])
+            run["energy_joules"] = got.joules if got is not None else None
     return out
 
 

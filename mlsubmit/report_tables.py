@@ -15,6 +15,9 @@ from mlsubmit.report_data import PPP_UNIT, ReportData, ResultRow, to_json
 HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling", "accelerators",
            "host_processors", "framework")  # fmt: skip
 PPP_HEADER = "perf_per_price_estimate"
+ENERGY_HEADER = "energy_joules"  # the summarizer's <benchmark>:Energy, present when some result has power logs
+ENERGY_NOTE = (f"{ENERGY_HEADER}: energy to train from the power/ logs (node and switch logs summed per run), "
+               "mean over the runs the score keeps, times the scaling factor")
 
 
 def _fmt(value: float | None, digits: int) -> str:
@@ -27,7 +30,7 @@ def _count_and_model(count: int | None, model: str) -> str:
     return f"{count} x {model}" if model else str(count)
 
 
-def cells(row: ResultRow, *, digits: int, with_price: bool) -> list[str]:
+def cells(row: ResultRow, *, digits: int, with_price: bool, with_energy: bool = False) -> list[str]:
     s, sysf = row.score, row.system
     values = [
         s.division or "",
@@ -43,11 +46,13 @@ def cells(row: ResultRow, *, digits: int, with_price: bool) -> list[str]:
     ]
     if with_price:
         values.append(_fmt(row.perf_per_price, 2))
+    if with_energy:
+        values.append(_fmt(row.energy.joules if row.energy else None, digits))
     return values
 
 
 def headers(data: ReportData) -> list[str]:
-    return [*HEADERS, PPP_HEADER] if data.has_prices else list(HEADERS)
+    return [*HEADERS, *([PPP_HEADER] if data.has_prices else []), *([ENERGY_HEADER] if data.has_energy else [])]
 
 
 def _price_note(data: ReportData) -> str:
@@ -62,15 +67,18 @@ def _printable(text: str) -> str:
 
 def write_text(data: ReportData, stream: TextIO) -> None:
     head = headers(data)
-    rows = [[_printable(c) for c in cells(r, digits=2, with_price=data.has_prices)] for r in data.rows]
+    rows = [[_printable(c) for c in cells(r, digits=2, with_price=data.has_prices,
+                                                     with_energy=data.has_energy)] for r in data.rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     for line in [head, *rows]:
         stream.write("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n")
     for r in data.rows:
-        for note in r.score.notes:
+        for note in [*r.score.notes, *([r.energy.note] if r.energy and r.energy.note else [])]:
             stream.write(_printable(f"note: {r.score.system}/{r.score.benchmark}: {note}") + "\n")
     if data.has_prices:
         stream.write(_price_note(data) + "\n")
+    if data.has_energy:
+        stream.write(ENERGY_NOTE + "\n")
     counts = to_json(data)["findings"]
     stream.write(
         f"{len(data.rows)} result(s); findings: {counts['error']} error(s), {counts['warning']} warning(s), "
@@ -82,7 +90,7 @@ def write_csv(data: ReportData, stream: TextIO) -> None:
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(headers(data))
     for r in data.rows:
-        writer.writerow(cells(r, digits=4, with_price=data.has_prices))
+        writer.writerow(cells(r, digits=4, with_price=data.has_prices, with_energy=data.has_energy))
 
 
 def _md(text: str) -> str:
@@ -96,9 +104,11 @@ def _md(text: str) -> str:
 def write_markdown(data: ReportData, stream: TextIO) -> None:
     head = headers(data)
     stream.write("| " + " | ".join(head) + " |\n")
-    stream.write("|" + "|".join("---:" if h in ("minutes", "scaling", PPP_HEADER) else "---" for h in head) + "|\n")
+    numeric = ("minutes", "scaling", PPP_HEADER, ENERGY_HEADER)
+    stream.write("|" + "|".join("---:" if h in numeric else "---" for h in head) + "|\n")
     for r in data.rows:
-        stream.write("| " + " | ".join(_md(c) for c in cells(r, digits=2, with_price=data.has_prices)) + " |\n")
+        row = cells(r, digits=2, with_price=data.has_prices, with_energy=data.has_energy)
+        stream.write("| " + " | ".join(_md(c) for c in row) + " |\n")
     if data.has_prices:
         stream.write("\n" + _md(_price_note(data)) + "\n")
 
