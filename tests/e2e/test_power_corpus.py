@@ -123,6 +123,63 @@ def test_power_verdicts_equal_the_reference_power_checker(trees: list[tuple[Path
     print(f"\n{folders} power folders in {len(trees)} tree(s): same verdict as the reference power checker")
 
 
+MUTATIONS = {
+    "drop_run": lambda runs: shutil.rmtree(runs[len(runs) // 2]),
+    "drop_first_and_extra_node": lambda runs: (shutil.rmtree(runs[0]), _copy(runs[-1], "node_0.txt", "node_1.txt")),
+    "extra_node": lambda runs: _copy(runs[1], "node_0.txt", "node_1.txt"),
+    "renumbered": lambda runs: (runs[2] / "node_0.txt").rename(runs[2] / "node_3.txt"),
+    "one_switch": lambda runs: _copy(runs[0], "node_0.txt", "sw_0.txt"),
+    "stray": lambda runs: _copy(runs[0], "node_0.txt", "node_0.txt.bak"),
+    "folder_is_a_file": lambda runs: (shutil.rmtree(runs[1]), runs[1].write_text("")),
+}
+
+
+def _copy(folder: Path, src: str, dst: str) -> None:
+    shutil.copy(folder / src, folder / dst)
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_mutated_power_folders_get_the_reference_verdict(trees: list[tuple[Path, str]], tmp_path: Path,
+                                                         mutation: str) -> None:  # fmt: skip
+    from mlperf_logging.package_checker.power_checker import PowerChecker
+    from mlsubmit.checker.power import reference_verdict
+
+    for n, power_dir in enumerate(p for org, _ in trees for p in sorted(org.glob("results/*/*/power"))):
+        bench = tmp_path / str(n) / "sys" / power_dir.parent.name
+        shutil.copytree(power_dir, bench / "power")
+        results = sorted(str(bench / p.name) for p in power_dir.parent.glob("result_*.txt"))
+        MUTATIONS[mutation](sorted(p for p in (bench / "power").iterdir()))
+        logging.disable(logging.CRITICAL)
+        try:
+            want: set[str] | None = set(PowerChecker("5.0.0").check_power(str(bench / "power"), results)[1])
+        except (ValueError, OSError):
+            want = None
+        finally:
+            logging.disable(logging.NOTSET)
+        ours = reference_verdict(bench / "power", "power", [Path(r).stem for r in results])
+        assert (None if ours.crash else ours.failed) == want, (mutation, power_dir)
+
+
+def test_each_runs_energy_equals_the_summarizers(trees: list[tuple[Path, str]]) -> None:
+    """Every corpus run with power logs, against the summarizer's `_compute_total_power` on the same files."""
+    from mlperf_logging.compliance_checker.mlp_parser import parse_file
+    from mlperf_logging.result_summarizer import result_summarizer as rs
+
+    from mlsubmit.energy import run_energy
+
+    runs = 0
+    for org, ruleset in trees:
+        for power_dir in sorted(org.glob("results/*/*/power")):
+            for log in sorted(power_dir.parent.glob("result_*.txt")):
+                start, stop = rs._query_run_start_stop(parse_file(str(log), ruleset)[0])
+                want = rs._compute_total_power(str(power_dir.parent), str(log), stop - start, ruleset)
+                got = run_energy(power_dir / log.stem, log.stem, stop - start)
+                assert got.joules == pytest.approx(want, rel=RELATIVE), log
+                runs += 1
+    assert runs
+    print(f"\n{runs} runs: energy equals the summarizer's _compute_total_power")
+
+
 def test_energy_equals_the_reference_summarizer(run_cli: Any, trees: list[tuple[Path, str]]) -> None:
     args = [f"{org}={ruleset}" for org, ruleset in trees]
     proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=1800,
