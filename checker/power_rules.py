@@ -23,7 +23,7 @@ from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.power_logs import EFFICIENCY, INTERCONNECT, READING, START, STOP, Mark, PowerLog, number
 
 from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.findings import Finding, Severity
 
 MAX_GAP_MS = 1000.0  # PM §3.4 L56: at least one reading every second
 MIN_READINGS = 60  # PM §3.5 L58/L62
@@ -100,6 +100,9 @@ def _sampling(log: PowerLog, facts: LogFacts | None) -> list[Finding]:
         lo, hi = window if window is not None else (None, None)
     if lo is None or hi is None or hi <= lo:
         return out
+    if not readings:
+        why = "no power reading at all during the timed run: its energy counts as 0 J"
+        return [*out, finding("POW014", log.path, why, severity=Severity.ERROR)]
     long = [(gap, m) for gap, m in _gaps(readings, lo, hi) if gap > MAX_GAP_MS]
     if long:
         gap, mark = max(long, key=lambda g: g[0])

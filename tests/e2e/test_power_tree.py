@@ -85,3 +85,30 @@ def test_full_profile_checks_the_rules_and_writes_nothing(variants: dict[str, Pa
     code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "json", variants["uneven_nodes"])
     findings = [f for e in json.loads(out)["files"] for f in e["findings"]] + json.loads(out)["findings"]
     assert {"POW003", "POW011"} <= {str(f["code"]) for f in findings} and code == 1
+
+
+def test_hostile_power_logs_are_findings_not_tracebacks(tmp_path: Path, run_cli: Cli) -> None:
+    import os
+
+    org = build_org(tmp_path / "G", {("pod16", "resnet"): resnet_runs(GOOD)})
+    logs = sorted(_bench(org).glob("result_*.txt"))
+    for log in logs:
+        power_for(log)
+    runs = [_bench(org) / "power" / log.stem for log in logs]
+    (runs[0] / "node_0.txt").write_bytes(b"\x00\xff\xfe" * 1000 + b"\n:::MLLOG {\"key\": \n")
+    text = (runs[1] / "node_0.txt").read_text("utf-8")
+    (runs[1] / "node_0.txt").write_text(text.replace('"value": 5000.0', '"value": NaN', 3), encoding="utf-8")
+    (runs[2] / "node_0.txt").unlink()
+    os.mkfifo(runs[2] / "node_0.txt")
+    (runs[3] / "node_0.txt").unlink()
+    (runs[3] / "node_0.txt").symlink_to(runs[3] / "node_0.txt")  # a loop
+    (runs[4] / "node_0.txt").write_text(':::MLLOG {"key": "power_reading", "value": ' + "[" * 5000 + "\n")
+    before = tree_digest(org)
+    for profile in ("full", "reference"):
+        code, out, err = run_cli("check", "--ruleset", "1.0.0", "--profile", profile, "--format", "json", org)
+        assert code in (0, 1) and "Traceback" not in err, err
+    code, out, err = run_cli("report", "--ruleset", "1.0.0", "--format", "json", org)
+    assert code in (0, 1) and "Traceback" not in err, err
+    energy = json.loads(out)["results"][0]["energy"]
+    assert energy["joules"] is None and energy["note"]
+    assert tree_digest(org) == before

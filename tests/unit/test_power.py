@@ -168,6 +168,14 @@ def test_short_runs_need_sixty_readings(org: Callable[..., tuple], tmp_path: Pat
     assert "POW015" in found and "POW013" in found and stop > start  # 51 readings; it stopped before run_stop
 
 
+def test_no_readings_at_all_is_an_error(org: Callable[..., tuple]) -> None:  # type: ignore[type-arg]
+    tree, facts = org(readings=[])
+    folder = next(f for f in bench_folders(tree) if f.name == "resnet")
+    found, _ = power.check_folder(tree, folder, facts, profile="full")
+    gaps = [f for f in found if f.code == "POW014"]
+    assert len(gaps) == 5 and all(f.severity.value == "error" and "no power reading" in f.message for f in gaps)
+
+
 def test_readings_must_be_watts(org: Callable[..., tuple]) -> None:  # type: ignore[type-arg]
     tree, facts = org()
     run = tree.root / "results" / "pod16" / "resnet" / "power" / "result_1" / "node_0.txt"
