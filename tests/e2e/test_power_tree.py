@@ -112,3 +112,21 @@ def test_hostile_power_logs_are_findings_not_tracebacks(tmp_path: Path, run_cli:
     energy = json.loads(out)["results"][0]["energy"]
     assert energy["joules"] is None and energy["note"]
     assert tree_digest(org) == before
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_changed_power_log_rechecks_its_results_folder(tmp_path: Path, run_cli: Cli) -> None:
+    repo = tmp_path / "repo"
+    org = build_org(repo / "Graphcore", {("pod16", "resnet"): resnet_runs(GOOD)})
+    for log in sorted(_bench(org).glob("result_*.txt")):
+        power_for(log)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin"}  # fmt: skip
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "runs"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+    late = _bench(org) / "power" / "result_2" / "node_0.txt"
+    late.write_text(late.read_text("utf-8").replace('"power_measurement_start"', '"power_measurement_begin"'))
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--changed-since", "HEAD", org)
+    findings = [f for e in json.loads(out)["files"] for f in e["findings"]] + json.loads(out)["findings"]
+    # the folder's runs are read again, so its counts, seeds and RCP see all of them (no false TREE020)
+    assert {str(f["code"]) for f in findings if f["severity"] == "error"} == {"POW011"} and code == 1
