@@ -5,8 +5,8 @@ It answers "will the official checker pass this?": an error here is something th
 order (package_checker.py): every systems/*.json has 33 keys; for every results/<system>/<benchmark>/ folder, the
 system file's `division`, the benchmark name (unknown ones are skipped with a warning), the exact result-file count,
 each log's compliance and the power checker's verdict on a power/ folder (checker/power.py; one failing run
-tolerated, four for unet3d), then, only when the system file says exactly "closed", the seed checker and (except minigo) the RCP checker. Logs are not read again: their compliance
-verdict and facts come from the pipeline.
+tolerated, four for unet3d), then, only when the system file says exactly "closed", the seed checker and (except
+minigo) the RCP checker. Logs are not read again: their compliance verdict and facts come from the pipeline.
 """
 
 from __future__ import annotations
