@@ -383,6 +383,13 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
             run.report.add_file(shown)
 
 
+def _logs_folder(path: str) -> str:
+    """The folder whose logs a changed path concerns: for a power log (<bench>/power/result_<i>/node_<j>.txt) the
+    results folder above power/, whose runs its checks compare with; else the path's own folder."""
+    head, sep, _ = path.rpartition(os.sep + "power" + os.sep)
+    return (head if sep else str(Path(path).parent)) + os.sep
+
+
 def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
     """--changed-since: keep the logs changed since the revision, and every log of a results folder holding a
     change (the folder's counts, seeds and RCP need all its runs; unchanged ones come from the cache when given).
@@ -399,7 +406,7 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
         root = str(org.root.resolve()) + os.sep
         if not any(p.startswith(root) for p in changed):
             continue
-        folders = {str(Path(p).parent) + os.sep for p in changed if p.startswith(root)}
+        folders = {_logs_folder(p) for p in changed if p.startswith(root)}
         org.logs = [r for r in org.logs if any(str(r.path.resolve()).startswith(f) for f in folders)]
         kept.append(org)
     targets.orgs = kept

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mlsubmit.checker import benchmarks, hygiene, rcp, seeds
+from mlsubmit.checker import benchmarks, hygiene, power, rcp, seeds
 from mlsubmit.checker.discover import OrgTree, is_result_log
 from mlsubmit.checker.facts import LogFacts
 
@@ -187,13 +187,11 @@ def check_entries(folder: BenchFolder) -> list[Finding]:
         out.append(
             finding("TREE009", os.path.join(folder.shown, name), f"{count} result log(s) one level too deep: unchecked")
         )
-    if (folder.path / "power").is_dir():
-        out.append(finding("TREE029", os.path.join(folder.shown, "power"), "power logs are not checked by mlsubmit"))
     return out
 
 
-def check_olympic(folder: BenchFolder, runs: list[LogFacts]) -> list[Finding]:
-    bad = sorted(f.path for f in runs if f.error_codes)
+def check_olympic(folder: BenchFolder, runs: list[LogFacts], also: set[str] | None = None) -> list[Finding]:
+    bad = sorted({f.path for f in runs if f.error_codes} | (also or set()))  # `also`: runs failed by power checks
     allowed = tolerance(folder.name)
     names = ", ".join(os.path.basename(p) for p in bad)
     if not bad:
@@ -248,7 +246,9 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
             *check_entries(folder),
         ]
     runs = folder.facts(facts)
-    out = [*check_counts(folder), *check_names(folder), *check_entries(folder), *check_olympic(folder, runs)]
+    powered, power_failed = power.check_folder(org, folder, runs, profile=options.profile)
+    out = [*check_counts(folder), *check_names(folder), *check_entries(folder), *powered]
+    out += check_olympic(folder, runs, power_failed)
     out += check_init(runs, options.ruleset)
     division = read_division(org, folder.system)
     if not is_closed(division, runs):

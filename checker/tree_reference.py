@@ -4,19 +4,18 @@ It answers "will the official checker pass this?": an error here is something th
 (it still exits 0), or an input on which it stops with a traceback (TREE024, then an error). What it checks, in its
 order (package_checker.py): every systems/*.json has 33 keys; for every results/<system>/<benchmark>/ folder, the
 system file's `division`, the benchmark name (unknown ones are skipped with a warning), the exact result-file count,
-each log's compliance (one non-compliant run tolerated, four for unet3d), then, only when the system file says
-exactly "closed", the seed checker and (except minigo) the RCP checker. Logs are not read again: their compliance
-verdict and facts come from the pipeline.
+each log's compliance and the power checker's verdict on a power/ folder (checker/power.py; one failing run
+tolerated, four for unet3d), then, only when the system file says exactly "closed", the seed checker and (except
+minigo) the RCP checker. Logs are not read again: their compliance verdict and facts come from the pipeline.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import rcp, seeds
+from mlsubmit.checker import power, rcp, seeds
 from mlsubmit.checker.discover import OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.tree import (
@@ -150,9 +149,8 @@ def check_folder(
         raising = sorted(set(run.error_codes) & CRASH_CODES)
         if raising:
             out.append(crash(run.path, f"compliance checker raises on this log ({', '.join(raising)})"))
-    out += check_olympic(folder, runs)
-    if (folder.path / "power").is_dir():
-        out.append(finding("TREE029", os.path.join(folder.shown, "power"), "power logs: the reference's power checker"))
+    powered, power_failed = power.check_folder(org, folder, runs, profile="reference")
+    out += [*powered, *check_olympic(folder, runs, power_failed)]
     if division != "closed":
         return out
     exact, _ = bypass_flags(folder.path)

@@ -196,7 +196,8 @@ def _summary(data: ReportData) -> str:
     if data.comparison is not None:
         parts.append('<p><span class="estimate">Estimate</span> perf_per_price_estimate and vs_baseline: see '
                      '<a href="#per-dollar">performance per dollar</a>.</p>')
-    notes = [f"{r.score.system}/{r.score.benchmark}: {n}" for r in data.rows for n in r.score.notes]
+    notes = [f"{r.score.system}/{r.score.benchmark}: {n}" for r in data.rows
+             for n in [*r.score.notes, *([r.energy.note] if r.energy and r.energy.note else [])]]  # fmt: skip
     if notes:
         parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return "".join(parts)

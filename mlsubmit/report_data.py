@@ -16,6 +16,7 @@ from mlsubmit import __version__
 from mlsubmit.checker.discover import LogRef, OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckRun
+from mlsubmit.energy import EnergyResult, result_energy
 from mlsubmit.findings import Finding
 from mlsubmit.report_compare import Comparison, compare
 from mlsubmit.report_inputs import (
@@ -37,6 +38,7 @@ class ResultRow:
     system: SystemFacts | None
     price: Price | None
     no_price: str = ""  # why a row has no price, when prices were given
+    energy: EnergyResult | None = None  # only for results folders with power/ logs
 
 
 @dataclass
@@ -57,6 +59,10 @@ class ReportData:
         entry = self.comparison.entry(row.score.system, row.score.benchmark, row.score.division) \
             if self.comparison else None
         return (entry.per_dollar, entry.relative) if entry else (None, None)
+
+    @property
+    def has_energy(self) -> bool:
+        return any(r.energy is not None for r in self.rows)
 
     def benchmarks(self) -> list[str]:
         return sorted({r.score.benchmark for r in self.rows})
@@ -127,9 +133,11 @@ def _prices_for(org: OrgTree, given: PriceBook | None, run: CheckRun) -> PriceBo
     return book
 
 
-def _priced(score: Score, system: SystemFacts | None, book: PriceBook) -> ResultRow:
+def _priced(score: Score, system: SystemFacts | None, book: PriceBook, energy: EnergyResult | None = None) -> ResultRow:
     found = book.resolve(system, score.system)
-    return ResultRow(score, system, found, "") if isinstance(found, Price) else ResultRow(score, system, None, found)
+    if isinstance(found, Price):
+        return ResultRow(score, system, found, "", energy)
+    return ResultRow(score, system, None, found, energy)
 
 
 def collect(
@@ -150,7 +158,8 @@ def collect(
         for (system_id, bench), refs in sorted(_groups(org.logs, lambda r: (r.system, r.benchmark)).items()):
             system = systems.get(system_id)
             score = _score(refs, run, system_id=system_id, benchmark=bench, system=system, ruleset=ruleset)
-            data.rows.append(_priced(score, system, book))
+            energy = result_energy(score, {r.display: r.path for r in refs})
+            data.rows.append(_priced(score, system, book, energy))
     loose = _groups(run.targets.loose_logs, lambda r: (os.path.dirname(r.display), _benchmark(run, r)))
     for (_folder, bench), refs in sorted(loose.items()):
         platform = run.results[refs[0].display].facts.value("submission_platform")
@@ -196,6 +205,11 @@ def result_dict(row: ResultRow, data: ReportData) -> dict[str, Any]:
         out["performance_per_price"] = {"value": ppp, "unit": unit, "estimate": True,
                                         "time": data.comparison.time_basis, "relative_to_baseline": relative}
     out["runs"] = [r.to_dict() for r in s.runs]
+    if row.energy is not None:
+        out["energy"] = row.energy.to_dict()
+        for run in out["runs"]:
+            got = row.energy.runs.get(run["path"])
+            run["energy_joules"] = got.joules if got is not None else None
     return out
 
 

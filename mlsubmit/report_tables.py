@@ -19,7 +19,10 @@ HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling
            "host_processors", "framework")  # fmt: skip
 PPP_HEADER = "perf_per_price_estimate"
 PRICE_HEADERS = ("price", PPP_HEADER, "vs_baseline")
-NUMERIC = frozenset({"minutes", "scaling", "price", PPP_HEADER, "vs_baseline"})
+ENERGY_HEADER = "energy_joules"  # the summarizer's <benchmark>:Energy, present when some result has power logs
+NUMERIC = frozenset({"minutes", "scaling", "price", PPP_HEADER, "vs_baseline", ENERGY_HEADER})
+ENERGY_NOTE = (f"{ENERGY_HEADER}: energy to train from the power/ logs (node and switch logs summed per run), "
+               "mean over the runs the score keeps, times the scaling factor")
 
 
 def _fmt(value: float | None, digits: int) -> str:
@@ -58,11 +61,13 @@ def cells(row: ResultRow, *, digits: int, data: ReportData) -> list[str]:
     ]
     if data.has_prices:
         values.extend(_price_cells(data, row, digits))
+    if data.has_energy:
+        values.append(_fmt(row.energy.joules if row.energy else None, digits))
     return values
 
 
 def headers(data: ReportData) -> list[str]:
-    return [*HEADERS, *PRICE_HEADERS] if data.has_prices else list(HEADERS)
+    return [*HEADERS, *(PRICE_HEADERS if data.has_prices else ()), *([ENERGY_HEADER] if data.has_energy else [])]
 
 
 def price_note(comparison: Comparison) -> str:
@@ -99,13 +104,15 @@ def write_text(data: ReportData, stream: TextIO) -> None:
     for line in [head, *rows]:
         stream.write("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n")
     for r in data.rows:
-        for note in r.score.notes:
+        for note in [*r.score.notes, *([r.energy.note] if r.energy and r.energy.note else [])]:
             stream.write(_printable(f"note: {r.score.system}/{r.score.benchmark}: {note}") + "\n")
     if data.comparison is not None:
         stream.write("\nperformance per dollar\n")
         for text in comparison_lines(data.comparison):
             stream.write(_printable(text) + "\n")
         stream.write(price_note(data.comparison) + "\n\n")
+    if data.has_energy:
+        stream.write(ENERGY_NOTE + "\n")
     counts = to_json(data)["findings"]
     stream.write(
         f"{len(data.rows)} result(s); findings: {counts['error']} error(s), {counts['warning']} warning(s), "
