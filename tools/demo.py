@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
     run_cli("package", str(config), "--archive", "--allow-findings")
 
     say("Verifying the archive as the results chair would: checksums, a refusing unpack, manifest, check")
-    run_cli("verify", str(out / "submission" / "Graphcore.tar.gz"), "--color", "never")
+    run_cli("verify", str(out / "submission" / "mlperf_submission_Graphcore.tar.gz"), "--color", "never")
 
     org = out / "submission" / "Graphcore"
     say("Scoring the submission and writing the HTML report")
