@@ -17,10 +17,13 @@ from pathlib import Path
 
 from mlsubmit.checker.discover import UsageError
 
+from mlsubmit.safe_io import open_regular
+
 AUTO = "auto"
 _ROUND_DIR = re.compile(r"^training_results_v(\d+)\.(\d+)$")
 ROUND_FILE = ".mlsubmit-round"  # hidden: an organisation folder may hold nothing else visible (TREE026)
 CONFIG_FILE = "mlsubmit.toml"
+_CONFIG_LIMIT = 1 << 20
 # The ways people write a round or ruleset: 1.1, v1.1, 1.1.0, v1.1.0, training_1.1.0
 _SPELLING = re.compile(r"^(?:v|training_)?(\d+)\.(\d+)(?:\.(\d+))?$", re.IGNORECASE)
 
@@ -55,8 +58,9 @@ def _stated_in(folder: Path) -> Stated:
     marker = folder / ROUND_FILE
     if marker.is_file():
         try:
-            with open(marker, encoding="utf-8", errors="replace") as stream:
-                lines = [ln.split("#", 1)[0].strip() for ln in stream.read(4096).splitlines()]
+            with open_regular(marker) as stream:  # a round is a few bytes: the rest of a big file is never read
+                text = stream.read(4096).decode("utf-8", errors="replace")
+            lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
         except OSError as exc:
             raise UsageError(f"{marker}: cannot read it: {exc.strerror or exc}") from None
         text = next((ln for ln in lines if ln), "")
@@ -76,7 +80,11 @@ def _check_table(config: Path) -> dict[str, object]:
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
     try:
-        data = tomllib.loads(config.read_text(encoding="utf-8"))
+        with open_regular(config) as stream:  # a file of the tree under check: bounded, never a FIFO
+            raw = stream.read(_CONFIG_LIMIT + 1)
+        if len(raw) > _CONFIG_LIMIT:
+            raise UsageError(f"{config}: larger than {_CONFIG_LIMIT} bytes; not read as a configuration")
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{config}: cannot read it: {exc}") from None
     table = data.get("check")

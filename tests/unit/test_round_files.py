@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,14 @@ def test_without_any_statement_the_error_says_how_to_make_one(tmp_path: Path) ->
     wanted = r"--ruleset X\.Y\.Z, or write the round \(e\.g\. 1\.1\) into \.mlsubmit-round"
     with pytest.raises(UsageError, match=wanted):
         group_by_round([str(org)], KNOWN)
+
+
+def test_statements_are_read_bounded_and_never_from_a_fifo(tmp_path: Path) -> None:
+    org = _org(tmp_path)
+    (org / "mlsubmit.toml").write_text("# " + "x" * (1 << 20) + "\n[check]\nruleset = '1.1'\n")
+    with pytest.raises(UsageError, match="larger than 1048576 bytes"):
+        group_by_round([str(org)], KNOWN)
+    (org / "mlsubmit.toml").unlink()
+    os.mkfifo(org / ".mlsubmit-round")  # not a file: not read (reading could block), so no statement here
+    (tmp_path / ".mlsubmit-round").write_text("1.0 # the folder above\n")
+    assert group_by_round([str(org)], KNOWN) == {"1.0.0": [str(org)]}
