@@ -1,7 +1,9 @@
 """Turn the PATHs given on the command line into logs and organisation trees to check.
 
 A PATH is a log file, a folder of logs (a benchmark folder, `results/<system>/`, `results/`), an organisation
-folder (it has `systems/`, `results/` or `benchmarks/`), or a folder of organisation folders (a round).
+folder (it has `systems/`, `results/` or `benchmarks/`), or a folder of organisation folders (a round). A file given
+by name that is not a `result_*.txt` is raw job output, read as `package` reads it (gzip-compressed or not); so is
+every file holding MLLOG records in a folder without `result_*.txt` logs (a folder of a run's job output).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class LogRef:
     display: str
     system: str | None = None
     benchmark: str | None = None
+    unpack: bool = False  # raw job output: gzip-compressed content is read (a result file is read as stored)
 
 
 @dataclass
@@ -99,6 +102,20 @@ def _loose_logs(folder: Path, display: str) -> list[LogRef]:
     return out
 
 
+def _raw_outputs(folder: Path, display: str) -> list[LogRef]:
+    """Files of raw job output under a folder, compressed or not: every visible file with MLLOG records."""
+    from mlsubmit.checker.logs import holds_records
+
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            if not name.startswith(".") and holds_records(full):
+                out.append(LogRef(full, os.path.join(display, os.path.relpath(full, folder)), unpack=True))
+    return out
+
+
 def _system_files(folder: Path, display: str) -> list[SystemFileRef]:
     """The *.json files of a `systems/` folder given on its own (hidden files such as vim swaps are skipped)."""
     names = sorted(p.name for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
@@ -119,7 +136,7 @@ def discover(paths: list[str]) -> Targets:
             if path.suffix.lower() == ".json":
                 targets.system_files.append(SystemFileRef(path, given))
             else:
-                targets.loose_logs.append(LogRef(path, given))
+                targets.loose_logs.append(LogRef(path, given, unpack=not is_result_log(path.name)))
         elif is_org(path):
             targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
         elif stat.S_ISDIR(mode) and path.name == "systems":
@@ -131,7 +148,7 @@ def discover(paths: list[str]) -> Targets:
                     shown = os.path.join(given, org.name)
                     targets.orgs.append(OrgTree(org, shown, org_logs(org, shown)))
             else:
-                targets.loose_logs.extend(_loose_logs(path, given))
+                targets.loose_logs.extend(_loose_logs(path, given) or _raw_outputs(path, given))
         else:
             raise UsageError(f"{given}: not a regular file or folder")
     return targets

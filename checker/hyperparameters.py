@@ -281,7 +281,8 @@ def as_closed(records: Sequence[Record]) -> list[Record]:
     ]
 
 
-def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool = False) -> list[Finding]:
+def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool = False, unpack: bool = False
+               ) -> list[Finding]:
     """Everything that would keep this run out of the closed division of `ruleset`, with lines.
 
     The table is applied whatever the log claims; unless `table_only`, mlperf-logging's closed rule files are
@@ -292,7 +293,7 @@ def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool
     from mlsubmit.checker.logs import read_log
     from mlsubmit.checker.ruleset import get_ruleset
 
-    log = read_log(path, display)
+    log = read_log(path, display, unpack=unpack)
     findings = list(log.findings)
     if log.records:
         findings.extend(closed_advice(log, ruleset))

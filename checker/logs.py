@@ -11,8 +11,11 @@ their physical line's number.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -406,17 +409,87 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> Parse
     return log
 
 
-def read_log(path: str | Path, display: str | None = None, *, digest: bool = True) -> ParsedLog:
-    """Read one log file. Never raises for bad content or an unreadable file: both become findings."""
+GZIP_MAGIC = b"\x1f\x8b"
+# What a damaged or truncated gzip file raises while it is read (BadGzipFile is an OSError).
+GZIP_ERRORS = (OSError, EOFError, zlib.error)
+
+
+class _Tee:
+    """A raw stream that hashes the bytes read through it: a compressed log's hash is of the file as stored."""
+
+    def __init__(self, raw: BinaryIO, hasher: Any) -> None:
+        self._raw = raw
+        self._hasher = hasher
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self._hasher.update(data)
+        return data
+
+
+def is_gzip(stream: BinaryIO) -> bool:
+    """Whether the stream starts with gzip's magic bytes (peeked, nothing consumed)."""
+    peek = getattr(stream, "peek", None)
+    return peek is not None and peek(2)[:2] == GZIP_MAGIC
+
+
+@contextmanager
+def open_log(path: str | Path, *, unpack: bool = True, hasher: Any = None) -> Iterator[BinaryIO]:
+    """A log's bytes: the file's own, or with `unpack` the content of a gzip-compressed file (told by its first
+    bytes, not its name). Raw job output is often archived compressed; a result file in a submission tree is read
+    as it is stored, as mlperf-logging reads it. `hasher`, when given, sees a compressed file's stored bytes."""
+    with open_regular(path) as raw:
+        if unpack and is_gzip(raw):
+            import gzip  # only when a compressed file is met
+
+            source: Any = raw if hasher is None else _Tee(raw, hasher)
+            with gzip.GzipFile(fileobj=source, mode="rb") as stream:
+                yield stream  # type: ignore[misc]
+                if hasher is not None:
+                    hasher.update(raw.read())  # anything after the compressed data
+        else:
+            yield raw
+
+
+def read_log(path: str | Path, display: str | None = None, *, digest: bool = True, unpack: bool = False
+             ) -> ParsedLog:
+    """Read one log file. Never raises for bad content or an unreadable file: both become findings.
+    unpack: raw job output, which may be gzip-compressed (see open_log); its line numbers are the content's."""
     display = display if display is not None else str(path)
     try:
-        with open_regular(path) as stream:
-            return read_stream(stream, display, digest=digest)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
+        hasher = hashlib.sha256() if digest and unpack else None
+        with open_log(path, unpack=unpack, hasher=hasher) as stream:
+            compressed = not isinstance(stream, io.BufferedReader)
+            log = read_stream(stream, display, digest=digest and not compressed)
+        if compressed and hasher is not None:
+            log.sha256 = hasher.hexdigest()
+        return log
+    except GZIP_ERRORS as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         log = ParsedLog(path=display, readable=False)
         log.findings.append(finding("LOG001", display, f"cannot read the log: {reason}"))
         return log
+
+
+def holds_records(path: str | Path, limit: int = 256 << 20) -> bool:
+    """Whether a file (gzip-compressed or not) has a `:::MLLOG ` token in its first `limit` bytes: how a folder of
+    raw job output is told from the scripts and notes beside it. An unreadable or damaged file counts as holding
+    records, so that reading it reports the problem instead of leaving the file out silently."""
+    tail = b""
+    seen = 0
+    try:
+        with open_log(path) as stream:
+            while seen < limit:
+                chunk = stream.read(CHUNK)
+                if not chunk:
+                    return False
+                if _BTOKEN in tail + chunk[:_TOKEN_LEN] or _BTOKEN in chunk:
+                    return True
+                tail = chunk[-_TOKEN_LEN:]
+                seen += len(chunk)
+    except GZIP_ERRORS:
+        return True
+    return False
 
 
 class SupportsReadline(Protocol):

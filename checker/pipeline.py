@@ -107,14 +107,14 @@ def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult |
         sha = file_sha256(ref.path)
     except OSError:
         return None, None  # unreadable: read_log turns it into a finding
-    hit = cache.get(sha, ref.display)
+    hit = cache.get(_key(ref, sha), ref.display)
     return sha, LogResult(*hit) if hit is not None else None
 
 
 def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
     cache = _cache(options)
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
-    log = read_log(ref.path, ref.display, digest=whole)
+    log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack)
     findings = list(log.findings)
     if log.records:
         for check in log_checks(options):
@@ -122,8 +122,13 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     facts = extract(log) if whole else LogFacts(path=log.path)
     facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
-        cache.put(sha, ref.display, findings, facts)
+        cache.put(_key(ref, sha), ref.display, findings, facts)
     return LogResult(findings, facts)
+
+
+def _key(ref: LogRef, sha: str) -> str:
+    """Raw job output is read unpacked, a result file as stored: the same bytes can give two results."""
+    return f"{sha}-raw" if ref.unpack else sha
 
 
 def _cache(options: CheckOptions) -> LogCache | None:
@@ -459,7 +464,8 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
     targets = discover(paths)
     if not (targets.all_logs() or targets.orgs or targets.system_files):
         raise UsageError(
-            "nothing to check: no result logs (result_*.txt), system descriptions or organisation folders under "
+            "nothing to check: no result logs (result_*.txt), files with :::MLLOG records, system descriptions or "
+            "organisation folders under "
             + ", ".join(paths)
         )
     if options.changed_since:

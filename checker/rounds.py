@@ -3,19 +3,99 @@
 A published tree sits under `training_results_vX.Y/`, and round X.Y is checked with mlperf-logging's training
 ruleset X.Y.0. The round is never taken from a log's contents (1.x logs do not name it, and log values never choose
 files). A folder holding round folders (a checkout of several results repositories) stands for each of them.
+Outside such folders (a team's own tree, the demo) a tree states its round once: a `.mlsubmit-round` file holding
+e.g. `1.1`, or `ruleset` in the `[check]` table of an `mlsubmit.toml`, in the folder or any folder above it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mlsubmit.checker.discover import UsageError
 
+from mlsubmit.safe_io import open_regular
+
 AUTO = "auto"
 _ROUND_DIR = re.compile(r"^training_results_v(\d+)\.(\d+)$")
+ROUND_FILE = ".mlsubmit-round"  # hidden: an organisation folder may hold nothing else visible (TREE026)
+CONFIG_FILE = "mlsubmit.toml"
+_CONFIG_LIMIT = 1 << 20
+# The ways people write a round or ruleset: 1.1, v1.1, 1.1.0, v1.1.0, training_1.1.0
+_SPELLING = re.compile(r"^(?:v|training_)?(\d+)\.(\d+)(?:\.(\d+))?$", re.IGNORECASE)
+
+
+def spelled_ruleset(text: str) -> str | None:
+    """The ruleset "X.Y.Z" that `text` names in any of the usual spellings, else None."""
+    m = _SPELLING.match(text.strip())
+    if m is None:
+        return None
+    return f"{int(m.group(1))}.{int(m.group(2))}.{int(m.group(3) or 0)}"
+
+
+Stated = tuple[str, str] | None
+
+
+def stated_round(path: Path, memo: dict[Path, Stated] | None = None) -> Stated:
+    """(ruleset, file stating it) from the nearest `.mlsubmit-round` or `mlsubmit.toml` [check] ruleset in the
+    folder of `path` (itself when a folder) or a folder above it; None when no such file states a round.
+    `memo` keeps each folder's answer for one command (a run may name thousands of logs in one folder)."""
+    memo = {} if memo is None else memo
+    start = path.resolve()
+    folders = [start, *start.parents] if start.is_dir() else list(start.parents)
+    for folder in folders:
+        if folder not in memo:
+            memo[folder] = _stated_in(folder)
+        if memo[folder] is not None:
+            return memo[folder]
+    return None
+
+
+def _stated_in(folder: Path) -> Stated:
+    marker = folder / ROUND_FILE
+    if marker.is_file():
+        try:
+            with open_regular(marker) as stream:  # a round is a few bytes: the rest of a big file is never read
+                text = stream.read(4096).decode("utf-8", errors="replace")
+            lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
+        except OSError as exc:
+            raise UsageError(f"{marker}: cannot read it: {exc.strerror or exc}") from None
+        text = next((ln for ln in lines if ln), "")
+        return _checked(text, marker)
+    config = folder / CONFIG_FILE
+    if config.is_file():
+        table = _check_table(config)
+        if "ruleset" in table:
+            return _checked(table["ruleset"], config)
+    return None
+
+
+def _check_table(config: Path) -> dict[str, object]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+    try:
+        with open_regular(config) as stream:  # a file of the tree under check: bounded, never a FIFO
+            raw = stream.read(_CONFIG_LIMIT + 1)
+        if len(raw) > _CONFIG_LIMIT:
+            raise UsageError(f"{config}: larger than {_CONFIG_LIMIT} bytes; not read as a configuration")
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{config}: cannot read it: {exc}") from None
+    table = data.get("check")
+    return table if isinstance(table, dict) else {}
+
+
+def _checked(text: object, source: Path) -> tuple[str, str]:
+    ruleset = spelled_ruleset(text) if isinstance(text, str) else None
+    if ruleset is None:
+        raise UsageError(f"{source}: {text!r} does not name a round; write it as 1.1 or 1.1.0")
+    return ruleset, str(source)
 
 
 def round_of(path: Path) -> str | None:
@@ -47,9 +127,13 @@ def _round_folders(path: Path) -> list[str]:
         return []
 
 
-def group_by_round(paths: Iterable[str], known: Sequence[str]) -> dict[str, list[str]]:
-    """PATHs by ruleset, oldest round first; a PATH whose round cannot be told is a usage error."""
+def group_by_round(paths: Iterable[str], known: Sequence[str], why: dict[str, set[str]] | None = None
+                   ) -> dict[str, list[str]]:
+    """PATHs by ruleset, oldest round first; a PATH whose round cannot be told is a usage error.
+    `why`, when given, receives for each ruleset where it was read (round folders, or the files stating it)."""
     groups: dict[str, list[str]] = {}
+    why = {} if why is None else why
+    memo: dict[Path, Stated] = {}
     for given in paths:
         if not os.path.exists(given):
             raise UsageError(f"{given}: no such file or folder")
@@ -57,15 +141,23 @@ def group_by_round(paths: Iterable[str], known: Sequence[str]) -> dict[str, list
         ruleset = _named_round(tuple(given.split(os.sep))) or round_of(Path(given))
         if ruleset is not None:
             _add(groups, ruleset, given, known)
+            why.setdefault(ruleset, set()).add(f"training_results_v{ruleset.rsplit('.', 1)[0]}")
             continue
         path = Path(given)
         inner = _round_folders(path)
-        if not inner:
+        stated = None if inner else stated_round(path, memo)
+        if stated is not None:
+            _add(groups, stated[0], given, known)
+            why.setdefault(stated[0], set()).add(stated[1])
+        elif not inner:
             raise UsageError(
-                f"{given}: cannot tell its round (no training_results_vX.Y folder holds it); give --ruleset X.Y.Z"
+                f"{given}: cannot tell its round (no training_results_vX.Y folder holds it, and no {ROUND_FILE} "
+                f"or {CONFIG_FILE} with [check] ruleset in it or above it); give --ruleset X.Y.Z, or write the "
+                f"round (e.g. 1.1) into {ROUND_FILE} at the tree's root"
             )
         for name in inner:
             _add(groups, round_of(path / name) or "", os.path.join(given, name), known)
+            why.setdefault(round_of(path / name) or "", set()).add(name)
     return {r: groups[r] for r in sorted(groups, key=lambda v: tuple(int(x) for x in v.split(".")))}
 
 

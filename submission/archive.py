@@ -95,14 +95,33 @@ def digest(path: Path, algorithm: str) -> str:
     return h.hexdigest()
 
 
-def write_checksums(path: Path, algorithms: tuple[str, ...] = ("sha256", "sha1")) -> list[Path]:
-    """`<file>.sha256` and `<file>.sha1` in the format `sha256sum -c` / `sha1sum -c` read (run beside the file)."""
+def archive_name(org: str) -> str:
+    """The archive's name in MLCommons' pack_submission.sh (which the results chair expects)."""
+    return f"mlperf_submission_{org}.tar.gz"
+
+
+def sha1_name(org: str) -> str:
+    """pack_submission.sh's checksum file: sha1sum's line for the (encrypted) archive."""
+    return f"mlperf_submission_{org}.sha1"
+
+
+def write_checksums(path: Path, algorithms: tuple[str, ...] = ("sha256", "sha1"), *, named: str | None = None
+                    ) -> list[Path]:
+    """`<named>.sha256` and `<named>.sha1` (named: the file's name) in the format `sha256sum -c` / `sha1sum -c`
+    read (run beside the file)."""
     out = []
+    named = named or path.name
     for alg in algorithms:
-        target = path.with_name(f"{path.name}.{alg}")
-        target.write_text(f"{digest(path, alg)}  {path.name}\n", encoding="ascii")
+        target = path.with_name(f"{named}.{alg}")
+        target.write_text(f"{digest(path, alg)}  {named}\n", encoding="ascii")
         out.append(target)
     return out
+
+
+def write_sha1(path: Path, target: Path) -> Path:
+    """sha1sum's line for `path`, written to `target` (pack_submission.sh's `mlperf_submission_<org>.sha1`)."""
+    target.write_text(f"{digest(path, 'sha1')}  {path.name}\n", encoding="ascii")
+    return target
 
 
 def read_checksum(path: Path) -> tuple[str, str] | None:

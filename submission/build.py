@@ -91,6 +91,19 @@ def _swap_in(tmp: Path, out: Path) -> None:
         os.rename(tmp, out)
 
 
+def _did_you_mean(system: str, folder: Path) -> str:
+    """`; did you mean "X"?` for the closest system description in the folder, or nothing."""
+    import difflib
+
+    try:
+        names = sorted(p.stem for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except OSError:
+        return ""
+    lower = {n.lower(): n for n in names}  # a change of case is the commonest slip: compare without it
+    close = difflib.get_close_matches(system.lower(), list(lower), n=1, cutoff=0.6)
+    return f'; did you mean "{lower[close[0]]}"?' if close else ""
+
+
 def _copy_systems(cfg: PackageConfig, org_root: Path) -> list[Finding]:
     findings = []
     done: set[str] = set()
@@ -104,7 +117,8 @@ def _copy_systems(cfg: PackageConfig, org_root: Path) -> list[Finding]:
         except OSError as exc:
             findings.append(
                 finding("PKG020", str(cfg.path), f"no readable {src} for system {entry.system!r}: "
-                        f"{exc.strerror or exc}", pointer=f"/results/{entry.index}/system")
+                        f"{exc.strerror or exc}{_did_you_mean(entry.system, cfg.systems)}",
+                        pointer=f"/results/{entry.index}/system")
             )
             continue
         dest = org_root / "systems" / f"{entry.system}.json"
@@ -271,11 +285,18 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
 
 
 def _write_archive(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> list[Path]:
-    tarball = tmp / f"{cfg.org}.tar.gz"
-    arch.write_tar_gz(tmp, [cfg.org, mf.NAME], tarball)
-    written = [tarball, *arch.write_checksums(tarball)]
-    if options.passphrase is not None:
-        enc = tmp / f"{cfg.org}.tar.gz.enc"
-        arch.encrypt_file(tarball, enc, options.passphrase)
-        written += [enc, *arch.write_checksums(enc)]
-    return written
+    """The names the results chair expects from the MLCommons pack_submission.sh: `mlperf_submission_<org>.tar.gz`
+    (the encrypted archive, with --encrypt) and `mlperf_submission_<org>.sha1`, sha1sum's line for that file. Our
+    extras: its `.tar.gz.sha256`, and with --encrypt the plain archive's `.tar.gz.plain.sha256`/`.sha1`, which
+    `verify` checks after decrypting (the plain archive itself is not kept: `<org>/` beside it is the same tree)."""
+    final = tmp / arch.archive_name(cfg.org)
+    official_sha1 = tmp / arch.sha1_name(cfg.org)
+    if options.passphrase is None:
+        arch.write_tar_gz(tmp, [cfg.org, mf.NAME], final)
+        return [final, *arch.write_checksums(final, ("sha256",)), arch.write_sha1(final, official_sha1)]
+    plain = tmp / f".{final.name}.plain"
+    arch.write_tar_gz(tmp, [cfg.org, mf.NAME], plain)
+    plain_sums = arch.write_checksums(plain, named=f"{final.name}.plain")
+    arch.encrypt_file(plain, final, options.passphrase)
+    plain.unlink()
+    return [final, *arch.write_checksums(final, ("sha256",)), arch.write_sha1(final, official_sha1), *plain_sums]

@@ -10,24 +10,20 @@ median are scored. Any run left out is reported with the reason; nothing is drop
 from __future__ import annotations
 
 import glob
-import gzip
 import math
 import os
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlsubmit.checker import benchmarks
 from mlsubmit.checker.facts import LogFacts, extract
-from mlsubmit.checker.logs import read_log, record_lines
+from mlsubmit.checker.logs import GZIP_ERRORS, open_log, read_log, record_lines
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
 from mlsubmit.safe_io import sha256_file
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 # Olympic scoring: how many of the fastest and slowest runs are dropped, which is also how many runs may fail to
 # converge (TR1.0 L442-462, TR1.1 L443-476: one each; U-Net3D: four each).
@@ -134,15 +130,12 @@ def stage_run(source: Path, display: str, staged: Path) -> tuple[Run | None, lis
     """Copy the run's records into `staged`; None (with a finding) when the file is not a usable run."""
     try:
         run = Run(source, display, sha256_file(source), staged)
-        with open(source, "rb") as raw:
-            compressed = raw.read(2) == _GZIP_MAGIC
-        opener = gzip.open if compressed else open
         count = 0
-        with opener(source, "rb") as stream, open(staged, "wb") as out:
+        with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses
             for rec in record_lines(stream):
                 out.write(rec + b"\n")
                 count += 1
-    except (OSError, EOFError, zlib.error) as exc:
+    except GZIP_ERRORS as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return None, [finding("PKG002", display, f"cannot read the run's output: {reason}")]
     if count == 0:

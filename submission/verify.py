@@ -34,8 +34,10 @@ def _checksums(target: Path, named: Path, display: str) -> tuple[list[Finding], 
     findings: list[Finding] = []
     matched: list[str] = []
     present = False
-    for alg in ("sha256", "sha1"):
-        sums = named.with_name(f"{named.name}.{alg}")
+    candidates = [(named.with_name(f"{named.name}.{alg}"), alg) for alg in ("sha256", "sha1")]
+    if named.name.endswith(".tar.gz"):  # pack_submission.sh's mlperf_submission_<org>.sha1
+        candidates.append((named.with_name(named.name.removesuffix(".tar.gz") + ".sha1"), "sha1"))
+    for sums, alg in candidates:
         if not sums.is_file():
             continue
         present = True

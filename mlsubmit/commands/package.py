@@ -17,8 +17,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("package", allow_abbrev=False, help="build a submission tree (and archive) from raw runs")
     parser.add_argument("config", type=Path, metavar="CONFIG.toml",
                         help="package configuration (see docs/packaging.md)")
-    parser.add_argument("--archive", action="store_true", help="also write out/<org>.tar.gz with .sha256 and .sha1")
-    parser.add_argument("--encrypt", action="store_true", help="also write out/<org>.tar.gz.enc (needs --archive)")
+    parser.add_argument("--archive", action="store_true",
+                        help="also write out/mlperf_submission_<org>.tar.gz and .sha1 (as pack_submission.sh names "
+                        "them) with a .tar.gz.sha256")
+    parser.add_argument("--encrypt", action="store_true",
+                        help="make that archive the encrypted one, as pack_submission.sh does (needs --archive)")
     parser.add_argument("--passphrase-file", type=Path, metavar="FILE",
                         help="file whose first line is the passphrase (never given on the command line)")
     parser.add_argument("--allow-findings", action="store_true",

@@ -1,4 +1,4 @@
-"""mlsubmit report --ruleset X.Y.Z PATH...: scores per system × benchmark, as a table, JSON or an HTML page.
+"""mlsubmit report [--ruleset X.Y.Z|auto] PATH...: scores per system × benchmark, as a table, JSON or an HTML page.
 
 It runs the same checks as `mlsubmit check` (each log read once) and scores from their facts. The exit code is
 the check's: 0 when no errors were found, 1 otherwise (warnings too with --strict); the report is written either way.
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from mlsubmit.checker.pipeline import CheckOptions, run_check
-from mlsubmit.commands.check import add_ruleset_option, validate_ruleset
-from mlsubmit.errors import FatalError
+from mlsubmit.commands.check import add_ruleset_option, rulesets_for
+from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.report_compare import unknown_baseline
 from mlsubmit.report_data import collect
 from mlsubmit.report_inputs import load_prices
@@ -47,7 +47,10 @@ def _write(path: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ruleset = validate_ruleset(args.ruleset)
+    groups = rulesets_for(args.ruleset, list(args.paths))
+    if len(groups) > 1:
+        raise UsageError(f"the PATHs are in {len(groups)} rounds ({', '.join(groups)}); report one round at a time")
+    ruleset = next(iter(groups))
     prices = load_prices(args.prices) if args.prices else None
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
     result = run_check(args.paths, options)

@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     # No abbreviated options: `--passphrase SECRET` must be refused, not taken for --passphrase-file.
     parser = sub.add_parser("verify", allow_abbrev=False,
                             help="verify a packaged (and possibly encrypted) submission archive")
-    parser.add_argument("archive", type=Path, metavar="ARCHIVE", help="<org>.tar.gz or <org>.tar.gz.enc")
+    parser.add_argument("archive", type=Path, metavar="ARCHIVE",
+                        help="mlperf_submission_<org>.tar.gz (encrypted or not)")
     parser.add_argument("--passphrase-file", type=Path, metavar="FILE",
                         help="file whose first line is the passphrase of an encrypted archive")
     parser.add_argument("--ruleset", metavar="X.Y.Z", help="ruleset to check with (default: the manifest's)")
@@ -26,10 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from mlsubmit.submission.verify import verify
 
-    if args.ruleset:
-        validate_ruleset(args.ruleset)
-    result = verify(args.archive, args.passphrase_file, args.ruleset, max(0, args.jobs))
-    if result.ruleset and not args.ruleset:
+    ruleset = validate_ruleset(args.ruleset) if args.ruleset else None
+    result = verify(args.archive, args.passphrase_file, ruleset, max(0, args.jobs))
+    if result.ruleset and not ruleset:
         validate_ruleset(result.ruleset)
     result.report.meta.update({"command": "verify", "ruleset": result.ruleset or "", "version": __version__})
     code = emit(result.report, args)

@@ -86,7 +86,9 @@ def test_manifest_records_sources_hashes_and_revisions(example: Example, run_cli
 def test_archive_is_byte_identical_across_builds(example: Example, run_cli: Cli, tmp_path: Path) -> None:
     assert run_cli("package", example.config, "--archive")[0] == 0
     out = example.root / OUT
-    first = {n: (out / n).read_bytes() for n in ("Graphcore.tar.gz", "Graphcore.tar.gz.sha256", "manifest.json")}
+    names = ("mlperf_submission_Graphcore.tar.gz", "mlperf_submission_Graphcore.tar.gz.sha256",
+             "mlperf_submission_Graphcore.sha1", "manifest.json")
+    first = {n: (out / n).read_bytes() for n in names}
     # A second build, from a copy of the inputs in another place, replaces the first and gives the same bytes.
     copy = tmp_path / "elsewhere"
     shutil.copytree(example.root, copy, symlinks=True)
@@ -96,7 +98,9 @@ def test_archive_is_byte_identical_across_builds(example: Example, run_cli: Cli,
     for name, data in first.items():
         assert (copy / OUT / name).read_bytes() == data
         assert (out / name).read_bytes() == data
-    assert (out / "Graphcore.tar.gz.sha1").read_text().endswith("  Graphcore.tar.gz\n")
+    # pack_submission.sh's names: the archive and sha1sum's line for it (`sha1sum -c` works beside it)
+    assert (out / "mlperf_submission_Graphcore.sha1").read_text().endswith("  mlperf_submission_Graphcore.tar.gz\n")
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(names)
 
 
 def test_errors_keep_the_tree_from_being_finalised(tmp_path: Path, run_cli: Cli) -> None:
@@ -106,7 +110,7 @@ def test_errors_keep_the_tree_from_being_finalised(tmp_path: Path, run_cli: Cli)
     assert not (ex.root / OUT).exists()
     assert list((ex.root / "build").iterdir()) == []
     code, out, err = run_cli("package", ex.config, "--archive", "--allow-findings")
-    assert code == 1 and (ex.root / OUT / "Graphcore.tar.gz").is_file() and "packaged 15" in err
+    assert code == 1 and (ex.root / OUT / "mlperf_submission_Graphcore.tar.gz").is_file() and "packaged 15" in err
 
 
 def test_a_folder_that_is_not_a_previous_build_is_never_replaced(example: Example, run_cli: Cli) -> None:
@@ -142,16 +146,25 @@ def test_encrypted_archive_round_trips_through_openssl_and_verify(example: Examp
     code, _out, err = run_cli("package", example.config, "--archive", "--encrypt", "--passphrase-file", passfile)
     assert code == 0, err
     out = example.root / OUT
-    enc = out / "Graphcore.tar.gz.enc"
-    assert enc.read_bytes().startswith(b"Salted__") and (out / "Graphcore.tar.gz.enc.sha256").is_file()
+    # As pack_submission.sh names them: the encrypted archive under the official name, sha1sum's line for it
+    enc = out / "mlperf_submission_Graphcore.tar.gz"
+    assert enc.read_bytes().startswith(b"Salted__")
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == [
+        "manifest.json", "mlperf_submission_Graphcore.sha1", "mlperf_submission_Graphcore.tar.gz",
+        "mlperf_submission_Graphcore.tar.gz.plain.sha1", "mlperf_submission_Graphcore.tar.gz.plain.sha256",
+        "mlperf_submission_Graphcore.tar.gz.sha256"]
+    sha1 = hashlib.sha1(enc.read_bytes()).hexdigest()
+    assert (out / "mlperf_submission_Graphcore.sha1").read_text() == f"{sha1}  mlperf_submission_Graphcore.tar.gz\n"
     if shutil.which("openssl"):
         plain = subprocess.run(
             ["openssl", "enc", "-d", "-aes-256-cbc", "-pbkdf2", "-iter", "600000", "-md", "sha256",
              "-pass", f"file:{passfile}", "-in", str(enc)], capture_output=True, check=True).stdout
-        assert plain == (out / "Graphcore.tar.gz").read_bytes()
+        want = (out / "mlperf_submission_Graphcore.tar.gz.plain.sha256").read_text().split()[0]
+        assert hashlib.sha256(plain).hexdigest() == want
     code, _out, err = run_cli("verify", enc, "--passphrase-file", passfile, "--color", "never")
     assert code == 0, err
-    assert "OK (" in err and "Graphcore.tar.gz.sha256" in err and "Graphcore.tar.gz.enc.sha256" in err
+    assert "OK (" in err and "mlperf_submission_Graphcore.sha1" in err
+    assert "mlperf_submission_Graphcore.tar.gz.plain.sha256" in err
     wrong = example.root / "wrong.txt"
     wrong.write_text("not the passphrase\n")
     wrong.chmod(0o600)
@@ -174,7 +187,7 @@ def _rewrite_archive(src: Path, dest: Path, change: Callable[[tarfile.TarInfo, b
 def test_verify_fails_on_tampering_where_the_reference_exits_0(example: Example, run_cli: Cli,
                                                                tmp_path: Path) -> None:
     assert run_cli("package", example.config, "--archive")[0] == 0
-    built = example.root / OUT / "Graphcore.tar.gz"
+    built = example.root / OUT / "mlperf_submission_Graphcore.tar.gz"
     assert run_cli("verify", built)[0] == 0
 
     # 1. a flipped byte: the checksum no longer matches
@@ -183,7 +196,7 @@ def test_verify_fails_on_tampering_where_the_reference_exits_0(example: Example,
     data = bytearray(built.read_bytes())
     data[len(data) // 2] ^= 0xFF
     bad.write_bytes(bytes(data))
-    shutil.copy(built.with_name("Graphcore.tar.gz.sha256"), bad.parent)
+    shutil.copy(built.with_name(f"{built.name}.sha256"), bad.parent / "Graphcore.tar.gz.sha256")
     code, out, _err = run_cli("verify", bad, "--color", "never")
     assert code == 1 and "PKG040" in out
 
@@ -210,7 +223,7 @@ def test_verify_fails_on_tampering_where_the_reference_exits_0(example: Example,
 
 def test_verify_refuses_a_climbing_member(example: Example, run_cli: Cli, tmp_path: Path) -> None:
     assert run_cli("package", example.config, "--archive")[0] == 0
-    built = example.root / OUT / "Graphcore.tar.gz"
+    built = example.root / OUT / "mlperf_submission_Graphcore.tar.gz"
     evil = tmp_path / "evil" / "Graphcore.tar.gz"
     evil.parent.mkdir()
     shutil.copy(built, tmp_path / "base.tar.gz")
@@ -276,7 +289,7 @@ def test_reference_package_checker_runs_on_the_tree(example: Example, run_cli: C
 
 def test_verify_without_a_usable_manifest(example: Example, run_cli: Cli, tmp_path: Path) -> None:
     assert run_cli("package", example.config, "--archive")[0] == 0
-    built = example.root / OUT / "Graphcore.tar.gz"
+    built = example.root / OUT / "mlperf_submission_Graphcore.tar.gz"
 
     def without_manifest(name: str, manifest: bytes | None) -> Path:
         dest = tmp_path / name / "Graphcore.tar.gz"
@@ -311,3 +324,12 @@ def test_strict_warnings_also_keep_the_tree_back(example: Example, run_cli: Cli)
     code, out, _err = run_cli("package", example.config, "--color", "never")
     assert code == 0 and "PKG034" in out and (example.root / OUT / "manifest.json").is_file()
     assert not (example.root / OUT / "Graphcore/benchmarks/bert/implementations/popart/notes.txt").exists()
+
+
+def test_a_misspelt_system_name_gets_a_did_you_mean(example: Example, run_cli: Cli) -> None:
+    text = example.config.read_text()
+    assert 'system = "ipu-pod16-POPART-closed"' in text
+    example.config.write_text(text.replace('system = "ipu-pod16-POPART-closed"', 'system = "ipu-pod16-popart-clsoed"'))
+    code, out, _err = run_cli("package", example.config, "--color", "never")
+    assert code == 1 and "PKG020" in out
+    assert 'did you mean "ipu-pod16-POPART-closed"?' in out
