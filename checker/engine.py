@@ -24,8 +24,8 @@ from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError
 from mlsubmit.checker.safe_eval import Refused, Snippet, namespace, run
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Location
+from mlsubmit.support.datafiles import load_validated
 
 _FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 

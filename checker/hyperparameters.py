@@ -26,8 +26,8 @@ from mlsubmit.checker.hp_constraints import Lookup, Outcome, Tolerance, check_va
 from mlsubmit.checker.logs import ParsedLog, Record
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding
+from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
     from mlsubmit.checker.pipeline import CheckOptions

@@ -22,7 +22,7 @@ import msgspec
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
-from mlsubmit.safe_io import open_regular
+from mlsubmit.support.safe_io import open_regular
 
 TOKEN = ":::MLLOG "
 _BTOKEN = TOKEN.encode("ascii")

@@ -24,7 +24,7 @@ from mlsubmit.checker.ruleset import get_ruleset
 
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.progress import tracker
-from mlsubmit.safe_io import sha256_file as file_sha256
+from mlsubmit.support.safe_io import sha256_file as file_sha256
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
 _PIPE_BLOCK = 1 << 16  # a Linux pipe's capacity
@@ -387,7 +387,7 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
     """--changed-since: keep the logs changed since the revision, and every log of a results folder holding a
     change (the folder's counts, seeds and RCP need all its runs; unchanged ones come from the cache when given).
     Organisation trees without a change are dropped."""
-    from mlsubmit._git import changed_paths
+    from mlsubmit.support.git import changed_paths
 
     given = [ref.path for ref in targets.loose_logs] + [org.root for org in targets.orgs]
     changed: set[str] = set()

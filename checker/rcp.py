@@ -23,7 +23,7 @@ from typing import Any
 
 from mlsubmit.checker.facts import LogFacts, Occurrence
 
-from mlsubmit.datafiles import derived
+from mlsubmit.support.datafiles import derived
 
 NOT_CONVERGED = 1e9  # the reference's stand-in epoch count for a run that did not converge
 

@@ -135,7 +135,7 @@ implementation = {{ repo = "ipu-benchmarks", rev = "{TAG}", path = "resnet/tf", 
 def write_example(root: Path, systems: Path | None = None, ruleset: str = "1.1.0",
                   non_converged: Sequence[int] = ()) -> Example:
     """Everything `mlsubmit package` needs, under root; `systems` is a folder of real system files to use."""
-    from mlsubmit import _git
+    from mlsubmit.support import git as _git
 
     root.mkdir(parents=True, exist_ok=True)
     repo = root / "ipu-benchmarks"

@@ -24,7 +24,7 @@ from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, Resu
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
-from mlsubmit.safe_io import sha256_file
+from mlsubmit.support.safe_io import sha256_file
 
 _GZIP_MAGIC = b"\x1f\x8b"
 

@@ -20,8 +20,8 @@ sys.path.insert(0, str(ROOT))
 
 from mlsubmit.submission.demo import TAG, config_text, implementation_files, raw_run, write_systems  # noqa: E402
 
-from mlsubmit import _git  # noqa: E402
 from mlsubmit.cli import main as mlsubmit  # noqa: E402
+from mlsubmit.support import git as _git  # noqa: E402
 from mlsubmit.synth import RunSpec, write_run  # noqa: E402
 
 RULESET = "1.1.0"

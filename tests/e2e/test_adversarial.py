@@ -243,7 +243,7 @@ def test_package_config_names_cannot_climb_out_of_out(tmp_path: Path, run_cli: R
 def test_package_refuses_a_symlink_out_of_the_implementation_repo(tmp_path: Path, run_cli: RunCLI) -> None:
     from mlsubmit.submission.demo import implementation_files
 
-    from mlsubmit import _git
+    from mlsubmit.support import git as _git
 
     config = _config_example(tmp_path)
     repo = config.parent / "ipu-benchmarks"

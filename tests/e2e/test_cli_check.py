@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 
-from mlsubmit.schema_loader import errors, load_schema
+from mlsubmit.support.schema_loader import errors, load_schema
 from mlsubmit.synth import RunSpec
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import tree_digest
 from mlsubmit.checker.pipeline import CheckOptions, run_check
 
-from mlsubmit import _git
+from mlsubmit.support import git as _git
 
 pytestmark = [pytest.mark.corpus, pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
 Cli = Callable[..., tuple[int, str, str]]

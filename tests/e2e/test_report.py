@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from conftest import tree_digest
 
-from mlsubmit.schema_loader import load_schema
+from mlsubmit.support.schema_loader import load_schema
 from mlsubmit.synth_org import runs, system, write_org
 
 RULESET = "1.1.0"

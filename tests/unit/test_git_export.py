@@ -11,8 +11,8 @@ import pytest
 from mlsubmit.submission.config import Implementation
 from mlsubmit.submission.export import export
 
-from mlsubmit import _git
 from mlsubmit.errors import FatalError
+from mlsubmit.support import git as _git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -13,7 +13,7 @@ from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.pipeline import CheckOptions
 
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.schema_loader import SchemaError, load_schema, validate_or_raise
+from mlsubmit.support.schema_loader import SchemaError, load_schema, validate_or_raise
 from mlsubmit.synth import HYPERPARAMETERS, RunSpec, write_run
 
 BENCHMARKS = ("bert", "dlrm", "maskrcnn", "minigo", "resnet", "rnnt", "ssd", "unet3d")
