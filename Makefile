@@ -63,7 +63,7 @@ ADVISE_DEMO := build/demo-advise
 demo: demo-advise
 demo-advise: $(STAMP)
 	@rm -rf $(ADVISE_DEMO)
-	@$(PY) -c "from mlsubmit.synth import RunSpec, write_run; write_run('$(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt', RunSpec(benchmark='resnet', ruleset='1.0.0', division='open', platform='ipu-pod16-TF1-open', hyperparameters={'global_batch_size': 3264, 'lars_opt_momentum': 0.95, 'lars_opt_weight_decay': 3e-05}))"
+	@$(PY) -c "from mlsubmit.testing.synth import RunSpec, write_run; write_run('$(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt', RunSpec(benchmark='resnet', ruleset='1.0.0', division='open', platform='ipu-pod16-TF1-open', hyperparameters={'global_batch_size': 3264, 'lars_opt_momentum': 0.95, 'lars_opt_weight_decay': 3e-05}))"
 	-$(VENV)/bin/mlsubmit advise --ruleset 1.0.0 --color never $(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt
 	-@if [ -d "$(CORPUS)/training_results_v1.0" ]; then set -x; $(VENV)/bin/mlsubmit advise --ruleset 1.0.0 --color never $(CORPUS)/training_results_v1.0/Graphcore/results/ipu-pod16-POPART-open/bert; fi
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from mlsubmit.cli import main
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

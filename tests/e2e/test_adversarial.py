@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 RunCLI = Callable[..., tuple[int, str, str]]
 
@@ -208,7 +208,7 @@ def test_verify_refuses_hostile_archive_members(
 
 
 def _config_example(tmp_path: Path) -> Path:
-    from mlsubmit.submission.demo import write_example
+    from mlsubmit.testing.demo import write_example
 
     return write_example(tmp_path / "ex").config
 
@@ -241,9 +241,8 @@ def test_package_config_names_cannot_climb_out_of_out(tmp_path: Path, run_cli: R
 
 
 def test_package_refuses_a_symlink_out_of_the_implementation_repo(tmp_path: Path, run_cli: RunCLI) -> None:
-    from mlsubmit.submission.demo import implementation_files
-
     from mlsubmit.support import git as _git
+    from mlsubmit.testing.demo import implementation_files
 
     config = _config_example(tmp_path)
     repo = config.parent / "ipu-benchmarks"

@@ -11,7 +11,7 @@ from conftest import tree_digest
 from mlsubmit.checker.logs import read_log
 
 from mlsubmit.support.schema_loader import errors, load_schema
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 BENCHMARKS = ("bert", "dlrm", "maskrcnn", "minigo", "resnet", "rnnt", "ssd", "unet3d")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mlsubmit.synth_org import runs, system, write_org
+from mlsubmit.testing.synth_org import runs, system, write_org
 
 pytestmark = pytest.mark.browser
 

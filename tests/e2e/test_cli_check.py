@@ -11,7 +11,7 @@ import pytest
 from conftest import tree_digest
 
 from mlsubmit.support.schema_loader import errors, load_schema
-from mlsubmit.synth import RunSpec
+from mlsubmit.testing.synth import RunSpec
 
 
 def test_clean_log_exits_0_and_lists_the_file(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
@@ -96,7 +96,7 @@ def test_internal_error_exits_3_with_a_crash_log(run_cli, make_run, monkeypatch)
 
 
 def test_checking_never_writes_into_the_checked_tree(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from mlsubmit.synth import write_run
+    from mlsubmit.testing.synth import write_run
 
     org = tmp_path / "Graphcore"
     for i in range(3):
@@ -146,7 +146,7 @@ def test_a_folder_with_nothing_to_check_is_a_usage_error(run_cli, tmp_path: Path
 
 
 def _two_rounds(root: Path) -> tuple[Path, Path]:
-    from mlsubmit.synth import write_run
+    from mlsubmit.testing.synth import write_run
 
     log = "Graphcore/results/pod16/bert/result_0.txt"
     old = write_run(root / "training_results_v1.0" / log, RunSpec(ruleset="1.0.0"))

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = [sys.executable, "-m", "mlsubmit"]
@@ -28,7 +28,7 @@ KILL_DELAYS = (0.15, 0.25, 0.35, 0.45, 0.6, 1.0, 2.4)  # seconds after launch; a
 
 
 def _example(root: Path) -> Path:
-    from mlsubmit.submission.demo import write_example
+    from mlsubmit.testing.demo import write_example
 
     return write_example(root).config
 

@@ -14,7 +14,7 @@ from mlsubmit.checker.pipeline import CheckOptions
 
 from mlsubmit.findings import Finding, Severity
 from mlsubmit.support.schema_loader import SchemaError, load_schema, validate_or_raise
-from mlsubmit.synth import HYPERPARAMETERS, RunSpec, write_run
+from mlsubmit.testing.synth import HYPERPARAMETERS, RunSpec, write_run
 
 BENCHMARKS = ("bert", "dlrm", "maskrcnn", "minigo", "resnet", "rnnt", "ssd", "unet3d")
 RULESETS = ("1.0.0", "1.1.0")

@@ -1,6 +1,6 @@
 """An example packaging job: raw IPU job output, system files, a git repository and the config that ties them.
 
-Used by `make demo` (through `run_demo`) and by the packaging tests. Runs are written with mllog (mlsubmit.synth)
+Used by `make demo` (through `run_demo`) and by the packaging tests. Runs are written with mllog (testing.synth)
 and then dressed as raw job output: launcher prefixes, interleaved training output, one file gzipped.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.synth import RunSpec, render
+from mlsubmit.testing.synth import RunSpec, render
 
 BERT_SYSTEM = "ipu-pod16-POPART-closed"
 RESNET_SYSTEM = "ipu-pod64-TF-closed"
