@@ -13,9 +13,9 @@ from pathlib import Path
 from mlsubmit.checker.pipeline import CheckOptions, run_check
 from mlsubmit.commands.check import add_ruleset_option, validate_ruleset
 from mlsubmit.errors import FatalError
-from mlsubmit.report_data import collect
-from mlsubmit.report_inputs import load_prices
-from mlsubmit.report_tables import WRITERS
+from mlsubmit.report.data import collect
+from mlsubmit.report.inputs import load_prices
+from mlsubmit.report.tables import WRITERS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         writer(data, sys.stdout)
     if args.html:
-        from mlsubmit.html_report import render
+        from mlsubmit.report.html import render
 
         _write(args.html, render(data))
     return result.report.exit_code()

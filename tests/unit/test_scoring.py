@@ -10,9 +10,9 @@ from mlsubmit.checker.rcp import RcpResult
 
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError
-from mlsubmit.rcp_scaling import outcome, summarizer_status
-from mlsubmit.report_inputs import PriceBook, load_prices, performance_per_price, read_system
-from mlsubmit.scoring import (
+from mlsubmit.report.inputs import PriceBook, load_prices, performance_per_price, read_system
+from mlsubmit.report.rcp_scaling import outcome, summarizer_status
+from mlsubmit.report.scoring import (
     RcpOutcome,
     RunResult,
     build_score,
@@ -194,7 +194,7 @@ def test_bad_prices_files(tmp_path: Path, text: str, needle: str) -> None:
 
 
 def test_given_prices_win_over_the_trees() -> None:
-    from mlsubmit.report_inputs import Price
+    from mlsubmit.report.inputs import Price
 
     tree = PriceBook({"x": Price(1.0, "USD", "list", "tree")})
     given = PriceBook({"x": Price(2.0, "USD", "list", "given")})
@@ -218,7 +218,7 @@ def test_read_system_totals_and_broken_files(tmp_path: Path) -> None:
 
 
 def test_an_rcp_check_that_raises_leaves_the_score_unscaled(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mlsubmit.rcp_scaling as rs
+    import mlsubmit.report.rcp_scaling as rs
 
     def boom(*args: object, **kwargs: object) -> RcpResult:
         raise TypeError("'<' not supported between instances of 'int' and 'list'")

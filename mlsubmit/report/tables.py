@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
-from mlsubmit.report_data import PPP_UNIT, ReportData, ResultRow, to_json
+from mlsubmit.report.data import PPP_UNIT, ReportData, ResultRow, to_json
 
 HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling", "accelerators",
            "host_processors", "framework")  # fmt: skip

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.report_data import PPP_UNIT, ReportData, ResultRow
-from mlsubmit.report_inputs import SystemFacts
-from mlsubmit.report_tables import cells, headers
+from mlsubmit.report.data import PPP_UNIT, ReportData, ResultRow
+from mlsubmit.report.inputs import SystemFacts
+from mlsubmit.report.tables import cells, headers
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -17,7 +17,7 @@ from mlsubmit.checker.discover import LogRef, OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckRun
 from mlsubmit.findings import Finding
-from mlsubmit.report_inputs import (
+from mlsubmit.report.inputs import (
     PRICES_FILE,
     Price,
     PriceBook,
@@ -26,7 +26,7 @@ from mlsubmit.report_inputs import (
     read_system,
     tree_prices,
 )
-from mlsubmit.scoring import RcpOutcome, Score, build_score, committed_scaling, run_result
+from mlsubmit.report.scoring import RcpOutcome, Score, build_score, committed_scaling, run_result
 
 PPP_UNIT = "time-to-train runs per hour per million {currency} of list price (estimate)"
 
@@ -77,7 +77,7 @@ def _score(
     division = _division(system, facts)
     rcp = RcpOutcome(status="")
     if division == "closed":  # the reference checks RCPs only for an exact "closed" (rules-spec §1.2)
-        from mlsubmit.rcp_scaling import evaluate
+        from mlsubmit.report.rcp_scaling import evaluate
 
         rcp = evaluate(benchmark, ruleset, facts)
     return build_score(
