@@ -22,8 +22,8 @@ from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.ruleset import get_ruleset
 
+from mlsubmit.cli.progress import tracker
 from mlsubmit.findings import Finding, Report, Severity
-from mlsubmit.progress import tracker
 from mlsubmit.support.safe_io import sha256_file as file_sha256
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves

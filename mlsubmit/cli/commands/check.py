@@ -9,9 +9,9 @@ from mlsubmit import __version__
 from mlsubmit.checker.pipeline import CheckOptions, run_rounds
 from mlsubmit.checker.rounds import AUTO, group_by_round
 from mlsubmit.checker.ruleset import RulesetError, available_rulesets
+from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
-from mlsubmit.output import add_output_options, emit
 
 
 def add_ruleset_option(parser: argparse.ArgumentParser, *, auto: bool = False) -> None:

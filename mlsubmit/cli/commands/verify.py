@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.commands.check import validate_ruleset
-from mlsubmit.output import add_output_options, emit
+from mlsubmit.cli.commands.check import validate_ruleset
+from mlsubmit.cli.output import add_output_options, emit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
