@@ -135,11 +135,11 @@ implementation = {{ repo = "ipu-benchmarks", rev = "{TAG}", path = "resnet/tf", 
 def write_example(root: Path, systems: Path | None = None, ruleset: str = "1.1.0",
                   non_converged: Sequence[int] = ()) -> Example:
     """Everything `mlsubmit package` needs, under root; `systems` is a folder of real system files to use."""
-    from mlsubmit.support import git as _git
+    from mlsubmit.testing.repo import commit_example
 
     root.mkdir(parents=True, exist_ok=True)
     repo = root / "ipu-benchmarks"
-    _git.commit_example(repo, implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
+    commit_example(repo, implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
     write_systems(root / "systems", systems)
     ex = Example(root=root, config=root / "package.toml", repo=repo)
     ex.bert_runs = write_runs(root / "runs" / "pod16-bert", "bert", "IPU-POD16", 10, ruleset=ruleset, gzip_index=3,

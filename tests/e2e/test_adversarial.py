@@ -241,13 +241,13 @@ def test_package_config_names_cannot_climb_out_of_out(tmp_path: Path, run_cli: R
 
 
 def test_package_refuses_a_symlink_out_of_the_implementation_repo(tmp_path: Path, run_cli: RunCLI) -> None:
-    from mlsubmit.support import git as _git
     from mlsubmit.testing.demo import implementation_files
+    from mlsubmit.testing.repo import commit_example
 
     config = _config_example(tmp_path)
     repo = config.parent / "ipu-benchmarks"
     files = implementation_files()
-    _git.commit_example(repo, files, "again", tag="v1.0-link")
+    commit_example(repo, files, "again", tag="v1.0-link")
     import git
 
     g = git.Repo(repo)

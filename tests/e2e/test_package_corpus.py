@@ -13,7 +13,7 @@ import pytest
 from conftest import tree_digest
 from mlsubmit.checker.pipeline import CheckOptions, run_check
 
-from mlsubmit.support import git as _git
+from mlsubmit.testing.repo import commit_example
 
 pytestmark = [pytest.mark.corpus, pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
 Cli = Callable[..., tuple[int, str, str]]
@@ -69,7 +69,7 @@ def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, 
             f'[[results]]\nsystem = "{system}"\nbenchmark = "{bench}"\nlogs = ["runs/{system}/*"]\n'
             f'implementation = {{ repo = "code", rev = "v1.0", path = "{bench}", name = "{system}" }}\n'
         )
-    _git.commit_example(work / "code", {"bert/README.md": b"bert\n", "resnet/README.md": b"resnet\n"}, "c", tag="v1.0")
+    commit_example(work / "code", {"bert/README.md": b"bert\n", "resnet/README.md": b"resnet\n"}, "c", tag="v1.0")
     config = work / "package.toml"
     config.write_text(
         f'org = "Graphcore"\nruleset = "1.0.0"\nout = "out"\nsystems = "{org / "systems"}"\n\n' + "\n".join(entries)
