@@ -12,11 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.errors import UsageError
+
 ORG_MARKERS = ("systems", "results", "benchmarks")
-
-
-class UsageError(Exception):
-    """Bad command line or an unreadable PATH: exit code 2."""
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from mlsubmit.checker.cache import LogCache, context_key
-from mlsubmit.checker.discover import LogRef, OrgTree, Targets, UsageError, discover
+from mlsubmit.checker.discover import LogRef, OrgTree, Targets, discover
 from mlsubmit.checker.engine import check_records
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.ruleset import get_ruleset
 
 from mlsubmit.cli.progress import tracker
+from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.support.safe_io import sha256_file as file_sha256
 

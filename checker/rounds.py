@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mlsubmit.checker.discover import UsageError
+from mlsubmit.errors import UsageError
 
 AUTO = "auto"
 _ROUND_DIR = re.compile(r"^training_results_v(\d+)\.(\d+)$")
