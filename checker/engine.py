@@ -17,15 +17,18 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from types import CodeType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from mlsubmit.checker.logs import Record
-from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError
+from mlsubmit.checker.logs import ParsedLog, Record
+from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError, get_ruleset
 from mlsubmit.checker.safe_eval import Refused, Snippet, namespace, run
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
 from mlsubmit.support.datafiles import load_validated
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.options import CheckOptions
 
 _FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
@@ -358,3 +361,7 @@ def check_records(records: list[Record], ruleset: Ruleset, path: str) -> list[Fi
     except RulesetError as exc:
         return [finding("RULE007", path, f"rule files cannot be used: {exc}")]
 
+
+def check_log(log: ParsedLog, options: CheckOptions) -> list[Finding]:
+    """The rule files' findings for one parsed log: the log check every profile runs."""
+    return check_records(log.records, get_ruleset(options.ruleset), log.path)

@@ -27,7 +27,7 @@ from mlsubmit.findings import Finding, Severity
 from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.pipeline import CheckOptions
+    from mlsubmit.checker.options import CheckOptions
 
 _NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 

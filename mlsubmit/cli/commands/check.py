@@ -6,10 +6,12 @@ import argparse
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker.pipeline import CheckOptions, run_rounds
+from mlsubmit.checker.options import CheckOptions, Profile
+from mlsubmit.checker.pipeline import run_rounds
 from mlsubmit.checker.rounds import AUTO, group_by_round
 from mlsubmit.checker.ruleset import RulesetError, available_rulesets
 from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.progress import tracker
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
 
@@ -46,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("check", help="check run logs, system descriptions and submission trees")
     add_ruleset_option(parser, auto=True)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, results folder, org folder or round")
-    parser.add_argument("--profile", choices=["full", "reference"], default="full",
+    parser.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.FULL.value,
                         help="reference: only what mlperf-logging's package checker checks")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--cache", type=Path, metavar="DIR", help="reuse results for unchanged logs")
@@ -65,13 +67,13 @@ def run(args: argparse.Namespace) -> int:
         groups = {validate_ruleset(args.ruleset): list(args.paths)}
     options = CheckOptions(
         ruleset=next(iter(groups)),
-        profile=args.profile,
+        profile=Profile(args.profile),
         jobs=max(0, args.jobs),
         cache_dir=args.cache,
         changed_since=args.changed_since,
         strict=args.strict,
     )
-    report = merge([run.report for run in run_rounds(groups, options, loose_facts=False)])
+    report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__})
     return emit(report, args)
 

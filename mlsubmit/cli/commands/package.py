@@ -9,6 +9,7 @@ from pathlib import Path
 from mlsubmit import __version__
 from mlsubmit.cli.commands.check import validate_ruleset
 from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.progress import tracker
 from mlsubmit.errors import UsageError
 
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     validate_ruleset(cfg.ruleset)
     passphrase = read_passphrase(args.passphrase_file) if args.encrypt else None
     options = PackageOptions(archive=args.archive, passphrase=passphrase, allow_findings=args.allow_findings,
-                             jobs=max(0, args.jobs), strict=args.strict)
+                             jobs=max(0, args.jobs), strict=args.strict, progress=tracker)
     result = package(cfg, options)
     result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__})
     code = emit(result.report, args)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mlsubmit.checker.pipeline import CheckOptions, run_check
 from mlsubmit.cli.commands.check import add_ruleset_option, validate_ruleset
+from mlsubmit.cli.progress import tracker
 from mlsubmit.errors import FatalError
 from mlsubmit.report.data import collect
 from mlsubmit.report.inputs import load_prices
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     ruleset = validate_ruleset(args.ruleset)
     prices = load_prices(args.prices) if args.prices else None
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
-    result = run_check(args.paths, options)
+    result = run_check(args.paths, options, progress=tracker)
     data = collect(result, ruleset, prices=prices)
     data.paths = list(args.paths)
     writer = WRITERS[args.format]

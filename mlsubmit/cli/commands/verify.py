@@ -9,6 +9,7 @@ from pathlib import Path
 from mlsubmit import __version__
 from mlsubmit.cli.commands.check import validate_ruleset
 from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.progress import tracker
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.ruleset:
         validate_ruleset(args.ruleset)
-    result = verify(args.archive, args.passphrase_file, args.ruleset, max(0, args.jobs))
+    result = verify(args.archive, args.passphrase_file, args.ruleset, max(0, args.jobs), progress=tracker)
     if result.ruleset and not args.ruleset:
         validate_ruleset(result.ruleset)
     result.report.meta.update({"command": "verify", "ruleset": result.ruleset or "", "version": __version__})
