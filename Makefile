@@ -41,7 +41,8 @@ bench-tree: $(STAMP)
 	$(COMPILE)
 	MLSUBMIT_CORPUS=$(CORPUS) $(PY) tools/bench_tree.py
 
-# mypy cannot follow setuptools' package-dir mapping, so it checks a symlinked view of the import package.
+# mypy and import-linter cannot follow setuptools' package-dir mapping, so they check a symlinked view of the import
+# package. lint-imports keeps the layers (pyproject's [tool.importlinter]); check_sizes the 50/400-line limits.
 TYPEVIEW := build/typecheck
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -52,6 +53,8 @@ lint: $(STAMP)
 	ln -s $(CURDIR)/schemas $(TYPEVIEW)/mlsubmit/schemas
 	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p mlsubmit
 	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml $(CURDIR)/tools/*.py
+	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/lint-imports --config $(CURDIR)/pyproject.toml
+	$(PY) tools/check_sizes.py
 
 clean:
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache

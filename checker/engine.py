@@ -140,9 +140,14 @@ class _FileRun:
                     atleast[rec.key] = n + 1
             if "submission_" in rec.key:
                 ran_once.add(rec.key)
+        self._unsatisfied(atleast)
+        return reported
+
+    def _unsatisfied(self, atleast: dict[str, int]) -> None:
+        """RULE004 for each key whose ATLEAST_ONE_CHECK no record passed."""
         for key, hits in atleast.items():
             if hits == 0:
-                snip = keys[key].atleast_one
+                snip = self.rules.keys[key].atleast_one
                 assert snip is not None
                 self.e.out.fixed.append(
                     finding(
@@ -152,7 +157,6 @@ class _FileRun:
                         line=self.e.lines_of(key)[-1] if self.e.lines_of(key) else None,
                     )
                 )
-        return reported
 
     def _at_least(self, rule: KeyRule, code: CodeType, rec: Record, atleast: dict[str, int]) -> None:
         """ATLEAST_ONE_CHECK of a plain rule, as one eval of its vetted code; an exception is evaluated again the

@@ -44,12 +44,9 @@ def records_of(original: bytes) -> bytes:
     return b"".join(line.rstrip() + b"\n" for line in original.splitlines() if line.startswith(b":::MLLOG "))
 
 
-def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, run_cli: Cli) -> None:
-    org = (corpus / "training_results_v1.0" / "Graphcore").resolve()  # the config is read from another folder
-    if not org.is_dir():
-        pytest.skip("training_results_v1.0/Graphcore is not in the corpus")
-    before = tree_digest(org)
-    work = tmp_path / "work"
+def write_raw_runs(org: Path, work: Path) -> tuple[dict[str, bytes], list[str]]:
+    """The published runs of CASES as raw job output under work/runs (one gzipped); (the original of each raw file,
+    the config's [[results]] entries)."""
     originals: dict[str, bytes] = {}
     entries = []
     for system, bench in CASES.items():
@@ -69,6 +66,16 @@ def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, 
             f'[[results]]\nsystem = "{system}"\nbenchmark = "{bench}"\nlogs = ["runs/{system}/*"]\n'
             f'implementation = {{ repo = "code", rev = "v1.0", path = "{bench}", name = "{system}" }}\n'
         )
+    return originals, entries
+
+
+def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, run_cli: Cli) -> None:
+    org = (corpus / "training_results_v1.0" / "Graphcore").resolve()  # the config is read from another folder
+    if not org.is_dir():
+        pytest.skip("training_results_v1.0/Graphcore is not in the corpus")
+    before = tree_digest(org)
+    work = tmp_path / "work"
+    originals, entries = write_raw_runs(org, work)
     commit_example(work / "code", {"bert/README.md": b"bert\n", "resnet/README.md": b"resnet\n"}, "c", tag="v1.0")
     config = work / "package.toml"
     config.write_text(
