@@ -15,6 +15,9 @@ from typing import Any
 from mlsubmit.errors import UsageError
 
 ORG_MARKERS = ("systems", "results", "benchmarks")
+# A round's own documents (README.md, CONTRIBUTING.md, LICENSE.md at the top of training_results_vX.Y): named by
+# a shell glob such as `training_results_v4.0/*`, they are passed over, not read as run logs.
+DOCUMENT_SUFFIXES = (".md",)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class Targets:
     loose_logs: list[LogRef] = field(default_factory=list)
     orgs: list[OrgTree] = field(default_factory=list)
     system_files: list[SystemFileRef] = field(default_factory=list)
+    documents: list[str] = field(default_factory=list)  # PATHs passed over as documentation (DOCUMENT_SUFFIXES)
 
     def all_logs(self) -> list[LogRef]:
         return [*self.loose_logs, *(ref for org in self.orgs for ref in org.logs)]
@@ -103,6 +107,18 @@ def _system_files(folder: Path, display: str) -> list[SystemFileRef]:
     return [SystemFileRef(folder / name, os.path.join(display, name)) for name in names]
 
 
+def _add_file(targets: Targets, path: Path, given: str) -> None:
+    """A regular file given as a PATH: a system description (.json), a document passed over, or a run log."""
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"{given}: not readable")
+    if path.suffix.lower() == ".json":
+        targets.system_files.append(SystemFileRef(path, given))
+    elif path.suffix.lower() in DOCUMENT_SUFFIXES:
+        targets.documents.append(given)
+    else:
+        targets.loose_logs.append(LogRef(path, given))
+
+
 def discover(paths: list[str]) -> Targets:
     targets = Targets()
     for given in paths:
@@ -112,12 +128,7 @@ def discover(paths: list[str]) -> Targets:
         except OSError:
             raise UsageError(f"{given}: no such file or folder") from None
         if stat.S_ISREG(mode):
-            if not os.access(path, os.R_OK):
-                raise UsageError(f"{given}: not readable")
-            if path.suffix.lower() == ".json":
-                targets.system_files.append(SystemFileRef(path, given))
-            else:
-                targets.loose_logs.append(LogRef(path, given))
+            _add_file(targets, path, given)
         elif is_org(path):
             targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
         elif stat.S_ISDIR(mode) and path.name == "systems":

@@ -219,6 +219,7 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
         raise UsageError(
             "nothing to check: no result logs (result_*.txt), system descriptions or organisation folders under "
             + ", ".join(paths)
+            + (f" (passed over as documents: {', '.join(targets.documents)})" if targets.documents else "")
         )
     if options.changed_since:
         options = _only_changed(targets, options)

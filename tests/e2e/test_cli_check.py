@@ -182,3 +182,22 @@ def test_without_ruleset_a_path_outside_any_round_is_a_usage_error(run_cli, make
     assert code == 2
     assert out == ""
     assert "cannot tell its round" in err and "--ruleset" in err
+
+
+@pytest.mark.parametrize("ruleset", ["1.0.0", "auto"])
+def test_a_rounds_documents_given_as_paths_are_passed_over(tmp_path: Path, run_cli, ruleset: str  # type: ignore[no-untyped-def]
+                                                           ) -> None:
+    """`mlsubmit check training_results_v1.0/*` names the round's README.md and CONTRIBUTING.md too: they are
+    documents, not run logs, so they get no LOG009 and no verdict; the log beside them is checked as alone."""
+    from mlsubmit.testing.synth import write_run
+
+    round_dir = tmp_path / "training_results_v1.0"
+    log = write_run(round_dir / "result_0.txt")
+    docs = [round_dir / "README.md", round_dir / "CONTRIBUTING.md"]
+    for doc in docs:
+        doc.write_text("# MLPerf Training v1.0 results\n", encoding="utf-8")
+    code, out, err = run_cli("check", "--ruleset", ruleset, "--format", "json", *docs, log)
+    assert code == 0, out + err
+    assert [f["path"] for f in json.loads(out)["files"]] == [str(log)]
+    code, _out, err = run_cli("check", "--ruleset", ruleset, *docs)
+    assert code == 2 and "nothing to check" in err and "passed over as documents" in err
