@@ -108,6 +108,7 @@ def test_checking_never_writes_into_the_checked_tree(run_cli, tmp_path: Path) ->
     assert tree_digest(tmp_path) == before
 
 
+@pytest.mark.corpus
 def test_corpus_trees_are_read_only(run_cli, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     tree = corpus / "training_results_v1.0" / "Graphcore"
     before = tree_digest(tree)
