@@ -12,8 +12,8 @@ import argparse
 from mlsubmit import __version__
 from mlsubmit.checker.discover import discover
 from mlsubmit.checker.hyperparameters import advise_log, coverage_findings
-from mlsubmit.cli.commands.check import add_ruleset_option, validate_ruleset
 from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.rulesets import add_ruleset_option, validate_ruleset
 from mlsubmit.findings import Report
 
 

@@ -12,36 +12,9 @@ from mlsubmit.checker.rounds import AUTO, group_by_round
 from mlsubmit.checker.ruleset import RulesetError, available_rulesets
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
+from mlsubmit.cli.rulesets import add_ruleset_option, validate_ruleset
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
-
-
-def add_ruleset_option(parser: argparse.ArgumentParser, *, auto: bool = False) -> None:
-    if auto:
-        parser.add_argument(
-            "--ruleset",
-            default="auto",
-            metavar="X.Y.Z|auto",
-            help="training ruleset of the round (1.0.0 to 6.1.0, as mlperf-logging ships them); auto (default): "
-            "from each PATH's training_results_vX.Y folder, so one run can cover several rounds",
-        )
-        return
-    parser.add_argument(
-        "--ruleset",
-        required=True,
-        metavar="X.Y.Z",
-        help="training ruleset of the round (the ones mlperf-logging ships, 1.0.0 to 6.1.0)",
-    )
-
-
-def validate_ruleset(version: str) -> str:
-    try:
-        known = available_rulesets()
-    except RulesetError as exc:
-        raise UsageError(str(exc)) from exc
-    if version not in known:
-        raise UsageError(f"unknown ruleset {version!r}; choose one of: {', '.join(known)}")
-    return version
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

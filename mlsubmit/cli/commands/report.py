@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from mlsubmit.checker.pipeline import CheckOptions, run_check
-from mlsubmit.cli.commands.check import add_ruleset_option, validate_ruleset
 from mlsubmit.cli.progress import tracker
+from mlsubmit.cli.rulesets import add_ruleset_option, validate_ruleset
 from mlsubmit.errors import FatalError
 from mlsubmit.report.data import collect
 from mlsubmit.report.inputs import load_prices

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.cli.commands.check import validate_ruleset
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
+from mlsubmit.cli.rulesets import validate_ruleset
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
