@@ -10,7 +10,7 @@ import functools
 import importlib.resources
 from typing import Any
 
-from mlsubmit.datafiles import load_validated
+from mlsubmit.support.datafiles import load_validated
 
 
 @functools.cache

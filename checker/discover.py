@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.errors import UsageError
+
 ORG_MARKERS = ("systems", "results", "benchmarks")
-
-
-class UsageError(Exception):
-    """Bad command line or an unreadable PATH: exit code 2."""
+# A round's own documents (README.md, CONTRIBUTING.md, LICENSE.md at the top of training_results_vX.Y): named by
+# a shell glob such as `training_results_v4.0/*`, they are passed over, not read as run logs.
+DOCUMENT_SUFFIXES = (".md",)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Targets:
     loose_logs: list[LogRef] = field(default_factory=list)
     orgs: list[OrgTree] = field(default_factory=list)
     system_files: list[SystemFileRef] = field(default_factory=list)
+    documents: list[str] = field(default_factory=list)  # PATHs passed over as documentation (DOCUMENT_SUFFIXES)
 
     def all_logs(self) -> list[LogRef]:
         return [*self.loose_logs, *(ref for org in self.orgs for ref in org.logs)]
@@ -104,7 +106,7 @@ def _loose_logs(folder: Path, display: str) -> list[LogRef]:
 
 def _raw_outputs(folder: Path, display: str) -> list[LogRef]:
     """Files of raw job output under a folder, compressed or not: every visible file with MLLOG records."""
-    from mlsubmit.checker.logs import holds_records
+    from mlsubmit.checker.log_input import holds_records
 
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
@@ -122,6 +124,18 @@ def _system_files(folder: Path, display: str) -> list[SystemFileRef]:
     return [SystemFileRef(folder / name, os.path.join(display, name)) for name in names]
 
 
+def _add_file(targets: Targets, path: Path, given: str) -> None:
+    """A regular file given as a PATH: a system description (.json), a document passed over, or a run log."""
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"{given}: not readable")
+    if path.suffix.lower() == ".json":
+        targets.system_files.append(SystemFileRef(path, given))
+    elif path.suffix.lower() in DOCUMENT_SUFFIXES:
+        targets.documents.append(given)
+    else:
+        targets.loose_logs.append(LogRef(path, given, unpack=not is_result_log(path.name)))
+
+
 def discover(paths: list[str]) -> Targets:
     targets = Targets()
     for given in paths:
@@ -131,12 +145,7 @@ def discover(paths: list[str]) -> Targets:
         except OSError:
             raise UsageError(f"{given}: no such file or folder") from None
         if stat.S_ISREG(mode):
-            if not os.access(path, os.R_OK):
-                raise UsageError(f"{given}: not readable")
-            if path.suffix.lower() == ".json":
-                targets.system_files.append(SystemFileRef(path, given))
-            else:
-                targets.loose_logs.append(LogRef(path, given, unpack=not is_result_log(path.name)))
+            _add_file(targets, path, given)
         elif is_org(path):
             targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
         elif stat.S_ISDIR(mode) and path.name == "systems":

@@ -17,15 +17,18 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from types import CodeType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from mlsubmit.checker.logs import Record
-from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError
+from mlsubmit.checker.logs import ParsedLog, Record
+from mlsubmit.checker.ruleset import KeyRule, RuleFile, Ruleset, RulesetError, get_ruleset
 from mlsubmit.checker.safe_eval import Refused, Snippet, namespace, run
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Location
+from mlsubmit.support.datafiles import load_validated
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.options import CheckOptions
 
 _FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
@@ -137,9 +140,14 @@ class _FileRun:
                     atleast[rec.key] = n + 1
             if "submission_" in rec.key:
                 ran_once.add(rec.key)
+        self._unsatisfied(atleast)
+        return reported
+
+    def _unsatisfied(self, atleast: dict[str, int]) -> None:
+        """RULE004 for each key whose ATLEAST_ONE_CHECK no record passed."""
         for key, hits in atleast.items():
             if hits == 0:
-                snip = keys[key].atleast_one
+                snip = self.rules.keys[key].atleast_one
                 assert snip is not None
                 self.e.out.fixed.append(
                     finding(
@@ -149,7 +157,6 @@ class _FileRun:
                         line=self.e.lines_of(key)[-1] if self.e.lines_of(key) else None,
                     )
                 )
-        return reported
 
     def _at_least(self, rule: KeyRule, code: CodeType, rec: Record, atleast: dict[str, int]) -> None:
         """ATLEAST_ONE_CHECK of a plain rule, as one eval of its vetted code; an exception is evaluated again the
@@ -358,3 +365,7 @@ def check_records(records: list[Record], ruleset: Ruleset, path: str) -> list[Fi
     except RulesetError as exc:
         return [finding("RULE007", path, f"rule files cannot be used: {exc}")]
 
+
+def check_log(log: ParsedLog, options: CheckOptions) -> list[Finding]:
+    """The rule files' findings for one parsed log: the log check every profile runs."""
+    return check_records(log.records, get_ruleset(options.ruleset), log.path)

@@ -26,11 +26,11 @@ from mlsubmit.checker.hp_constraints import Lookup, Outcome, Tolerance, check_va
 from mlsubmit.checker.logs import ParsedLog, Record
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding
+from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.pipeline import CheckOptions
+    from mlsubmit.checker.options import CheckOptions
 
 SCHEMA = "hyperparameters.schema.json"
 _CODE_BY_REVIEW = {None: "HP001", "*": "HP002", "**": "HP002", "ambiguous": "HP004"}

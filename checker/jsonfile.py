@@ -21,7 +21,7 @@ from typing import Any
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location, Severity
-from mlsubmit.safe_io import open_regular
+from mlsubmit.support.safe_io import open_regular
 
 MAX_BYTES = 1024 * 1024  # a system description is a few KB; anything this big is not one
 MAX_DEPTH = 64

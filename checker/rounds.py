@@ -15,9 +15,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mlsubmit.checker.discover import UsageError
-
-from mlsubmit.safe_io import open_regular
+from mlsubmit.errors import UsageError
+from mlsubmit.support.safe_io import open_regular
 
 AUTO = "auto"
 _ROUND_DIR = re.compile(r"^training_results_v(\d+)\.(\d+)$")

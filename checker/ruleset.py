@@ -18,7 +18,7 @@ from typing import Any
 
 from mlsubmit.checker.safe_eval import Mode, Snippet, compile_snippet, conjunction
 
-from mlsubmit.datafiles import derived
+from mlsubmit.support.datafiles import derived
 
 USAGE = "training"
 _RULESET_RE = re.compile(r"^training_(\d+)\.(\d+)\.(\d+)$")

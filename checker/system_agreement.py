@@ -22,7 +22,7 @@ from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.pipeline import CheckOptions
+    from mlsubmit.checker.options import CheckOptions
 
 
 def org_system_files(org: OrgTree) -> list[tuple[Path, str]]:

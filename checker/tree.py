@@ -23,11 +23,11 @@ from mlsubmit.checker.discover import OrgTree, is_result_log
 from mlsubmit.checker.facts import LogFacts
 
 from mlsubmit.codes import finding
-from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.pipeline import CheckOptions
+    from mlsubmit.checker.options import CheckOptions
 
 _NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 

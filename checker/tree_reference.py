@@ -35,7 +35,7 @@ from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.pipeline import CheckOptions
+    from mlsubmit.checker.options import CheckOptions
 
 # Log-level findings on which the reference's compliance checker raises instead of judging the log.
 CRASH_CODES = frozenset({"LOG001", "LOG005", "RULE008", "RULE009"})

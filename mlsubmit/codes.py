@@ -11,8 +11,8 @@ import importlib.resources
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mlsubmit.datafiles import load_validated
 from mlsubmit.findings import Finding, Location, Severity
+from mlsubmit.support.datafiles import load_validated
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from mlsubmit.checker.discover import UsageError
-
 __all__ = ["FatalError", "UsageError"]
+
+
+class UsageError(Exception):
+    """Bad command line or an unreadable PATH: exit code 2."""
 
 
 class FatalError(RuntimeError):

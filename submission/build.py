@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.options import Tracker, no_progress
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.config import PackageConfig
@@ -32,6 +33,7 @@ class PackageOptions:
     allow_findings: bool = False
     jobs: int = 0
     strict: bool = False  # warnings block the tree too, as they fail the exit status
+    progress: Tracker = no_progress  # the command line's bar over the tree check
 
 
 @dataclass
@@ -204,10 +206,10 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
     }
 
 
-def _check_tree(org_root: Path, tmp: Path, out: Path, cfg: PackageConfig, jobs: int) -> Report:
+def _check_tree(org_root: Path, tmp: Path, out: Path, cfg: PackageConfig, options: PackageOptions) -> Report:
     from mlsubmit.checker.pipeline import CheckOptions, run_check
 
-    run = run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=jobs))
+    run = run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
     return remap(run.report, str(tmp), _shown(out))
 
 
@@ -270,7 +272,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     manifest["files"] = mf.tree_files(tmp, cfg.org)
     mf.write(tmp, manifest)
 
-    report = _check_tree(org_root, tmp, out, cfg, options.jobs)
+    report = _check_tree(org_root, tmp, out, cfg, options)
     report.extend(packaging)
     result.report = report
     if has_errors(report.all_findings(), strict=options.strict) and not options.allow_findings:

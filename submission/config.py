@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.errors import FatalError
-from mlsubmit.schema_loader import errors as schema_errors
-from mlsubmit.schema_loader import load_schema, pointer
+from mlsubmit.support.schema_loader import errors as schema_errors
+from mlsubmit.support.schema_loader import load_schema, pointer
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -14,9 +14,9 @@ from typing import Any
 from mlsubmit import __version__
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
-from mlsubmit.safe_io import sha256_file
-from mlsubmit.schema_loader import errors as schema_errors
-from mlsubmit.schema_loader import load_schema, pointer
+from mlsubmit.support.safe_io import sha256_file
+from mlsubmit.support.schema_loader import errors as schema_errors
+from mlsubmit.support.schema_loader import load_schema, pointer
 
 NAME = "manifest.json"
 FORMAT = "mlsubmit-manifest/1"

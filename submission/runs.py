@@ -18,12 +18,13 @@ from pathlib import Path
 
 from mlsubmit.checker import benchmarks
 from mlsubmit.checker.facts import LogFacts, extract
-from mlsubmit.checker.logs import GZIP_ERRORS, open_log, read_log, record_lines
+from mlsubmit.checker.log_input import GZIP_ERRORS, open_log, record_lines
+from mlsubmit.checker.logs import read_log
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
-from mlsubmit.safe_io import sha256_file
+from mlsubmit.support.safe_io import sha256_file
 
 # Olympic scoring: how many of the fastest and slowest runs are dropped, which is also how many runs may fail to
 # converge (TR1.0 L442-462, TR1.1 L443-476: one each; U-Net3D: four each).

@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsubmit.checker.options import Tracker, no_progress
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.build import remap
@@ -56,19 +57,21 @@ def _checksums(target: Path, named: Path, display: str) -> tuple[list[Finding], 
     return findings, matched
 
 
-def verify(archive: Path, passphrase_file: Path | None, ruleset: str | None, jobs: int = 0) -> VerifyResult:
+def verify(archive: Path, passphrase_file: Path | None, ruleset: str | None, jobs: int = 0, *,
+           progress: Tracker = no_progress) -> VerifyResult:
     if not archive.is_file():
         raise UsageError(f"{archive}: no such archive")
     display = os.path.normpath(archive)
     work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
     try:
-        return _verify(archive, display, passphrase_file, ruleset, jobs, work)
+        return _verify(archive, display, passphrase_file, ruleset, jobs, work, progress)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def _verify(
-    archive: Path, display: str, passphrase_file: Path | None, ruleset: str | None, jobs: int, work: Path
+    archive: Path, display: str, passphrase_file: Path | None, ruleset: str | None, jobs: int, work: Path,
+    progress: Tracker,
 ) -> VerifyResult:
     result = VerifyResult(report=Report())
     report = result.report
@@ -110,7 +113,7 @@ def _verify(
         if has_errors(report.all_findings()):
             return result  # already failing; the check waits for a sound archive or --ruleset
         raise UsageError(f"{archive}: the archive has no manifest naming its ruleset; give --ruleset X.Y.Z")
-    _check(tree, result.ruleset, jobs, report)
+    _check(tree, result.ruleset, jobs, report, progress)
     return result
 
 
@@ -138,14 +141,14 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     return str(ruleset)
 
 
-def _check(tree: Path, ruleset: str, jobs: int, report: Report) -> None:
+def _check(tree: Path, ruleset: str, jobs: int, report: Report, progress: Tracker) -> None:
     from mlsubmit.checker.discover import is_org
     from mlsubmit.checker.pipeline import CheckOptions, run_check
 
     orgs = sorted(p for p in tree.iterdir() if is_org(p))
     if not orgs:
         return
-    run = run_check([str(p) for p in orgs], CheckOptions(ruleset=ruleset, jobs=jobs))
+    run = run_check([str(p) for p in orgs], CheckOptions(ruleset=ruleset, jobs=jobs), progress=progress)
     checked = remap(run.report, str(tree), "")
     for path, findings in checked.files.items():
         report.add_file(path.lstrip(os.sep), [f.with_path(f.path.lstrip(os.sep)) for f in findings])

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from mlsubmit.cli import main
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,3 +78,11 @@ def tree_digest(root: Path) -> dict[str, str]:
             else:
                 out[rel] = "dir"
     return out
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that reads the corpus carries the `corpus` marker, so `-m "not corpus"` really leaves the corpus out."""
+    unmarked = [item.nodeid for item in items
+                if "corpus" in getattr(item, "fixturenames", ()) and item.get_closest_marker("corpus") is None]
+    if unmarked:
+        raise pytest.UsageError("tests that use the corpus fixture need @pytest.mark.corpus: " + ", ".join(unmarked))

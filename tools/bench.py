@@ -133,7 +133,7 @@ def big_log(path: Path, size: int) -> Path:
     if path.exists() and path.stat().st_size >= size:
         return path
     sys.path.insert(0, str(ROOT))
-    from mlsubmit.synth import RunSpec, render
+    from mlsubmit.testing.synth import RunSpec, render
 
     run = render(RunSpec(benchmark="bert", evals=40)).encode()
     records = run.splitlines(keepends=True)

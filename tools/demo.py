@@ -19,11 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlsubmit.submission.demo import TAG, config_text, implementation_files, raw_run, write_systems  # noqa: E402
-
-from mlsubmit import _git  # noqa: E402
 from mlsubmit.cli import main as mlsubmit  # noqa: E402
-from mlsubmit.synth import RunSpec, write_run  # noqa: E402
+from mlsubmit.testing.demo import TAG, config_text, implementation_files, raw_run, write_systems  # noqa: E402
+from mlsubmit.testing.repo import commit_example  # noqa: E402
+from mlsubmit.testing.synth import RunSpec, write_run  # noqa: E402
 
 RULESET = "1.1.0"
 DAY = 86_400_000
@@ -106,8 +105,8 @@ def main(argv: list[str]) -> int:
     run_cli("check", "--ruleset", RULESET, "--color", "never", str(here / "systems"))
 
     say(f"Packaging the good runs with the implementation code at tag {TAG}")
-    # the implementation repository, systems and config of the packaging example (submission/demo.py)
-    _git.commit_example(out / "ipu-benchmarks", implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
+    # the implementation repository, systems and config of the packaging example (mlsubmit/testing/demo.py)
+    commit_example(out / "ipu-benchmarks", implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
     write_systems(out / "systems", ROOT / "systems")
     config = out / "package.toml"
     config.write_text(config_text(out="submission", ruleset=RULESET), encoding="utf-8")

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.datafiles import derived
+from mlsubmit.support.datafiles import derived
 
 _STAT_FIELDS = ("RCP Mean", "RCP Stdev", "Max Speedup", "Min Epochs")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 RunCLI = Callable[..., tuple[int, str, str]]
 
@@ -208,7 +208,7 @@ def test_verify_refuses_hostile_archive_members(
 
 
 def _config_example(tmp_path: Path) -> Path:
-    from mlsubmit.submission.demo import write_example
+    from mlsubmit.testing.demo import write_example
 
     return write_example(tmp_path / "ex").config
 
@@ -241,14 +241,13 @@ def test_package_config_names_cannot_climb_out_of_out(tmp_path: Path, run_cli: R
 
 
 def test_package_refuses_a_symlink_out_of_the_implementation_repo(tmp_path: Path, run_cli: RunCLI) -> None:
-    from mlsubmit.submission.demo import implementation_files
-
-    from mlsubmit import _git
+    from mlsubmit.testing.demo import implementation_files
+    from mlsubmit.testing.repo import commit_example
 
     config = _config_example(tmp_path)
     repo = config.parent / "ipu-benchmarks"
     files = implementation_files()
-    _git.commit_example(repo, files, "again", tag="v1.0-link")
+    commit_example(repo, files, "again", tag="v1.0-link")
     import git
 
     g = git.Repo(repo)

@@ -10,8 +10,8 @@ import pytest
 from conftest import tree_digest
 from mlsubmit.checker.logs import read_log
 
-from mlsubmit.schema_loader import errors, load_schema
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.support.schema_loader import errors, load_schema
+from mlsubmit.testing.synth import RunSpec, write_run
 
 BENCHMARKS = ("bert", "dlrm", "maskrcnn", "minigo", "resnet", "rnnt", "ssd", "unet3d")
 

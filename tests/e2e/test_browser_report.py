@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mlsubmit.synth_org import runs, system, write_org
+from mlsubmit.testing.synth_org import runs, system, write_org
 
 pytestmark = pytest.mark.browser
 
@@ -94,7 +94,7 @@ def test_loads_without_console_messages_and_renders(chromium: str, page: Path, t
 
 def test_the_console_check_is_not_vacuous(chromium: str, tmp_path: Path) -> None:
     """Under the report's own Content-Security-Policy, a page that tries the network is caught."""
-    from mlsubmit.html_report import _csp
+    from mlsubmit.report.html import _csp
 
     bad = tmp_path / "bad.html"
     bad.write_text(f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{_csp()}">'

@@ -23,8 +23,8 @@ import jsonschema
 import pytest
 import yaml
 
-from mlsubmit.synth import RunSpec, write_run
-from mlsubmit.synth_org import system
+from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.testing.synth_org import system
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "ci"
@@ -34,7 +34,7 @@ SYSTEM = "ipu-pod16-POPART-closed"
 LOGS = ORG / "results" / SYSTEM / "bert"
 NEW_LOG = (LOGS / "result_5.txt").as_posix()
 
-SYSTEM_JSON = system()  # the shared IPU-POD16 description of mlsubmit.synth_org
+SYSTEM_JSON = system()  # the shared IPU-POD16 description of mlsubmit.testing.synth_org
 
 
 OTHER = ORG / "results" / "ipu-pod16-POPART-other" / "bert"  # untouched by the upload: --changed-since skips it

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 
-from mlsubmit.schema_loader import errors, load_schema
-from mlsubmit.synth import RunSpec
+from mlsubmit.support.schema_loader import errors, load_schema
+from mlsubmit.testing.synth import RunSpec
 
 
 def test_clean_log_exits_0_and_lists_the_file(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
@@ -96,7 +96,7 @@ def test_internal_error_exits_3_with_a_crash_log(run_cli, make_run, monkeypatch)
 
 
 def test_checking_never_writes_into_the_checked_tree(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from mlsubmit.synth import write_run
+    from mlsubmit.testing.synth import write_run
 
     org = tmp_path / "Graphcore"
     for i in range(3):
@@ -108,6 +108,7 @@ def test_checking_never_writes_into_the_checked_tree(run_cli, tmp_path: Path) ->
     assert tree_digest(tmp_path) == before
 
 
+@pytest.mark.corpus
 def test_corpus_trees_are_read_only(run_cli, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     tree = corpus / "training_results_v1.0" / "Graphcore"
     before = tree_digest(tree)
@@ -146,7 +147,7 @@ def test_a_folder_with_nothing_to_check_is_a_usage_error(run_cli, tmp_path: Path
 
 
 def _two_rounds(root: Path) -> tuple[Path, Path]:
-    from mlsubmit.synth import write_run
+    from mlsubmit.testing.synth import write_run
 
     log = "Graphcore/results/pod16/bert/result_0.txt"
     old = write_run(root / "training_results_v1.0" / log, RunSpec(ruleset="1.0.0"))
@@ -182,3 +183,22 @@ def test_without_ruleset_a_path_outside_any_round_is_a_usage_error(run_cli, make
     assert code == 2
     assert out == ""
     assert "cannot tell its round" in err and "--ruleset" in err
+
+
+@pytest.mark.parametrize("ruleset", ["1.0.0", "auto"])
+def test_a_rounds_documents_given_as_paths_are_passed_over(tmp_path: Path, run_cli, ruleset: str  # type: ignore[no-untyped-def]
+                                                           ) -> None:
+    """`mlsubmit check training_results_v1.0/*` names the round's README.md and CONTRIBUTING.md too: they are
+    documents, not run logs, so they get no LOG009 and no verdict; the log beside them is checked as alone."""
+    from mlsubmit.testing.synth import write_run
+
+    round_dir = tmp_path / "training_results_v1.0"
+    log = write_run(round_dir / "result_0.txt")
+    docs = [round_dir / "README.md", round_dir / "CONTRIBUTING.md"]
+    for doc in docs:
+        doc.write_text("# MLPerf Training v1.0 results\n", encoding="utf-8")
+    code, out, err = run_cli("check", "--ruleset", ruleset, "--format", "json", *docs, log)
+    assert code == 0, out + err
+    assert [f["path"] for f in json.loads(out)["files"]] == [str(log)]
+    code, _out, err = run_cli("check", "--ruleset", ruleset, *docs)
+    assert code == 2 and "nothing to check" in err and "passed over as documents" in err

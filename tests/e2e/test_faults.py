@@ -1,7 +1,9 @@
 """Faults: a packaging run killed with SIGKILL, two checks racing on one cache, read-only and full output folders.
 
-None of these asserts timings: kills land at a fixed series of delays, and each outcome is checked by state (the
-tree is absent or complete; the cache entries are whole; the exit code and message are the documented ones).
+None of these asserts timings. Kills land at fractions of an uninterrupted build timed on this machine, and once as
+soon as the build's hidden folder appears, so some kill lands mid-build however fast the machine is; each outcome is
+checked by state (the tree is absent or complete; the cache entries are whole; the exit code and message are the
+documented ones).
 """
 
 from __future__ import annotations
@@ -20,15 +22,16 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = [sys.executable, "-m", "mlsubmit"]
-KILL_DELAYS = (0.15, 0.25, 0.35, 0.45, 0.6, 1.0, 2.4)  # seconds after launch; a build takes ~0.5 s here
+KILL_FRACTIONS = (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0, 1.5)  # of an uninterrupted build's time, after launch
+MID_BUILD = "building"  # a kill sent when the build's hidden folder appears, not after a delay
 
 
 def _example(root: Path) -> Path:
-    from mlsubmit.submission.demo import write_example
+    from mlsubmit.testing.demo import write_example
 
     return write_example(root).config
 
@@ -57,27 +60,51 @@ def _copy(example: Path, dest: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def complete_build(example: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The digest of an uninterrupted build: what `out` must equal whenever it exists."""
+def reference_build(example: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], float]:
+    """An uninterrupted build: the digest `out` must equal whenever it exists, and how long it took here."""
     config = _copy(example, tmp_path_factory.mktemp("reference") / "ex")
+    started = time.monotonic()
     proc = _package(config)
     _, err = proc.communicate(timeout=300)
+    took = time.monotonic() - started
     assert proc.returncode == 0, err.decode()
-    return tree_digest(config.parent / "build" / "submission")
+    return tree_digest(config.parent / "build" / "submission"), took
+
+
+@pytest.fixture(scope="module")
+def complete_build(reference_build: tuple[dict[str, str], float]) -> dict[str, str]:
+    return reference_build[0]
+
+
+@pytest.fixture(scope="module")
+def kill_points(reference_build: tuple[dict[str, str], float]) -> list[float | str]:
+    """When to kill: once mid-build by event, then spread over (and a little past) a build's time on this machine."""
+    return [MID_BUILD, *(round(reference_build[1] * f, 3) for f in KILL_FRACTIONS)]
+
+
+def _kill_at(proc: subprocess.Popen[bytes], build: Path, when: float | str) -> None:
+    """SIGKILL after `when` seconds, or (MID_BUILD) as soon as a hidden build folder appears beside `out`."""
+    if when == MID_BUILD:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if build.is_dir() and any(p.name.startswith(".submission.build-") for p in build.iterdir()):
+                break
+            time.sleep(0.002)
+    else:
+        time.sleep(float(when))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
 
 
 @pytest.mark.slow
 def test_kill_9_of_a_packaging_run_leaves_no_half_tree(
-    tmp_path: Path, example: Path, complete_build: dict[str, str]
+    tmp_path: Path, example: Path, complete_build: dict[str, str], kill_points: list[float | str]
 ) -> None:
     outcomes: list[str] = []
-    for i, delay in enumerate(KILL_DELAYS):
+    for i, delay in enumerate(kill_points):
         config = _copy(example, tmp_path / f"try{i}")
         before = _inputs_digest(config.parent)
-        proc = _package(config)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
+        _kill_at(_package(config), config.parent / "build", delay)
         out = config.parent / "build" / "submission"
         if out.exists():
             assert tree_digest(out) == complete_build, f"half-built tree after a kill at {delay}s"
@@ -88,8 +115,8 @@ def test_kill_9_of_a_packaging_run_leaves_no_half_tree(
         # leftovers may only be hidden build folders beside `out`, and the next run still succeeds
         leftovers = [p.name for p in (config.parent / "build").iterdir()] if (config.parent / "build").exists() else []
         assert all(name == "submission" or name.startswith(".submission.") for name in leftovers), leftovers
-    print("kill -9 outcomes by delay:", dict(zip(KILL_DELAYS, outcomes, strict=True)))  # shown with -s
-    assert "absent" in outcomes  # at least one kill landed mid-build (the property was exercised)
+    print("kill -9 outcomes by delay:", dict(zip(kill_points, outcomes, strict=True)))  # shown with -s
+    assert outcomes[0] == "absent"  # the kill at MID_BUILD landed mid-build: the property was exercised
     retry = _package(config)
     _, err = retry.communicate(timeout=300)
     assert retry.returncode == 0, err.decode()
@@ -98,18 +125,15 @@ def test_kill_9_of_a_packaging_run_leaves_no_half_tree(
 
 @pytest.mark.slow
 def test_kill_9_while_replacing_a_previous_build_keeps_a_whole_tree(
-    tmp_path: Path, example: Path, complete_build: dict[str, str]
+    tmp_path: Path, example: Path, complete_build: dict[str, str], kill_points: list[float | str]
 ) -> None:
     config = _copy(example, tmp_path / "again")
     first = _package(config)
     assert first.wait(timeout=300) == 0
     out = config.parent / "build" / "submission"
     outcomes: list[str] = []
-    for delay in KILL_DELAYS:
-        proc = _package(config)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
+    for delay in kill_points:
+        _kill_at(_package(config), out.parent, delay)
         if out.exists():
             assert tree_digest(out) == complete_build
             outcomes.append("whole tree in out")
@@ -117,7 +141,7 @@ def test_kill_9_while_replacing_a_previous_build_keeps_a_whole_tree(
             olds = list(out.parent.glob(".submission.old-*/tree"))
             assert olds and tree_digest(olds[0]) == complete_build
             outcomes.append("previous tree set aside")
-    print("kill -9 over a previous build, by delay:", dict(zip(KILL_DELAYS, outcomes, strict=True)))  # with -s
+    print("kill -9 over a previous build, by delay:", dict(zip(kill_points, outcomes, strict=True)))  # with -s
 
 
 # --- two checks sharing one cache ------------------------------------------------------------------------------

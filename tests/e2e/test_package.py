@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
-from mlsubmit.submission.demo import Example, write_example
 
-from mlsubmit.schema_loader import errors as schema_errors
-from mlsubmit.schema_loader import load_schema
+from mlsubmit.support.schema_loader import errors as schema_errors
+from mlsubmit.support.schema_loader import load_schema
+from mlsubmit.testing.demo import Example, write_example
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 Cli = Callable[..., tuple[int, str, str]]

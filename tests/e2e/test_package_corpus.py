@@ -13,7 +13,7 @@ import pytest
 from conftest import tree_digest
 from mlsubmit.checker.pipeline import CheckOptions, run_check
 
-from mlsubmit import _git
+from mlsubmit.testing.repo import commit_example
 
 pytestmark = [pytest.mark.corpus, pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
 Cli = Callable[..., tuple[int, str, str]]
@@ -44,12 +44,9 @@ def records_of(original: bytes) -> bytes:
     return b"".join(line.rstrip() + b"\n" for line in original.splitlines() if line.startswith(b":::MLLOG "))
 
 
-def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, run_cli: Cli) -> None:
-    org = (corpus / "training_results_v1.0" / "Graphcore").resolve()  # the config is read from another folder
-    if not org.is_dir():
-        pytest.skip("training_results_v1.0/Graphcore is not in the corpus")
-    before = tree_digest(org)
-    work = tmp_path / "work"
+def write_raw_runs(org: Path, work: Path) -> tuple[dict[str, bytes], list[str]]:
+    """The published runs of CASES as raw job output under work/runs (one gzipped); (the original of each raw file,
+    the config's [[results]] entries)."""
     originals: dict[str, bytes] = {}
     entries = []
     for system, bench in CASES.items():
@@ -69,7 +66,17 @@ def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, 
             f'[[results]]\nsystem = "{system}"\nbenchmark = "{bench}"\nlogs = ["runs/{system}/*"]\n'
             f'implementation = {{ repo = "code", rev = "v1.0", path = "{bench}", name = "{system}" }}\n'
         )
-    _git.commit_example(work / "code", {"bert/README.md": b"bert\n", "resnet/README.md": b"resnet\n"}, "c", tag="v1.0")
+    return originals, entries
+
+
+def test_corpus_runs_survive_packaging_byte_exact(corpus: Path, tmp_path: Path, run_cli: Cli) -> None:
+    org = (corpus / "training_results_v1.0" / "Graphcore").resolve()  # the config is read from another folder
+    if not org.is_dir():
+        pytest.skip("training_results_v1.0/Graphcore is not in the corpus")
+    before = tree_digest(org)
+    work = tmp_path / "work"
+    originals, entries = write_raw_runs(org, work)
+    commit_example(work / "code", {"bert/README.md": b"bert\n", "resnet/README.md": b"resnet\n"}, "c", tag="v1.0")
     config = work / "package.toml"
     config.write_text(
         f'org = "Graphcore"\nruleset = "1.0.0"\nout = "out"\nsystems = "{org / "systems"}"\n\n' + "\n".join(entries)

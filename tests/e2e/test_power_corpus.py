@@ -165,7 +165,7 @@ def test_each_runs_energy_equals_the_summarizers(trees: list[tuple[Path, str]]) 
     from mlperf_logging.compliance_checker.mlp_parser import parse_file
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
-    from mlsubmit.energy import run_energy
+    from mlsubmit.report.energy import run_energy
 
     runs = 0
     for org, ruleset in trees:

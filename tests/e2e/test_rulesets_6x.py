@@ -22,7 +22,7 @@ from conftest import ROOT
 from differential import our_kinds
 from treefix import build_org
 
-from mlsubmit.synth import RunSpec
+from mlsubmit.testing.synth import RunSpec
 
 pytestmark = pytest.mark.slow
 SYSTEM = "ipu-pod64"

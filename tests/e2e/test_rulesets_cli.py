@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mlsubmit.submission.demo import raw_run
 
-from mlsubmit.synth import RunSpec
-from mlsubmit.synth_org import runs, system, write_org
+from mlsubmit.testing.demo import raw_run
+from mlsubmit.testing.synth import RunSpec
+from mlsubmit.testing.synth_org import runs, system, write_org
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import tree_digest
 from treefix import build_org, resnet_runs
 
-from mlsubmit.synth import RunSpec
+from mlsubmit.testing.synth import RunSpec
 
 Cli = Callable[..., tuple[int, str, str]]
 GOOD = [36, 37, 37, 38, 39]  # epochs to converge: slower than the RCP mean, so no normalisation
@@ -86,8 +86,11 @@ def test_results_folder_without_a_system_file(tmp_path: Path, run_cli: Cli) -> N
     code, ref = check(run_cli, org, "--profile", "reference")
     assert code == 1
     assert any("FileNotFoundError" in str(f["message"]) for f in ref if f["code"] == "TREE024")
-    full_code, _ = check(run_cli, org)  # the pairing finding itself belongs to the system checks
-    assert full_code in (0, 1)
+    full_code, full = check(run_cli, org)  # the pairing finding itself belongs to the system checks
+    assert full_code == 1
+    missing = [f for f in full if f["code"] == "SYS040"]
+    assert [f["path"] for f in missing] == [str(org / "results" / "pod16")]
+    assert "systems/pod16.json" in str(missing[0]["message"]) and "TREE024" not in tree_codes(full)
 
 
 def test_unknown_benchmark_folder_is_an_error(tmp_path: Path, run_cli: Cli) -> None:

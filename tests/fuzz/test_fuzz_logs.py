@@ -29,7 +29,7 @@ from mlsubmit.checker.ruleset import get_ruleset
 from mlsubmit.cli import main
 from mlsubmit.codes import catalogue
 from mlsubmit.findings import Finding
-from mlsubmit.synth import RunSpec, render
+from mlsubmit.testing.synth import RunSpec, render
 
 FUZZ = settings(
     deadline=None,

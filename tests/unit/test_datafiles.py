@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import mlsubmit.schema_loader as schema_loader
-from mlsubmit.datafiles import CACHE_ENV, _store, cache_dir, load_validated
-from mlsubmit.schema_loader import SchemaError
+import mlsubmit.support.schema_loader as schema_loader
+from mlsubmit.support.datafiles import CACHE_ENV, _store, cache_dir, load_validated
+from mlsubmit.support.schema_loader import SchemaError
 
 SCHEMA = "codes.schema.json"
 

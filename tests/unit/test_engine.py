@@ -12,7 +12,7 @@ from mlsubmit.checker.engine import check_records
 from mlsubmit.checker.logs import Record, read_log
 from mlsubmit.checker.ruleset import Ruleset, get_ruleset
 
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 
 def rec(key: str, value: object, line: int, metadata: dict[str, object] | None = None) -> Record:

@@ -7,7 +7,7 @@ from pathlib import Path
 from mlsubmit.checker.facts import SERIES_KEYS, extract
 from mlsubmit.checker.logs import read_log
 
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 
 def test_call_site_metadata_is_kept_for_seeds_only(tmp_path: Path) -> None:

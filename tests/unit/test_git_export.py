@@ -11,8 +11,9 @@ import pytest
 from mlsubmit.submission.config import Implementation
 from mlsubmit.submission.export import export
 
-from mlsubmit import _git
 from mlsubmit.errors import FatalError
+from mlsubmit.support import git as _git
+from mlsubmit.testing.repo import commit_example
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -155,8 +156,8 @@ def test_tree_names_are_checked_before_they_become_paths() -> None:
 
 
 def test_commit_example_is_reproducible(tmp_path: Path) -> None:
-    one = _git.commit_example(tmp_path / "a", {"x.txt": b"1\n"}, "m", tag="t")
-    two = _git.commit_example(tmp_path / "b", {"x.txt": b"1\n"}, "m", tag="t")
+    one = commit_example(tmp_path / "a", {"x.txt": b"1\n"}, "m", tag="t")
+    two = commit_example(tmp_path / "b", {"x.txt": b"1\n"}, "m", tag="t")
     assert one == two and _git.resolve(tmp_path / "a", "t").commit == one
 
 

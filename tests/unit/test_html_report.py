@@ -9,12 +9,12 @@ import re
 import pytest
 from mlsubmit.checker.systems import summarize
 
-from mlsubmit import html_report
 from mlsubmit.codes import finding
-from mlsubmit.report_compare import compare
-from mlsubmit.report_data import ReportData, ResultRow
-from mlsubmit.report_inputs import Price, SystemFacts
-from mlsubmit.scoring import RcpOutcome, RunResult, build_score
+from mlsubmit.report import html as html_report
+from mlsubmit.report.compare import compare
+from mlsubmit.report.data import ReportData, ResultRow
+from mlsubmit.report.inputs import Price, SystemFacts
+from mlsubmit.report.scoring import RcpOutcome, RunResult, build_score
 
 HOSTILE = '<script>alert("x")</script>'
 
@@ -136,7 +136,7 @@ def test_runs_section_marks_dropped_and_uncounted() -> None:
 def test_text_and_markdown_tables_neutralise_control_characters() -> None:
     import io
 
-    from mlsubmit.report_tables import write_markdown, write_text
+    from mlsubmit.report.tables import write_markdown, write_text
 
     data = ReportData(ruleset="1.1.0", rows=[row("evil\x1b[31m|x*", "closed")])
     text, md = io.StringIO(), io.StringIO()

@@ -1,6 +1,6 @@
 """Every 1.0/1.1 hyperparameter gap of rules-spec §5.1: mlsubmit flags the log, mlperf-logging passes the same file.
 
-The logs are written with mllog (mlsubmit.synth) and otherwise closed-compliant; the reference compliance checker
+The logs are written with mllog (testing.synth) and otherwise closed-compliant; the reference compliance checker
 runs over all of them in one process (tools/reference_batch.py), so the whole module costs one interpreter.
 """
 
@@ -15,7 +15,7 @@ from mlsubmit.checker import hyperparameters as hp
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.pipeline import CheckOptions
 
-from mlsubmit.synth import HYPERPARAMETERS, RunSpec, write_run
+from mlsubmit.testing.synth import HYPERPARAMETERS, RunSpec, write_run
 
 SGD = {
     "opt_name": "sgd", "global_batch_size": 1920, "sgd_opt_base_learning_rate": 3.824,

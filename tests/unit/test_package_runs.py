@@ -8,12 +8,13 @@ import math
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.logs import MAX_LINE, read_log, record_lines
+from mlsubmit.checker.log_input import MAX_LINE, record_lines
+from mlsubmit.checker.logs import read_log
 from mlsubmit.submission.config import load_config
-from mlsubmit.submission.demo import write_runs
 from mlsubmit.submission.runs import collect, olympic, stage_run
 
-from mlsubmit.synth import RunSpec, render
+from mlsubmit.testing.demo import write_runs
+from mlsubmit.testing.synth import RunSpec, render
 
 REC_A = b':::MLLOG {"namespace": "", "time_ms": 1, "key": "a", "value": 1, "metadata": {}}'
 REC_B = b':::MLLOG {"namespace": "", "time_ms": 2, "key": "b", "value": 2, "metadata": {}}'

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import mlsubmit.checker.pipeline as pipeline
+import mlsubmit.checker.pool as pool
 import pytest
 from mlsubmit.checker.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
 from treefix import build_org, resnet_runs
@@ -124,7 +125,7 @@ def test_a_failing_worker_is_an_error_here(org: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(pipeline, "_check_and_store", flaky)
     want = "worker broke" if how == "raises" else "ended without reporting"
-    with pytest.raises(pipeline.WorkerError, match=want):
+    with pytest.raises(pool.WorkerError, match=want):
         run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
 
 
@@ -135,7 +136,7 @@ def test_a_worker_that_dies_holding_the_counter_does_not_hang_the_run(org: Path,
     import os
 
     parent = os.getpid()
-    real = pipeline._Counter.take
+    real = pool._Counter.take
 
     def take(self, **kwargs):  # type: ignore[no-untyped-def]
         if os.getpid() != parent:
@@ -143,8 +144,8 @@ def test_a_worker_that_dies_holding_the_counter_does_not_hang_the_run(org: Path,
             os._exit(9)
         return real(self, **kwargs)
 
-    monkeypatch.setattr(pipeline._Counter, "take", take)
-    with pytest.raises(pipeline.WorkerError, match="ended without reporting"):
+    monkeypatch.setattr(pool._Counter, "take", take)
+    with pytest.raises(pool.WorkerError, match="ended without reporting"):
         run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
 
 
@@ -152,7 +153,7 @@ def test_the_counter_hands_out_every_index_once_across_processes() -> None:
     """This process from the front, a forked one from the back, until none is left; then None for both."""
     import os
 
-    counter = pipeline._Counter(1000)
+    counter = pool._Counter(1000)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: take from the back until none is left, report them
@@ -216,7 +217,7 @@ def test_a_result_that_does_not_unpickle_is_a_worker_error(org: Path, monkeypatc
     import os
 
     parent = os.getpid()
-    real = pipeline._send
+    real = pool._send
 
     def garbled(out, message):  # type: ignore[no-untyped-def]
         if os.getpid() != parent and message is not None:
@@ -225,6 +226,24 @@ def test_a_result_that_does_not_unpickle_is_a_worker_error(org: Path, monkeypatc
             return
         real(out, message)
 
-    monkeypatch.setattr(pipeline, "_send", garbled)
-    with pytest.raises(pipeline.WorkerError, match=r"UnpicklingError|unpickl"):
+    monkeypatch.setattr(pool, "_send", garbled)
+    with pytest.raises(pool.WorkerError, match=r"UnpicklingError|unpickl"):
         run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=2))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_goes_to_the_callers_tracker(org: Path, jobs: int) -> None:
+    """The checker draws nothing itself: it reports to the Tracker it is given (the CLI gives its terminal bar)."""
+    from contextlib import contextmanager
+
+    opened: list[tuple[int, str]] = []
+    advanced: list[int] = []
+
+    @contextmanager
+    def tracker(total, label):  # type: ignore[no-untyped-def]
+        opened.append((total, label))
+        yield lambda: advanced.append(1)
+
+    run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=jobs), progress=tracker)
+    assert opened == [(15, "checking logs")]
+    assert 0 < len(advanced) <= 15 if jobs > 1 else len(advanced) == 15  # a pool's bar counts this process's share

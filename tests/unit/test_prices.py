@@ -8,7 +8,7 @@ import pytest
 from mlsubmit.checker.systems import summarize
 
 from mlsubmit.errors import FatalError
-from mlsubmit.report_inputs import Price, PriceBook, SystemFacts, load_prices, parse_prices, performance_per_price
+from mlsubmit.report.inputs import Price, PriceBook, SystemFacts, load_prices, parse_prices, performance_per_price
 
 PROJECT = Path(__file__).resolve().parents[2]
 DGX = {"system_name": "dgxa100_ngc21.05_mxnet", "number_of_nodes": "1", "accelerators_per_node": "8",

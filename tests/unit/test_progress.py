@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mlsubmit import progress
+from mlsubmit.cli import progress
 
 
 class FakeTTY(io.StringIO):

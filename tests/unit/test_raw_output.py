@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from mlsubmit.checker.discover import discover
-from mlsubmit.checker.logs import CHUNK, holds_records, read_log
+from mlsubmit.checker.log_input import CHUNK, holds_records
+from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.pipeline import CheckOptions, run_check
-from mlsubmit.submission.demo import raw_run
 from mlsubmit.submission.runs import stage_run
 
-from mlsubmit.synth import RunSpec
+from mlsubmit.testing.demo import raw_run
+from mlsubmit.testing.synth import RunSpec
 
 
 def _raw(path: Path, *, compressed: bool = False, **spec: object) -> Path:

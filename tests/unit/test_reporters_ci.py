@@ -14,7 +14,7 @@ import pytest
 from mlsubmit.codes import catalogue, finding
 from mlsubmit.findings import Location, Report, Severity
 from mlsubmit.reporters import REPORTERS
-from mlsubmit.reporters_ci import (
+from mlsubmit.reporters.ci import (
     artifact_uri,
     escape_data,
     escape_property,

@@ -6,8 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.discover import UsageError
 from mlsubmit.checker.rounds import group_by_round, round_of
+
+from mlsubmit.errors import UsageError
 
 KNOWN = ("1.0.0", "1.1.0", "2.0.0")
 

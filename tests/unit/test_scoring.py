@@ -10,9 +10,9 @@ from mlsubmit.checker.facts import LogFacts, Occurrence
 from mlsubmit.checker.rcp import RcpResult
 
 from mlsubmit.codes import finding
-from mlsubmit.rcp_scaling import outcome, summarizer_status
-from mlsubmit.report_inputs import read_system
-from mlsubmit.scoring import (
+from mlsubmit.report.inputs import read_system
+from mlsubmit.report.rcp_scaling import outcome, summarizer_status
+from mlsubmit.report.scoring import (
     RcpOutcome,
     RunResult,
     build_score,
@@ -180,7 +180,7 @@ def test_read_system_totals_and_broken_files(tmp_path: Path) -> None:
 
 
 def test_an_rcp_check_that_raises_leaves_the_score_unscaled(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mlsubmit.rcp_scaling as rs
+    import mlsubmit.report.rcp_scaling as rs
 
     def boom(*args: object, **kwargs: object) -> RcpResult:
         raise TypeError("'<' not supported between instances of 'int' and 'list'")

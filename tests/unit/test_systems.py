@@ -13,7 +13,7 @@ from mlsubmit.checker.systems import check_system_file, knowledge, summarize, va
 
 from mlsubmit.codes import info
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.schema_loader import load_schema
+from mlsubmit.support.schema_loader import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = ROOT / "systems"

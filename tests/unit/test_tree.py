@@ -20,7 +20,7 @@ from mlsubmit.checker.tree import (
     tolerance,
 )
 
-from mlsubmit.schema_loader import load_schema, validator
+from mlsubmit.support.schema_loader import load_schema, validator
 
 
 def test_policy_is_valid_and_its_schema_is_a_valid_schema() -> None:

@@ -12,10 +12,10 @@ import argparse
 from mlsubmit import __version__
 from mlsubmit.checker.discover import discover
 from mlsubmit.checker.hyperparameters import advise_log, coverage_findings
-from mlsubmit.commands.check import add_ruleset_option, rulesets_for
+from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
-from mlsubmit.output import add_output_options, emit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

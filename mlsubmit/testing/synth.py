@@ -206,7 +206,7 @@ class _Writer:
     def __init__(self, spec: RunSpec) -> None:
         self.spec = spec
         self.buffer = io.StringIO()
-        logger = logging.getLogger(f"mlsubmit.synth.{id(self)}")
+        logger = logging.getLogger(f"mlsubmit.testing.synth.{id(self)}")
         logger.propagate = False
         logger.setLevel(logging.INFO)
         logger.handlers = [logging.StreamHandler(self.buffer)]

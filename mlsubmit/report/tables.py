@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
-from mlsubmit.report_compare import Comparison
-from mlsubmit.report_data import ReportData, ResultRow, to_json
+from mlsubmit.report.compare import Comparison
+from mlsubmit.report.data import ReportData, ResultRow, to_json
 
 HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling", "accelerators",
            "host_processors", "framework")  # fmt: skip

@@ -15,7 +15,7 @@ import tempfile
 from types import ModuleType
 
 from mlsubmit import __version__
-from mlsubmit.commands import COMMANDS
+from mlsubmit.cli.commands import COMMANDS
 from mlsubmit.errors import FatalError, UsageError
 
 

@@ -272,31 +272,6 @@ class BlobReader:
         self._repo.close()
 
 
-def commit_example(path: Path, files: dict[str, bytes], message: str, tag: str | None = None) -> str:
-    """Create (or extend) a repository at `path` with one commit of `files`; for `make demo` and tests.
-
-    Author, committer and dates are fixed, so the commit SHA is the same on every machine.
-    """
-    gitmod = _git()
-    _scrubbed_env()
-    repo = gitmod.Repo.init(path) if not (path / ".git").exists() else gitmod.Repo(path)
-    for name, data in files.items():
-        target = path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        if name.endswith(".sh"):
-            target.chmod(0o755)
-    repo.index.add(list(files))
-    who = gitmod.Actor("mlsubmit example", "example@mlsubmit.invalid")
-    when = "1619870400 +0000"  # 2021-05-01 12:00 UTC, in git's raw format
-    commit = repo.index.commit(message, author=who, committer=who, author_date=when, commit_date=when)
-    if tag:
-        repo.create_tag(tag, ref=commit)
-    sha: str = commit.hexsha
-    repo.close()
-    return sha
-
-
 def _index_vouches(repo: Any, top: Path) -> Callable[[str, str, os.stat_result], bool]:
     """A file is unchanged when the index holds HEAD's blob for it and its size and mtime are the ones the index
     recorded (git's own shortcut). The index is read by GitPython in Python: no git command, hook or filter runs."""

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.commands.check import validate_ruleset
+from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.progress import tracker
+from mlsubmit.cli.rulesets import validate_ruleset
 from mlsubmit.errors import UsageError
-from mlsubmit.output import add_output_options, emit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     validate_ruleset(cfg.ruleset)
     passphrase = read_passphrase(args.passphrase_file) if args.encrypt else None
     options = PackageOptions(archive=args.archive, passphrase=passphrase, allow_findings=args.allow_findings,
-                             jobs=max(0, args.jobs), strict=args.strict)
+                             jobs=max(0, args.jobs), strict=args.strict, progress=tracker)
     result = package(cfg, options)
     result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__})
     code = emit(result.report, args)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlsubmit.checker.power_logs import EFFICIENCY, INTERCONNECT, READING, START, STOP, PowerLog, number, read_power_log
-from mlsubmit.scoring import RunResult, Score, max_dropped
+from mlsubmit.report.scoring import RunResult, Score, max_dropped
 
 
 @dataclass(frozen=True)

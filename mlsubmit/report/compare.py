@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.report_inputs import Price, performance_per_price
+from mlsubmit.report.inputs import Price, performance_per_price
 
 if TYPE_CHECKING:
-    from mlsubmit.report_data import ResultRow
+    from mlsubmit.report.data import ResultRow
 
 TIME_BASES = {
     "olympic": "the unscaled olympic mean of the runs (no RCP scaling)",

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.commands.check import validate_ruleset
-from mlsubmit.output import add_output_options, emit
+from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.progress import tracker
+from mlsubmit.cli.rulesets import validate_ruleset
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from mlsubmit.submission.verify import verify
 
     ruleset = validate_ruleset(args.ruleset) if args.ruleset else None
-    result = verify(args.archive, args.passphrase_file, ruleset, max(0, args.jobs))
+    result = verify(args.archive, args.passphrase_file, ruleset, max(0, args.jobs), progress=tracker)
     if result.ruleset and not ruleset:
         validate_ruleset(result.ruleset)
     result.report.meta.update({"command": "verify", "ruleset": result.ruleset or "", "version": __version__})

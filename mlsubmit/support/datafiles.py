@@ -51,7 +51,7 @@ def load_validated(entry: Readable, schema: str, *, what: str) -> Any:
     if copy is not None and (kept := _read_copy(copy)) is not _MISSING:
         return kept  # else absent or damaged: validate the source and write a fresh copy
     data = load_yaml(raw.decode("utf-8"))
-    from mlsubmit.schema_loader import load_schema, validate_or_raise  # only on a miss: jsonschema is heavy
+    from mlsubmit.support.schema_loader import load_schema, validate_or_raise  # only on a miss: jsonschema is heavy
 
     validate_or_raise(data, load_schema(schema), what=what)
     if copy is not None:

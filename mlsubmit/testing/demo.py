@@ -1,6 +1,6 @@
 """An example packaging job: raw IPU job output, system files, a git repository and the config that ties them.
 
-Used by `make demo` (through `run_demo`) and by the packaging tests. Runs are written with mllog (mlsubmit.synth)
+Used by `make demo` (through `run_demo`) and by the packaging tests. Runs are written with mllog (testing.synth)
 and then dressed as raw job output: launcher prefixes, interleaved training output, one file gzipped.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.synth import RunSpec, render
+from mlsubmit.testing.synth import RunSpec, render
 
 BERT_SYSTEM = "ipu-pod16-POPART-closed"
 RESNET_SYSTEM = "ipu-pod64-TF-closed"
@@ -135,11 +135,11 @@ implementation = {{ repo = "ipu-benchmarks", rev = "{TAG}", path = "resnet/tf", 
 def write_example(root: Path, systems: Path | None = None, ruleset: str = "1.1.0",
                   non_converged: Sequence[int] = ()) -> Example:
     """Everything `mlsubmit package` needs, under root; `systems` is a folder of real system files to use."""
-    from mlsubmit import _git
+    from mlsubmit.testing.repo import commit_example
 
     root.mkdir(parents=True, exist_ok=True)
     repo = root / "ipu-benchmarks"
-    _git.commit_example(repo, implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
+    commit_example(repo, implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
     write_systems(root / "systems", systems)
     ex = Example(root=root, config=root / "package.toml", repo=repo)
     ex.bert_runs = write_runs(root / "runs" / "pod16-bert", "bert", "IPU-POD16", 10, ruleset=ruleset, gzip_index=3,

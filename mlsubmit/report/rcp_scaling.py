@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.rcp import RcpResult
 from mlsubmit.checker.rcp import evaluate as rcp_evaluate
-from mlsubmit.scoring import RcpOutcome
+from mlsubmit.report.scoring import RcpOutcome
 
 
 def summarizer_status(result: RcpResult) -> str:

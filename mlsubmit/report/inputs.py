@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding
-from mlsubmit.schema_loader import errors as schema_errors
-from mlsubmit.schema_loader import load_schema, pointer
+from mlsubmit.support.schema_loader import errors as schema_errors
+from mlsubmit.support.schema_loader import load_schema, pointer
 
 if sys.version_info >= (3, 11):
     import tomllib

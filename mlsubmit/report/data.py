@@ -16,10 +16,10 @@ from mlsubmit import __version__
 from mlsubmit.checker.discover import LogRef, OrgTree
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckRun
-from mlsubmit.energy import EnergyResult, result_energy
 from mlsubmit.findings import Finding
-from mlsubmit.report_compare import Comparison, compare
-from mlsubmit.report_inputs import (
+from mlsubmit.report.compare import Comparison, compare
+from mlsubmit.report.energy import EnergyResult, result_energy
+from mlsubmit.report.inputs import (
     PRICES_FILE,
     Price,
     PriceBook,
@@ -27,7 +27,7 @@ from mlsubmit.report_inputs import (
     read_system,
     tree_prices,
 )
-from mlsubmit.scoring import RcpOutcome, Score, build_score, committed_scaling, run_result
+from mlsubmit.report.scoring import RcpOutcome, Score, build_score, committed_scaling, run_result
 
 PPP_UNIT = "time-to-train runs per hour per million {currency} of list price (estimate)"
 
@@ -87,7 +87,7 @@ def _score(
     division = _division(system, facts)
     rcp = RcpOutcome(status="")
     if division == "closed":  # the reference checks RCPs only for an exact "closed" (rules-spec §1.2)
-        from mlsubmit.rcp_scaling import evaluate
+        from mlsubmit.report.rcp_scaling import evaluate
 
         rcp = evaluate(benchmark, ruleset, facts)
     return build_score(

@@ -119,10 +119,10 @@ def indented_json(data: Any) -> str:
 
 
 def _ci(name: str) -> Callable[..., None]:
-    """A reporter of reporters_ci, imported when used: its XML library is not needed for text or JSON."""
+    """A CI reporter (reporters.ci), imported when used: its XML library is not needed for text or JSON."""
 
     def report_with(report: Report, stream: TextIO, *, color: bool = False) -> None:
-        from mlsubmit import reporters_ci
+        from mlsubmit.reporters import ci as reporters_ci
 
         getattr(reporters_ci, name)(report, stream, color=color)
 

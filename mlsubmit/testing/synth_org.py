@@ -1,6 +1,6 @@
 """Write a small organisation tree (systems/ + results/) of synthetic runs, for report fixtures and demos.
 
-Logs come from `mlsubmit.synth` (mlperf-logging's own logger); system descriptions hold every field mlperf-logging's
+Logs come from `testing.synth` (mlperf-logging's own logger); system descriptions hold every field mlperf-logging's
 result summarizer reads, so the reference tools can run on the same tree.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.synth import RunSpec, write_run
+from mlsubmit.testing.synth import RunSpec, write_run
 
 SYSTEM_TEMPLATE: dict[str, Any] = {
     "submitter": "Graphcore",

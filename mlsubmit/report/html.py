@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.report_compare import Comparison, Group
-from mlsubmit.report_data import ReportData, ResultRow
-from mlsubmit.report_inputs import SystemFacts
-from mlsubmit.report_tables import NUMERIC, cells, comparison_lines, headers, price_note
+from mlsubmit.report.compare import Comparison, Group
+from mlsubmit.report.data import ReportData, ResultRow
+from mlsubmit.report.inputs import SystemFacts
+from mlsubmit.report.tables import NUMERIC, cells, comparison_lines, headers, price_note
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 
 from mlsubmit.checker.pipeline import CheckOptions, run_check
-from mlsubmit.commands.check import add_ruleset_option, rulesets_for
+from mlsubmit.cli.progress import tracker
+from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.report_compare import unknown_baseline
-from mlsubmit.report_data import collect
-from mlsubmit.report_inputs import load_prices
-from mlsubmit.report_tables import WRITERS
+from mlsubmit.report.compare import unknown_baseline
+from mlsubmit.report.data import collect
+from mlsubmit.report.inputs import load_prices
+from mlsubmit.report.tables import WRITERS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     ruleset = next(iter(groups))
     prices = load_prices(args.prices) if args.prices else None
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
-    result = run_check(args.paths, options)
+    result = run_check(args.paths, options, progress=tracker)
     data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
     if args.baseline is not None:
         problem = unknown_baseline(data.rows, args.baseline)
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         writer(data, sys.stdout)
     if args.html:
-        from mlsubmit.html_report import render
+        from mlsubmit.report.html import render
 
         _write(args.html, render(data))
     return result.report.exit_code()

@@ -1,0 +1,14 @@
+"""Subcommands: each module has `add_parser(subparsers)` and `run(args) -> int`; imported only when used."""
+
+from __future__ import annotations
+
+# name -> (module, one-line help). Modules are imported lazily so `mlsubmit explain` does not pay for the checker.
+_HERE = __name__
+COMMANDS: dict[str, tuple[str, str]] = {
+    "advise": (f"{_HERE}.advise", "list the closed-division rules each run log breaks, whatever it claims"),
+    "check": (f"{_HERE}.check", "check run logs, system descriptions and submission trees"),
+    "explain": (f"{_HERE}.explain", "explain a finding code, or list them all"),
+    "package": (f"{_HERE}.package", "build a submission tree (and archive) from raw runs"),
+    "report": (f"{_HERE}.report", "scores per system and benchmark: tables, JSON, a self-contained HTML page"),
+    "verify": (f"{_HERE}.verify", "verify a packaged (and possibly encrypted) submission archive"),
+}

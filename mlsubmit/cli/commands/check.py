@@ -1,0 +1,51 @@
+"""mlsubmit check [--ruleset X.Y.Z|auto] PATH...: every check that applies to the paths given."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mlsubmit import __version__
+from mlsubmit.checker.options import CheckOptions, Profile
+from mlsubmit.checker.pipeline import run_rounds
+from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.progress import tracker
+from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.findings import Report
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("check", help="check run logs, system descriptions and submission trees")
+    add_ruleset_option(parser)
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, results folder, org folder or round")
+    parser.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.FULL.value,
+                        help="reference: only what mlperf-logging's package checker checks")
+    parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
+    parser.add_argument("--cache", type=Path, metavar="DIR", help="reuse results for unchanged logs")
+    parser.add_argument("--changed-since", metavar="REV", help="only logs changed since this git revision")
+    add_output_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    groups = rulesets_for(args.ruleset, list(args.paths))
+    options = CheckOptions(
+        ruleset=next(iter(groups)),
+        profile=Profile(args.profile),
+        jobs=max(0, args.jobs),
+        cache_dir=args.cache,
+        changed_since=args.changed_since,
+        strict=args.strict,
+    )
+    report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
+    report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__})
+    return emit(report, args)
+
+
+def merge(reports: list[Report]) -> Report:
+    """The reports of several rounds as one (their files and trees never overlap: a PATH has one round)."""
+    out = Report(strict=reports[0].strict)
+    for report in reports:
+        for path, found in report.files.items():
+            out.add_file(path, found)
+        out.tree.extend(report.tree)
+    return out

@@ -1,0 +1,52 @@
+"""The --ruleset option every command shares: the spellings people type, `auto`, and the round a PATH states."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mlsubmit.checker.rounds import AUTO, group_by_round, spelled_ruleset
+from mlsubmit.checker.ruleset import RulesetError, available_rulesets
+from mlsubmit.errors import UsageError
+
+
+def add_ruleset_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ruleset",
+        default="auto",
+        metavar="X.Y.Z|auto",
+        help="training ruleset of the round (1.0.0 to 6.1.0, as mlperf-logging ships them; 1.1 or v1.1.0 do too); "
+        "auto (default): from each PATH's training_results_vX.Y folder, or the .mlsubmit-round file or "
+        "mlsubmit.toml [check] ruleset in or above it",
+    )
+
+
+def _known() -> list[str]:
+    try:
+        return list(available_rulesets())
+    except RulesetError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def validate_ruleset(version: str) -> str:
+    """The ruleset "X.Y.Z" named by `version`, spelt as people do (1.1, v1.1, 1.1.0, v1.1.0); else a usage error."""
+    known = _known()
+    ruleset = spelled_ruleset(version)
+    if ruleset is None or ruleset not in known:
+        raise UsageError(f"unknown ruleset {version!r}; choose one of: {', '.join(known)}")
+    return ruleset
+
+
+def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
+    """PATHs by ruleset: the one given, or with `auto` each PATH's own (rounds.group_by_round). The choice is said
+    on stderr unless the ruleset was given exactly as X.Y.Z."""
+    if given != AUTO:
+        ruleset = validate_ruleset(given)
+        if ruleset != given:
+            print(f"mlsubmit: ruleset {ruleset} (--ruleset {given})", file=sys.stderr)
+        return {ruleset: list(paths)}
+    why: dict[str, set[str]] = {}
+    groups = group_by_round(paths, _known(), why)
+    for ruleset in groups:
+        print(f"mlsubmit: ruleset {ruleset} (from {', '.join(sorted(why.get(ruleset, ())))})", file=sys.stderr)
+    return groups

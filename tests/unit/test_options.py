@@ -1,0 +1,45 @@
+"""CheckOptions and Profile: what each profile runs is written in one place, and a profile name still works."""
+
+from __future__ import annotations
+
+import pytest
+from mlsubmit.checker.cache import context_key
+from mlsubmit.checker.options import CheckOptions, Profile
+
+
+def _names(functions: list[object]) -> list[str]:
+    return [f"{f.__module__.rsplit('.', 1)[-1]}:{f.__name__}" for f in functions]  # type: ignore[attr-defined]
+
+
+def test_the_full_profile_runs_rules_and_the_hp_table_then_systems_and_tree() -> None:
+    full = CheckOptions(ruleset="1.0.0").profile
+    assert full is Profile.FULL
+    assert _names(full.log_checks()) == ["engine:check_log", "hyperparameters:check_log"]
+    assert _names(full.preparations()) == ["system_agreement:prepare_org", "tree:prepare_org"]
+    assert _names(full.org_checks()) == ["system_agreement:check_org", "tree:check_org"]
+
+
+def test_the_reference_profile_runs_only_what_the_package_checker_runs() -> None:
+    ref = CheckOptions(ruleset="1.0.0", profile=Profile.REFERENCE)
+    assert _names(ref.profile.log_checks(hyperparameters=ref.hp_table)) == ["engine:check_log"]
+    assert _names(ref.profile.preparations()) == ["tree:prepare_org"]
+    assert _names(ref.profile.org_checks()) == ["tree:check_org"]
+    assert not ref.hp_table and ref.profile.plan.demote_run_errors
+
+
+def test_turning_the_hp_table_off_drops_its_log_check() -> None:
+    options = CheckOptions(ruleset="1.0.0", hyperparameters=False)
+    assert not options.hp_table
+    assert _names(options.profile.log_checks(hyperparameters=options.hp_table)) == ["engine:check_log"]
+
+
+@pytest.mark.parametrize("name", ["full", "reference"])
+def test_a_profile_name_is_turned_into_the_profile_and_keys_the_cache_as_before(name: str) -> None:
+    options = CheckOptions(ruleset="1.0.0", profile=name)  # type: ignore[arg-type]
+    assert options.profile is Profile(name) and options.profile == name
+    assert context_key("1.0.0", options.profile, True) == context_key("1.0.0", name, True)
+
+
+def test_an_unknown_profile_is_refused() -> None:
+    with pytest.raises(ValueError, match="nosuch"):
+        CheckOptions(ruleset="1.0.0", profile="nosuch")  # type: ignore[arg-type]
