@@ -1,11 +1,12 @@
-"""The closed-division hyperparameter table of rounds 1.0 and 1.1, enforced from data (HP findings).
+"""The closed-division hyperparameter table of every round, 1.0 to 6.1, enforced from data (HP findings).
 
 The table lives in `checker/rulesets/hyperparameters-<round>.yaml`, one rule per row of training_rules.adoc
-§Hyperparameters, validated against `schemas/hyperparameters.schema.json` when first used. The constraint
-vocabulary the rows need (fixed value, one of, integer >= n, multiple of a base, base * 2^N, list shape, one
-multiplier shared by several values, a formula of the global batch size, a per-chip multiple) is in
-`hp_constraints.py`; this module holds the table and the `when` conditions that make a row depend on another key.
-Nothing in the data is executed.
+§Hyperparameters (and its "Deprecated benchmarks hyperparameters" and side tables), validated against
+`schemas/hyperparameters.schema.json` when first used. The constraint vocabulary the rows need (fixed value, one
+of, integer >= n, multiple of a base, base * 2^N, list shape, one multiplier shared by several values, formulas of
+other keys and of the global batch size, batch size lookup tables, a per-chip multiple) is in `hp_constraints.py`;
+this module holds the table, its aliases (the table's benchmark and key names -> the logs') and the `when`
+conditions that make a row depend on another key. Nothing in the data is executed.
 
 `check_log` applies the table to logs that claim the closed division (`mlsubmit check`); `closed_advice`
 applies it whatever the log claims (`mlsubmit advise`).
@@ -13,6 +14,7 @@ applies it whatever the log claims (`mlsubmit advise`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.resources
 import json
@@ -57,6 +59,8 @@ class Rule:
     logged: bool = True
     when: tuple[Condition, ...] = ()
     note: str = ""
+    section: str = ""  # when not the table's own section (the deprecated benchmarks' table, a side table)
+    cite: str = ""  # another document the row comes from (6.1: mlperf-logging's rule files)
 
     @property
     def code(self) -> str:
@@ -66,6 +70,7 @@ class Rule:
         """Every policy name the rule reads: its own, its conditions', its formula's."""
         out = {self.name, *(c.name for c in self.when)}
         out.update(t["name"] for t in self.constraint.get("terms", ()) if "name" in t)
+        out.update(t["batch"] for t in self.constraint.get("terms", ()) if "batch" in t)
         if "batch" in self.constraint:
             out.add(self.constraint["batch"])
         return out
@@ -79,6 +84,11 @@ class Table:
     tolerance: Tolerance
     aliases: Mapping[str, Mapping[str, str]]
     benchmarks: Mapping[str, tuple[Rule, ...]]
+    benchmark_aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)  # table name -> log name
+
+    def table_name(self, benchmark: str) -> str:
+        """The table's name for a benchmark the logs name `benchmark` (dlrm_dcnv2 -> dlrmv2)."""
+        return next((t for t, b in self.benchmark_aliases.items() if b == benchmark), benchmark)
 
     def key(self, benchmark: str, name: str) -> str:
         """The log key for a policy name (the alias table), the name itself when they agree."""
@@ -87,8 +97,8 @@ class Table:
     def clause(self, rule: Rule) -> str:
         lines = ", ".join(f"L{n}" for n in (rule.line, *rule.lines))
         marks = f"{rule.review} " if rule.review in ("*", "**") else ""
-        return (f"{self.source['tag']} §{self.source['section']}, {rule.benchmark} {rule.name}, {lines} "
-                f"[{marks}{rule.id}]")
+        where = rule.cite or f"{self.source['tag']} §{rule.section or self.source['section']}"
+        return f"{where}, {self.table_name(rule.benchmark)} {rule.name}, {lines} [{marks}{rule.id}]"
 
 
 def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
@@ -103,6 +113,8 @@ def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
         logged=raw.get("logged", True),
         when=tuple(Condition(c["name"], c["is"]) for c in raw.get("when", ())),
         note=raw.get("note", ""),
+        section=raw.get("section", ""),
+        cite=raw.get("cite", ""),
     )
 
 
@@ -133,15 +145,20 @@ def _build(round_: str, raw: dict[str, dict[str, Any]], seen: tuple[str, ...] = 
                 if new.id not in ids:
                     raise ValueError(f"hyperparameter table {round_}: {bench} has no rule {new.id} to replace")
                 benchmarks[bench][ids.index(new.id)] = new
-        tolerance, aliases = base.tolerance, base.aliases
+        for bench, rules in data.get("add", {}).items():
+            benchmarks.setdefault(bench, []).extend(_rule(bench, r) for r in rules)
+        tolerance = base.tolerance
+        aliases = {**base.aliases, **{b: {**base.aliases.get(b, {}), **a} for b, a in data.get("aliases", {}).items()}}
+        bench_aliases = {**base.benchmark_aliases, **data.get("benchmark_aliases", {})}
     else:
         benchmarks = {b: [_rule(b, r) for r in spec["rules"]] for b, spec in data["benchmarks"].items()}
         tolerance, aliases = Tolerance(**data["tolerance"]), data["aliases"]
+        bench_aliases = dict(data.get("benchmark_aliases", {}))
     for bench, rules in benchmarks.items():
         if len({r.id for r in rules}) != len(rules):
             raise ValueError(f"hyperparameter table {round_}: {bench} repeats a rule id")
     return Table(round_, tuple(data["rulesets"]), data["source"], tolerance, aliases,
-                 {b: tuple(rules) for b, rules in benchmarks.items()})
+                 {b: tuple(rules) for b, rules in benchmarks.items()}, bench_aliases)
 
 
 @functools.cache
@@ -269,6 +286,27 @@ def coverage_findings(ruleset: str) -> list[Finding]:
                     f"{covered} only; hyperparameter values were checked only by the ruleset's rule files")]
 
 
+def merge_rule_duplicates(findings: Sequence[Finding]) -> list[Finding]:
+    """One report per broken value: a row of our table and a rule file's CHECK failing the same record.
+
+    The rule file's finding (RULE001, an error: the verifier is the rules' source of truth) is kept and names the
+    table's row too; the HP finding at that path and line is dropped. Anything else passes through unchanged.
+    """
+    rule_lines = {(f.path, f.line) for f in findings if f.code == "RULE001" and f.line is not None}
+    hp = {(f.path, f.line): f for f in findings if f.family == "HP" and (f.path, f.line) in rule_lines}
+    if not hp:
+        return list(findings)
+    out: list[Finding] = []
+    for f in findings:
+        if f.family == "HP" and (f.path, f.line) in hp:
+            continue
+        if f.code == "RULE001" and (f.path, f.line) in hp:
+            same = hp[(f.path, f.line)].message
+            f = dataclasses.replace(f, message=f"{f.message}; the closed table says the same: {same}")
+        out.append(f)
+    return out
+
+
 # --- division advice -----------------------------------------------------------------------------------------
 
 
@@ -298,4 +336,4 @@ def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool
         findings.extend(closed_advice(log, ruleset))
         if not table_only:
             findings.extend(check_records(as_closed(log.records), get_ruleset(ruleset), log.path))
-    return findings
+    return merge_rule_duplicates(findings)
