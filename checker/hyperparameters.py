@@ -320,17 +320,22 @@ def as_closed(records: Sequence[Record]) -> list[Record]:
 
 
 def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool = False) -> list[Finding]:
-    """Everything that would keep this run out of the closed division of `ruleset`, with lines.
+    """Everything that would keep this run out of the closed division of `ruleset`, with lines (see advise_parsed)."""
+    from mlsubmit.checker.logs import read_log
+
+    return advise_parsed(read_log(path, display), ruleset, table_only=table_only)
+
+
+def advise_parsed(log: ParsedLog, ruleset: str, *, table_only: bool = False) -> list[Finding]:
+    """Everything that would keep this parsed run out of the closed division of `ruleset`, with lines.
 
     The table is applied whatever the log claims; unless `table_only`, mlperf-logging's closed rule files are
     run too (through mlsubmit's own engine), on a copy of the records whose submission_division says closed.
     A log without a submission_division record is not given one: the missing record is the advice.
     """
     from mlsubmit.checker.engine import check_records
-    from mlsubmit.checker.logs import read_log
     from mlsubmit.checker.ruleset import get_ruleset
 
-    log = read_log(path, display)
     findings = list(log.findings)
     if log.records:
         findings.extend(closed_advice(log, ruleset))

@@ -1,17 +1,22 @@
 """mlsubmit advise --ruleset X.Y.Z LOG...: every closed-division rule each run breaks, whatever it claims.
 
-An open run learns what would keep it out of closed; a compliant closed run gets an empty list. The advice is
-the closed hyperparameter table (HP findings) plus mlperf-logging's closed rule files run as if the log said
-closed (RULE findings), unless --table-only.
+An open run learns what would keep it out of closed; a compliant closed run gets no error or warning. The advice
+is the closed hyperparameter table (HP findings) plus mlperf-logging's closed rule files run as if the log said
+closed (RULE findings), unless --table-only. For closed runs it adds the RCP the runs will be measured against
+and each hyperparameter that differs from it (HP006, HP007: info), once per results folder and batch size,
+unless --no-rcp.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from mlsubmit import __version__
 from mlsubmit.checker.discover import discover
-from mlsubmit.checker.hyperparameters import advise_log, coverage_findings
+from mlsubmit.checker.hyperparameters import advise_parsed, coverage_findings
+from mlsubmit.checker.logs import ParsedLog, read_log
+from mlsubmit.checker.rcp_advice import advise_runs
 from mlsubmit.commands.check import add_ruleset_option, validate_ruleset
 from mlsubmit.findings import Report
 from mlsubmit.output import add_output_options, emit
@@ -23,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("paths", nargs="+", metavar="LOG", help="run log, or a folder of result_*.txt logs")
     parser.add_argument("--table-only", action="store_true",
                         help="only the hyperparameter table, not mlperf-logging's closed rule files")
+    parser.add_argument("--no-rcp", action="store_true",
+                        help="leave out the RCP a closed run is measured against and how its hyperparameters differ")
     add_output_options(parser)
 
 
@@ -32,6 +39,13 @@ def run(args: argparse.Namespace) -> int:
     report = Report(strict=args.strict)
     report.meta.update({"command": "advise", "ruleset": ruleset, "version": __version__})
     report.extend(coverage_findings(ruleset))  # path "": said once for the run
+    folders: dict[str, list[ParsedLog]] = {}
     for ref in targets.all_logs():
-        report.add_file(ref.display, advise_log(ref.path, ref.display, ruleset, table_only=args.table_only))
+        log = read_log(ref.path, ref.display)
+        report.add_file(ref.display, advise_parsed(log, ruleset, table_only=args.table_only))
+        if not args.no_rcp and log.records:
+            folders.setdefault(os.path.dirname(ref.display), []).append(log)
+    for logs in folders.values():  # the runs of one results folder share one RCP
+        for found in advise_runs(logs, ruleset):
+            report.add(found)
     return emit(report, args)

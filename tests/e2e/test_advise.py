@@ -57,11 +57,17 @@ def test_table_only_leaves_out_the_rule_files(run_cli: Any, tmp_path: Path) -> N
 @pytest.mark.parametrize("ruleset", ["1.0.0", "1.1.0"])
 def test_compliant_closed_runs_get_an_empty_list(run_cli: Any, tmp_path: Path, ruleset: str) -> None:
     logs = [write_run(tmp_path / b / "result_0.txt", RunSpec(benchmark=b, ruleset=ruleset)) for b in BENCHMARKS]
-    code, out, err = run_cli("advise", "--ruleset", ruleset, "--format", "json", *logs)
+    code, out, err = run_cli("advise", "--ruleset", ruleset, "--no-rcp", "--format", "json", *logs)
     assert code == 0, out + err
     report = _json(out)
     assert [f["findings"] for f in report["files"]] == [[]] * len(BENCHMARKS)
     assert report["findings"] == []
+    # With the RCP advice: only info, one RCP finding per run with a batch size and RCP data (minigo has none).
+    code, out, err = run_cli("advise", "--ruleset", ruleset, "--format", "json", *logs)
+    assert code == 0, out + err
+    found = [x for f in _json(out)["files"] for x in f["findings"]]
+    assert {(x["code"], x["severity"]) for x in found} <= {("HP006", "info"), ("HP007", "info")}
+    assert sum(x["code"] == "HP006" for x in found) == len(BENCHMARKS)
 
 
 def test_an_open_run_with_closed_values_gets_an_empty_list_too(run_cli: Any, tmp_path: Path) -> None:
@@ -86,7 +92,7 @@ def test_text_output_names_key_value_allowed_clause_and_line(run_cli: Any, tmp_p
 @pytest.mark.parametrize("ruleset", ["2.0.0", "2.1.0", "3.0.0", "3.1.0", "4.0.0", "4.1.0", "5.0.0"])
 def test_every_round_with_bert_has_a_table_and_no_hp003(run_cli: Any, tmp_path: Path, ruleset: str) -> None:
     logs = [write_run(tmp_path / f"result_{i}.txt", RunSpec(ruleset=ruleset)) for i in range(3)]
-    code, out, _ = run_cli("advise", "--ruleset", ruleset, "--table-only", "--format", "json", *logs)
+    code, out, _ = run_cli("advise", "--ruleset", ruleset, "--table-only", "--no-rcp", "--format", "json", *logs)
     report = _json(out)
     assert code == 0  # every BERT row of these rounds is free, as in 1.0/1.1
     assert report["findings"] == []
@@ -205,3 +211,21 @@ def test_published_open_shampoo_resnet_breaks_the_optimizer_row(run_cli: Any, co
     for f in report["files"]:
         (only,) = f["findings"]
         assert only["code"] == "HP001" and only["message"].startswith("'opt_name' is \"distributed shampoo\"")
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github"])
+def test_rcp_advice_for_graphcore_v1_0_pod64_closed_bert_in_every_format(run_cli: Any, corpus: Path,
+                                                                          fmt: str) -> None:
+    folder = corpus / "training_results_v1.0" / "Graphcore" / "results" / "ipu-pod64-POPART-closed" / "bert"
+    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "--format", fmt, folder)
+    assert code == 0  # advice is info: nothing in a record keeps these runs out of closed
+    for text in ("RCP found: bert_ref_3072 (batch size 3072, 20 reference runs",
+                 "'opt_lamb_beta_1': run 0.8, RCP bert_ref_3072 (batch size 3072) 0.66",
+                 "'num_warmup_steps': run 0, RCP bert_ref_3072 (batch size 3072) 100",
+                 "'opt_learning_rate_training_steps': run 1127, RCP bert_ref_3072 (batch size 3072) 1141"):
+        assert text.replace("'", "&apos;" if fmt == "junit" else "'") in out or text in out, (fmt, text)
+    if fmt == "json":
+        found = [x for f in _json(out)["files"] for x in f["findings"]]
+        assert sorted(x["code"] for x in found) == ["HP006", "HP007", "HP007", "HP007"]
+        assert {x["path"] for x in found} == {str(folder / "result_0.txt")}  # once for the folder's 10 runs
