@@ -37,6 +37,12 @@ def _mlperf_logging_version() -> str:
 
 
 
+def _hp_tables_digest() -> str:
+    from mlsubmit.checker.hyperparameters import tables_digest
+
+    return tables_digest()
+
+
 @functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
 def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
     parts = {
@@ -46,6 +52,7 @@ def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
         "ruleset": ruleset,
         "profile": profile,
         "hyperparameters": hyperparameters,
+        "hp_tables": _hp_tables_digest() if hyperparameters else "",  # the tables are data: edited without a release
         "series": sorted(SERIES_KEYS),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]

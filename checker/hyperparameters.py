@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib.resources
 import json
 from collections.abc import Mapping, Sequence
@@ -129,6 +130,16 @@ def _read_tables() -> dict[str, dict[str, Any]]:
                 raise ValueError(f"rulesets/{entry.name}: round {data['round']} is defined twice")
             out[data["round"]] = data
     return out
+
+
+def tables_digest() -> str:
+    """sha256 of every shipped table file's bytes, by name: a cache entry made with other tables is a miss."""
+    folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
+    digest = hashlib.sha256()
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.startswith("hyperparameters-") and entry.name.endswith(".yaml"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _build(round_: str, raw: dict[str, dict[str, Any]], seen: tuple[str, ...] = ()) -> Table:

@@ -229,8 +229,9 @@ def _hp_findings(log: ParsedLog, m: Match, gbs_line: int | None, benchmark: str)
             out.append(finding("HP007", log.path, f"{named}: run {shown}, {where} {show_value(rcp)}",
                                line=rec.line if rec is not None else gbs_line))
         total = len(point.hyperparameters)
-        parts.append(f"{len(diffs)} of the {total} hyperparameters of {point.name} differ" if diffs
-                     else f"the run matches all {total} hyperparameters of {point.name}")
+        noun = "hyperparameter" if total == 1 else f"{total} hyperparameters"
+        parts.append(f"{len(diffs)} of the {noun} of {point.name} differ" if diffs
+                     else f"the run matches {'the' if total == 1 else 'all'} {noun} of {point.name}")
     return out, "; ".join(parts)
 
 

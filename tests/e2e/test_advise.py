@@ -229,3 +229,18 @@ def test_rcp_advice_for_graphcore_v1_0_pod64_closed_bert_in_every_format(run_cli
         found = [x for f in _json(out)["files"] for x in f["findings"]]
         assert sorted(x["code"] for x in found) == ["HP006", "HP007", "HP007", "HP007"]
         assert {x["path"] for x in found} == {str(folder / "result_0.txt")}  # once for the folder's 10 runs
+
+
+def test_check_reports_a_value_the_rule_file_and_the_table_both_refuse_once(run_cli: Any, tmp_path: Path) -> None:
+    hps = {"global_batch_size": 1152, "opt_base_learning_rate": 8e-05, "opt_end_learning_rate": 8e-07,
+           "opt_learning_rate_warmup_steps": 8000, "opt_learning_rate_decay_steps": 1192000,
+           "opt_adamw_weight_decay": 0.2}
+    log = write_run(tmp_path / "result_0.txt", RunSpec(benchmark="llama31_405b", ruleset="5.1.0", hyperparameters=hps))
+    line = read_log(log).first("opt_adamw_weight_decay").line  # type: ignore[union-attr]
+    _, out, _ = run_cli("check", "--ruleset", "5.1.0", "--format", "json", log)
+    at_line = [x for f in _json(out)["files"] for x in f["findings"] if x["line"] == line]
+    assert [x["code"] for x in at_line] == ["RULE001"]
+    assert "the closed table says the same" in at_line[0]["message"] and "[LL-8]" in at_line[0]["message"]
+    _, out, _ = run_cli("check", "--ruleset", "5.1.0", "--profile", "reference", "--format", "json", log)
+    at_line = [x for f in _json(out)["files"] for x in f["findings"] if x["line"] == line]
+    assert [x["code"] for x in at_line] == ["RULE001"] and "closed table" not in at_line[0]["message"]

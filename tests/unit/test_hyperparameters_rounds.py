@@ -326,3 +326,15 @@ def test_a_value_the_rule_file_and_the_table_both_catch_is_reported_once(tmp_pat
     assert [f.code for f in at_line] == ["RULE001"]
     assert "the closed table says the same" in at_line[0].message and "[LL-8]" in at_line[0].message
     assert hp.merge_rule_duplicates([]) == []
+
+
+def test_cache_key_changes_with_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlsubmit.checker import cache
+
+    cache.context_key.cache_clear()
+    before = cache.context_key("5.1.0", "full", True)
+    monkeypatch.setattr(hp, "tables_digest", lambda: "other tables")
+    cache.context_key.cache_clear()
+    assert cache.context_key("5.1.0", "full", True) != before
+    assert cache.context_key("5.1.0", "full", False) == cache.context_key("5.1.0", "full", False)
+    cache.context_key.cache_clear()
