@@ -142,7 +142,7 @@ def tables_digest() -> str:
     return digest.hexdigest()
 
 
-def _build(round_: str, raw: dict[str, dict[str, Any]], seen: tuple[str, ...] = ()) -> Table:
+def _build(round_: str, raw: Mapping[str, dict[str, Any]], seen: tuple[str, ...] = ()) -> Table:
     data = raw[round_]
     if "extends" in data:
         parent = data["extends"]
@@ -184,7 +184,39 @@ def tables() -> dict[str, Table]:
     return out
 
 
+class _OneRound(dict[str, dict[str, Any]]):
+    """The table files of one round and the rounds it extends, each read when first asked for (a check of one
+    round loads one or two of the twelve files: ~2 ms each, where all of them cost ~30 ms a process)."""
+
+    def __missing__(self, round_: str) -> dict[str, Any]:
+        folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
+        wanted = f"hyperparameters-{round_}.yaml"
+        entry = next((e for e in folder.iterdir() if e.name == wanted), None)  # listed, never built into a path
+        if entry is None:
+            raise KeyError(round_)
+        data: dict[str, Any] = load_validated(entry, SCHEMA, what=f"rulesets/{entry.name}")
+        if data["round"] != round_:
+            raise ValueError(f"rulesets/{entry.name}: declares round {data['round']}")
+        self[round_] = data
+        return data
+
+    def __contains__(self, round_: object) -> bool:
+        try:
+            self[str(round_)]
+        except KeyError:
+            return False
+        return True
+
+
+@functools.cache
 def table_for(ruleset: str) -> Table | None:
+    """The table of one ruleset ("5.1.0" -> round 5.1), reading only its round's files when they name it."""
+    round_ = ".".join(ruleset.split(".")[:2])
+    raw = _OneRound()
+    if round_ in raw:
+        table = _build(round_, raw)
+        if ruleset in table.rulesets:
+            return table
     return tables().get(ruleset)
 
 
