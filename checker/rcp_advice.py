@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -256,7 +257,7 @@ def _advise_group(runs: Sequence[ParsedLog], benchmark: str, ruleset: str) -> li
     gbs, line = _last(log, "global_batch_size")
     many = f" ({len(runs)} closed runs in {os.path.dirname(log.path) or '.'})" if len(runs) > 1 else ""
     head = f"closed {benchmark} at global_batch_size {show_value(gbs)}{many}, ruleset {ruleset}: "
-    if isinstance(gbs, bool) or not isinstance(gbs, (int, float)):
+    if isinstance(gbs, bool) or not isinstance(gbs, (int, float)) or not 0 < gbs < math.inf:
         return [finding("HP006", log.path, head + "no usable global_batch_size: the RCP check cannot be made",
                         line=line)]
     data = points(ruleset, benchmark)

@@ -117,3 +117,8 @@ def test_no_batch_size_or_no_rcp_data_is_said(tmp_path: Path) -> None:
     bare = read_log(write_run(tmp_path / "b.txt", RunSpec(benchmark="bert", omit=("global_batch_size",))))
     (only,) = ra.advise_runs([bare], "1.0.0")
     assert "no usable global_batch_size" in only.message
+    for odd in (float("nan"), float("inf"), 0, -8, "8", True):
+        spec = RunSpec(benchmark="bert", hyperparameters={"global_batch_size": odd})
+        log = read_log(write_run(tmp_path / "o.txt", spec))
+        (only,) = ra.advise_runs([log], "1.0.0")
+        assert "no usable global_batch_size" in only.message, odd
