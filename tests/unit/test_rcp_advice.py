@@ -122,3 +122,18 @@ def test_no_batch_size_or_no_rcp_data_is_said(tmp_path: Path) -> None:
         log = read_log(write_run(tmp_path / "o.txt", spec))
         (only,) = ra.advise_runs([log], "1.0.0")
         assert "no usable global_batch_size" in only.message, odd
+
+
+@pytest.mark.parametrize("raw", [b"\xff\x00not json", b"[1, 2]", b'{"x": {"BS": "8", "Epochs to converge": [1]}}',
+                                 b'{"x": {"BS": 8, "Epochs to converge": [1, 2]}}', b'{"x": NaN}'])
+def test_a_damaged_rcp_file_is_no_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: bytes) -> None:
+    bad = tmp_path / "rcps_bert.json"
+    bad.write_bytes(raw)
+    monkeypatch.setattr(ra, "data_file", lambda ruleset, benchmark: bad)
+    ra.points.cache_clear()
+    try:
+        log = read_log(write_run(tmp_path / "r.txt", RunSpec(benchmark="bert")))
+        (only,) = ra.advise_runs([log], "1.0.0")
+        assert only.code == "HP006" and "no RCP data for bert" in only.message
+    finally:
+        ra.points.cache_clear()
