@@ -1,7 +1,8 @@
 """`--cache DIR`: reuse a log's findings and facts when nothing that decides them has changed.
 
 The key is the log's sha256 plus everything else its result depends on: the ruleset, the profile and options that
-pick log-level checks, mlsubmit's and mlperf-logging's versions and the cache format. Entries are JSON (never
+pick log-level checks, mlsubmit's and mlperf-logging's versions, the closed hyperparameter tables' bytes and the
+cache format. Entries are JSON (never
 pickle: a shared cache folder must not be a way to run code) written to a temporary file and moved into place with
 os.replace, so concurrent checks sharing a cache only ever see whole entries. A damaged entry is a miss.
 """
