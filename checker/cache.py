@@ -2,9 +2,9 @@
 
 The key is the log's sha256 plus everything else its result depends on: the ruleset, the profile and options that
 pick log-level checks, mlsubmit's and mlperf-logging's versions, the closed hyperparameter tables' bytes and the
-cache format. Entries are JSON (never
-pickle: a shared cache folder must not be a way to run code) written to a temporary file and moved into place with
-os.replace, so concurrent checks sharing a cache only ever see whole entries. A damaged entry is a miss.
+cache format. Entries are JSON (never pickle: a shared cache folder must not be a way to run code) written to a
+temporary file and moved into place with os.replace, so concurrent checks sharing a cache only ever see whole
+entries. A damaged entry is a miss.
 """
 
 from __future__ import annotations
