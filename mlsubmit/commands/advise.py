@@ -1,10 +1,10 @@
-"""mlsubmit advise --ruleset X.Y.Z LOG...: every closed-division rule each run breaks, whatever it claims.
+"""mlsubmit advise [--ruleset X.Y.Z|auto] LOG...: every closed-division rule each run breaks, whatever it claims.
 
 An open run learns what would keep it out of closed; a compliant closed run gets no error or warning. The advice
 is the closed hyperparameter table (HP findings) plus mlperf-logging's closed rule files run as if the log said
 closed (RULE findings), unless --table-only. For closed runs it adds the RCP the runs will be measured against
 and each hyperparameter that differs from it (HP006, HP007: info), once per results folder and batch size,
-unless --no-rcp.
+unless --no-rcp. Without --ruleset, each LOG's round comes from its training_results_vX.Y folder, as in check.
 """
 
 from __future__ import annotations
@@ -17,14 +17,17 @@ from mlsubmit.checker.discover import discover
 from mlsubmit.checker.hyperparameters import advise_parsed, coverage_findings
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.rcp_advice import advise_runs
+from mlsubmit.checker.rounds import AUTO, group_by_round
+from mlsubmit.checker.ruleset import RulesetError, available_rulesets
 from mlsubmit.commands.check import add_ruleset_option, validate_ruleset
+from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
 from mlsubmit.output import add_output_options, emit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("advise", help="list the closed-division rules each run log breaks")
-    add_ruleset_option(parser)
+    add_ruleset_option(parser, auto=True)
     parser.add_argument("paths", nargs="+", metavar="LOG", help="run log, or a folder of result_*.txt logs")
     parser.add_argument("--table-only", action="store_true",
                         help="only the hyperparameter table, not mlperf-logging's closed rule files")
@@ -34,11 +37,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ruleset = validate_ruleset(args.ruleset)
-    targets = discover(list(args.paths))
+    if args.ruleset == AUTO:
+        try:
+            known = available_rulesets()
+        except RulesetError as exc:
+            raise UsageError(str(exc)) from exc
+        groups = group_by_round(args.paths, known)
+    else:
+        groups = {validate_ruleset(args.ruleset): list(args.paths)}
     report = Report(strict=args.strict)
-    report.meta.update({"command": "advise", "ruleset": ruleset, "version": __version__})
-    report.extend(coverage_findings(ruleset))  # path "": said once for the run
+    report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__})
+    for ruleset, paths in groups.items():
+        report.extend(coverage_findings(ruleset))  # path "": said once for the run
+        _advise_round(report, ruleset, paths, args)
+    return emit(report, args)
+
+
+def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse.Namespace) -> None:
+    targets = discover(paths)
     folders: dict[str, list[ParsedLog]] = {}
     for ref in targets.all_logs():
         log = read_log(ref.path, ref.display)
@@ -48,4 +64,3 @@ def run(args: argparse.Namespace) -> int:
     for logs in folders.values():  # the runs of one results folder share one RCP
         for found in advise_runs(logs, ruleset):
             report.add(found)
-    return emit(report, args)

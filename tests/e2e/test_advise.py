@@ -244,3 +244,18 @@ def test_check_reports_a_value_the_rule_file_and_the_table_both_refuse_once(run_
     _, out, _ = run_cli("check", "--ruleset", "5.1.0", "--profile", "reference", "--format", "json", log)
     at_line = [x for f in _json(out)["files"] for x in f["findings"] if x["line"] == line]
     assert [x["code"] for x in at_line] == ["RULE001"] and "closed table" not in at_line[0]["message"]
+
+
+def test_advise_takes_each_paths_round_from_its_folder_without_ruleset(run_cli: Any, tmp_path: Path) -> None:
+    old = write_run(tmp_path / "training_results_v1.0" / "result_0.txt", RunSpec(ruleset="1.0.0", division="open",
+                                                                                 hyperparameters={"opt_name": "x"}))
+    new = write_run(tmp_path / "training_results_v5.1" / "result_0.txt", RunSpec(
+        benchmark="llama2_70b_lora", ruleset="5.1.0", division="open", hyperparameters={"lora_alpha": 16}))
+    code, out, _ = run_cli("advise", "--table-only", "--format", "json", old, new)
+    report = _json(out)
+    assert code == 1 and report["tool"]["ruleset"] == "1.0.0, 5.1.0"
+    by_path = {f["path"]: [x["message"] for x in f["findings"]] for f in report["files"]}
+    assert by_path[str(old)] == []  # bert has no opt_name row
+    assert len(by_path[str(new)]) == 1 and "[LO-5]" in by_path[str(new)][0]
+    loose = write_run(tmp_path / "elsewhere" / "result_0.txt", RunSpec())
+    assert run_cli("advise", loose)[0] == 2  # no round folder holds it: --ruleset is needed
