@@ -17,10 +17,7 @@ from mlsubmit.checker.discover import discover
 from mlsubmit.checker.hyperparameters import advise_parsed, coverage_findings
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.rcp_advice import advise_runs
-from mlsubmit.checker.rounds import AUTO, group_by_round
-from mlsubmit.checker.ruleset import RulesetError, available_rulesets
-from mlsubmit.commands.check import add_ruleset_option, validate_ruleset
-from mlsubmit.errors import UsageError
+from mlsubmit.commands.check import add_ruleset_option, ruleset_groups
 from mlsubmit.findings import Report
 from mlsubmit.output import add_output_options, emit
 
@@ -37,14 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.ruleset == AUTO:
-        try:
-            known = available_rulesets()
-        except RulesetError as exc:
-            raise UsageError(str(exc)) from exc
-        groups = group_by_round(args.paths, known)
-    else:
-        groups = {validate_ruleset(args.ruleset): list(args.paths)}
+    groups = ruleset_groups(args.ruleset, args.paths)
     report = Report(strict=args.strict)
     report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__})
     for ruleset, paths in groups.items():

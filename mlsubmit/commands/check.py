@@ -54,15 +54,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_output_options(parser)
 
 
+def ruleset_groups(ruleset: str, paths: list[str]) -> dict[str, list[str]]:
+    """PATHs by ruleset: all under the one given, or (auto) each under its training_results_vX.Y folder's round."""
+    if ruleset != AUTO:
+        return {validate_ruleset(ruleset): list(paths)}
+    try:
+        known = available_rulesets()
+    except RulesetError as exc:
+        raise UsageError(str(exc)) from exc
+    return group_by_round(paths, known)
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.ruleset == AUTO:
-        try:
-            known = available_rulesets()
-        except RulesetError as exc:
-            raise UsageError(str(exc)) from exc
-        groups = group_by_round(args.paths, known)
-    else:
-        groups = {validate_ruleset(args.ruleset): list(args.paths)}
+    groups = ruleset_groups(args.ruleset, args.paths)
     options = CheckOptions(
         ruleset=next(iter(groups)),
         profile=args.profile,
