@@ -1,9 +1,10 @@
 """`--cache DIR`: reuse a log's findings and facts when nothing that decides them has changed.
 
 The key is the log's sha256 plus everything else its result depends on: the ruleset, the profile and options that
-pick log-level checks, mlsubmit's and mlperf-logging's versions and the cache format. Entries are JSON (never
-pickle: a shared cache folder must not be a way to run code) written to a temporary file and moved into place with
-os.replace, so concurrent checks sharing a cache only ever see whole entries. A damaged entry is a miss.
+pick log-level checks, mlsubmit's and mlperf-logging's versions, the closed hyperparameter tables' bytes and the
+cache format. Entries are JSON (never pickle: a shared cache folder must not be a way to run code) written to a
+temporary file and moved into place with os.replace, so concurrent checks sharing a cache only ever see whole
+entries. A damaged entry is a miss.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ def _mlperf_logging_version() -> str:
 
 
 
+def _hp_tables_digest() -> str:
+    from mlsubmit.checker.hyperparameters import tables_digest
+
+    return tables_digest()
+
+
 @functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
 def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
     parts = {
@@ -46,6 +53,7 @@ def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
         "ruleset": ruleset,
         "profile": profile,
         "hyperparameters": hyperparameters,
+        "hp_tables": _hp_tables_digest() if hyperparameters else "",  # the tables are data: edited without a release
         "series": sorted(SERIES_KEYS),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]

@@ -3,7 +3,9 @@
 A constraint is data (a mapping with a `kind`, from `checker/rulesets/hyperparameters-<round>.yaml`); `check_value`
 evaluates it against a logged value and returns an `Outcome` saying whether it holds, what is allowed, and a nearby
 allowed value where one can be computed. `lookup` gives the values of other keys (for formulas of the global batch
-size and shared multipliers). Nothing in the data is executed.
+size, shared multipliers, one key as a multiple of another, and the batch size -> learning rate side tables with
+their in-between rules). Nothing in the data is executed: formulas are sums of constants, other keys and
+ceil(a*b/batch) terms, stated as data.
 """
 
 from __future__ import annotations
@@ -224,6 +226,111 @@ def _per_chip_multiple(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol:
     return Outcome(ok, allowed, "" if ok else f"; {name} is {show_value(batch)}, which {round(m)} does not divide")
 
 
+def _fraction_of(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance) -> Outcome:
+    base = float(spec["base"])
+    n = _num(value)
+    ok = n is not None and n > 0 and math.isfinite(n) and tol.integral(base / n) and round(base / n) >= 1
+    return Outcome(ok, f"{show_value(base)}/k for an integer k")
+
+
+def _any_of(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance) -> Outcome:
+    outs = [KINDS[c["kind"]](c, value, lookup, tol) for c in spec["of"]]
+    return Outcome(any(o.ok for o in outs), " or ".join(o.allowed for o in outs))
+
+
+# --- formulas of other keys and of the global batch size (TR3.0+ GPT-3, TR5.0+ Llama 3.1, TR6.0 DeepSeek) ----
+
+
+def _term_text(term: Mapping[str, Any]) -> str:
+    if "constant" in term:
+        return show_value(term["constant"])
+    if "ceil" in term:
+        a, b = term["ceil"]
+        return f"ceil({show_value(a)}*{show_value(b)}/{term['batch']})"
+    return term["name"]
+
+
+def _formula_text(spec: Mapping[str, Any]) -> str:
+    text = ""
+    for term in spec["terms"]:
+        factor = float(term.get("factor", 1))
+        body = _term_text(term)
+        if abs(factor) != 1:
+            body = f"{body} * {show_value(abs(factor))}"
+        text += (" - " if factor < 0 else " + ") + body if text else ("-" if factor < 0 else "") + body
+    return text
+
+
+def _term_value(term: Mapping[str, Any], lookup: Lookup) -> float | None:
+    if "constant" in term:
+        return float(term["constant"])
+    if "ceil" in term:
+        batch = _num(lookup(term["batch"]))
+        if batch is None or batch <= 0 or not batch.is_integer():
+            return None
+        a, b = term["ceil"]
+        top = a * b
+        # Integers divide exactly (8000*1152/960 is 9600, not 9600.000000001 rounded up to 9601).
+        return float(-(-int(top) // int(batch))) if float(top).is_integer() else float(math.ceil(top / batch))
+    return _num(lookup(term["name"]))
+
+
+def _formula(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance) -> Outcome:
+    allowed = _formula_text(spec)
+    parts = [_term_value(t, lookup) for t in spec["terms"]]
+    if any(p is None or not math.isfinite(p) for p in parts):
+        return Outcome(True, allowed, skipped=True)  # a key the formula reads is missing: nothing to say
+    expected = sum(float(t.get("factor", 1)) * float(p or 0) for t, p in zip(spec["terms"], parts, strict=True))
+    n = _num(value)
+    ok = n is not None and tol.close(n, expected)
+    inputs = sorted({t.get("batch") or t.get("name") for t in spec["terms"] if "constant" not in t})
+    given = ", ".join(f"{k} {show_value(lookup(k))}" for k in inputs if k)
+    return Outcome(ok, allowed, "" if ok else f"; that is {show_value(round(expected, 12))} with {given}")
+
+
+def _in_band(band: Mapping[str, Any], x: float) -> bool:
+    return all(test(x, float(band[k])) for k, (_, test) in _BOUNDS.items() if k in band)
+
+
+def _band_text(band: Mapping[str, Any]) -> str:
+    return " and ".join(f"{sym} {show_value(band[k])}" for k, (sym, _) in _BOUNDS.items() if k in band)
+
+
+def _band_outcome(band: Mapping[str, Any], n: float | None, batch: float, tol: Tolerance) -> tuple[bool, str]:
+    """Does the value fit the band's rule: one of its listed values, or its scaling rule rounded as it says?"""
+    if "values" in band:
+        return (n is not None and any(tol.close(n, float(v)) for v in band["values"]),
+                " or ".join(show_value(v) for v in band["values"]))
+    ratio = batch / float(band["reference_batch"])
+    exact = float(band["base"]) * (math.sqrt(ratio) if band["scale"] == "sqrt" else ratio)
+    digits = int(band["decimals"])
+    rounded = round(exact, digits)
+    # "rounded to the Nth decimal place": the value itself, or anything that rounds to it.
+    ok = n is not None and (tol.close(n, rounded) or abs(n - exact) <= 0.5 * 10.0**-digits * (1 + 1e-9))
+    how = "sqrt" if band["scale"] == "sqrt" else ""
+    return ok, (f"{show_value(band['base'])} * {how}({band['batch_name']}/{show_value(band['reference_batch'])}) "
+                f"rounded to {digits} decimals = {show_value(rounded)}")
+
+
+def _batch_table(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance) -> Outcome:
+    name = spec["batch"]
+    batch = _num(lookup(name))
+    listed = ", ".join(f"{show_value(b)}: {show_value(v)}" for b, v in spec.get("rows", ()))
+    if batch is None or not math.isfinite(batch) or batch <= 0:
+        return Outcome(True, f"the table's value for the {name} ({listed})", skipped=True)
+    n = _num(value)
+    for b, v in spec.get("rows", ()):
+        if tol.close(batch, float(b)):
+            return Outcome(n is not None and tol.close(n, float(v)), show_value(v), f" ({name} {show_value(batch)}, "
+                           "a row of the table)")
+    for band in spec.get("bands", ()):
+        if _in_band(band, batch):
+            ok, allowed = _band_outcome({**band, "batch_name": name}, n, batch, tol)
+            return Outcome(ok, allowed, f" ({name} {show_value(batch)} is {_band_text(band)})")
+    return Outcome(False, f"a {name} the table covers ({listed})",
+                   f"; {name} {show_value(batch)} is outside it: {spec.get('outside', 'not allowed')}")
+
+
 KINDS: dict[str, Callable[[Mapping[str, Any], Any, Lookup, Tolerance], Outcome]] = {
     "any": _any,
     "fixed": _fixed,
@@ -236,6 +343,10 @@ KINDS: dict[str, Callable[[Mapping[str, Any], Any, Lookup, Tolerance], Outcome]]
     "shared_multiplier": _shared_multiplier,
     "batch_formula": _batch_formula,
     "per_chip_multiple": _per_chip_multiple,
+    "fraction_of": _fraction_of,
+    "any_of": _any_of,
+    "formula": _formula,
+    "batch_table": _batch_table,
 }
 
 

@@ -1,11 +1,12 @@
-"""The closed-division hyperparameter table of rounds 1.0 and 1.1, enforced from data (HP findings).
+"""The closed-division hyperparameter table of every round, 1.0 to 6.1, enforced from data (HP findings).
 
 The table lives in `checker/rulesets/hyperparameters-<round>.yaml`, one rule per row of training_rules.adoc
-§Hyperparameters, validated against `schemas/hyperparameters.schema.json` when first used. The constraint
-vocabulary the rows need (fixed value, one of, integer >= n, multiple of a base, base * 2^N, list shape, one
-multiplier shared by several values, a formula of the global batch size, a per-chip multiple) is in
-`hp_constraints.py`; this module holds the table and the `when` conditions that make a row depend on another key.
-Nothing in the data is executed.
+§Hyperparameters (and its "Deprecated benchmarks hyperparameters" and side tables), validated against
+`schemas/hyperparameters.schema.json` when first used. The constraint vocabulary the rows need (fixed value, one
+of, integer >= n, multiple of a base, base * 2^N, list shape, one multiplier shared by several values, formulas of
+other keys and of the global batch size, batch size lookup tables, a per-chip multiple) is in `hp_constraints.py`;
+this module holds the table, its aliases (the table's benchmark and key names -> the logs') and the `when`
+conditions that make a row depend on another key. Nothing in the data is executed.
 
 `check_log` applies the table to logs that claim the closed division (`mlsubmit check`); `closed_advice`
 applies it whatever the log claims (`mlsubmit advise`).
@@ -13,7 +14,9 @@ applies it whatever the log claims (`mlsubmit advise`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 import importlib.resources
 import json
 from collections.abc import Mapping, Sequence
@@ -57,6 +60,8 @@ class Rule:
     logged: bool = True
     when: tuple[Condition, ...] = ()
     note: str = ""
+    section: str = ""  # when not the table's own section (the deprecated benchmarks' table, a side table)
+    cite: str = ""  # another document the row comes from (6.1: mlperf-logging's rule files)
 
     @property
     def code(self) -> str:
@@ -66,6 +71,7 @@ class Rule:
         """Every policy name the rule reads: its own, its conditions', its formula's."""
         out = {self.name, *(c.name for c in self.when)}
         out.update(t["name"] for t in self.constraint.get("terms", ()) if "name" in t)
+        out.update(t["batch"] for t in self.constraint.get("terms", ()) if "batch" in t)
         if "batch" in self.constraint:
             out.add(self.constraint["batch"])
         return out
@@ -79,6 +85,11 @@ class Table:
     tolerance: Tolerance
     aliases: Mapping[str, Mapping[str, str]]
     benchmarks: Mapping[str, tuple[Rule, ...]]
+    benchmark_aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)  # table name -> log name
+
+    def table_name(self, benchmark: str) -> str:
+        """The table's name for a benchmark the logs name `benchmark` (dlrm_dcnv2 -> dlrmv2)."""
+        return next((t for t, b in self.benchmark_aliases.items() if b == benchmark), benchmark)
 
     def key(self, benchmark: str, name: str) -> str:
         """The log key for a policy name (the alias table), the name itself when they agree."""
@@ -87,8 +98,8 @@ class Table:
     def clause(self, rule: Rule) -> str:
         lines = ", ".join(f"L{n}" for n in (rule.line, *rule.lines))
         marks = f"{rule.review} " if rule.review in ("*", "**") else ""
-        return (f"{self.source['tag']} §{self.source['section']}, {rule.benchmark} {rule.name}, {lines} "
-                f"[{marks}{rule.id}]")
+        where = rule.cite or f"{self.source['tag']} §{rule.section or self.source['section']}"
+        return f"{where}, {self.table_name(rule.benchmark)} {rule.name}, {lines} [{marks}{rule.id}]"
 
 
 def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
@@ -103,6 +114,8 @@ def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
         logged=raw.get("logged", True),
         when=tuple(Condition(c["name"], c["is"]) for c in raw.get("when", ())),
         note=raw.get("note", ""),
+        section=raw.get("section", ""),
+        cite=raw.get("cite", ""),
     )
 
 
@@ -119,7 +132,17 @@ def _read_tables() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _build(round_: str, raw: dict[str, dict[str, Any]], seen: tuple[str, ...] = ()) -> Table:
+def tables_digest() -> str:
+    """sha256 of every shipped table file's bytes, by name: a cache entry made with other tables is a miss."""
+    folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
+    digest = hashlib.sha256()
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.startswith("hyperparameters-") and entry.name.endswith(".yaml"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _build(round_: str, raw: Mapping[str, dict[str, Any]], seen: tuple[str, ...] = ()) -> Table:
     data = raw[round_]
     if "extends" in data:
         parent = data["extends"]
@@ -133,15 +156,20 @@ def _build(round_: str, raw: dict[str, dict[str, Any]], seen: tuple[str, ...] = 
                 if new.id not in ids:
                     raise ValueError(f"hyperparameter table {round_}: {bench} has no rule {new.id} to replace")
                 benchmarks[bench][ids.index(new.id)] = new
-        tolerance, aliases = base.tolerance, base.aliases
+        for bench, rules in data.get("add", {}).items():
+            benchmarks.setdefault(bench, []).extend(_rule(bench, r) for r in rules)
+        tolerance = base.tolerance
+        aliases = {**base.aliases, **{b: {**base.aliases.get(b, {}), **a} for b, a in data.get("aliases", {}).items()}}
+        bench_aliases = {**base.benchmark_aliases, **data.get("benchmark_aliases", {})}
     else:
         benchmarks = {b: [_rule(b, r) for r in spec["rules"]] for b, spec in data["benchmarks"].items()}
         tolerance, aliases = Tolerance(**data["tolerance"]), data["aliases"]
+        bench_aliases = dict(data.get("benchmark_aliases", {}))
     for bench, rules in benchmarks.items():
         if len({r.id for r in rules}) != len(rules):
             raise ValueError(f"hyperparameter table {round_}: {bench} repeats a rule id")
     return Table(round_, tuple(data["rulesets"]), data["source"], tolerance, aliases,
-                 {b: tuple(rules) for b, rules in benchmarks.items()})
+                 {b: tuple(rules) for b, rules in benchmarks.items()}, bench_aliases)
 
 
 @functools.cache
@@ -156,7 +184,39 @@ def tables() -> dict[str, Table]:
     return out
 
 
+class _OneRound(dict[str, dict[str, Any]]):
+    """The table files of one round and the rounds it extends, each read when first asked for (a check of one
+    round loads one or two of the twelve files: ~2 ms each, where all of them cost ~30 ms a process)."""
+
+    def __missing__(self, round_: str) -> dict[str, Any]:
+        folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
+        wanted = f"hyperparameters-{round_}.yaml"
+        entry = next((e for e in folder.iterdir() if e.name == wanted), None)  # listed, never built into a path
+        if entry is None:
+            raise KeyError(round_)
+        data: dict[str, Any] = load_validated(entry, SCHEMA, what=f"rulesets/{entry.name}")
+        if data["round"] != round_:
+            raise ValueError(f"rulesets/{entry.name}: declares round {data['round']}")
+        self[round_] = data
+        return data
+
+    def __contains__(self, round_: object) -> bool:
+        try:
+            self[str(round_)]
+        except KeyError:
+            return False
+        return True
+
+
+@functools.cache
 def table_for(ruleset: str) -> Table | None:
+    """The table of one ruleset ("5.1.0" -> round 5.1), reading only its round's files when they name it."""
+    round_ = ".".join(ruleset.split(".")[:2])
+    raw = _OneRound()
+    if round_ in raw:
+        table = _build(round_, raw)
+        if ruleset in table.rulesets:
+            return table
     return tables().get(ruleset)
 
 
@@ -269,6 +329,27 @@ def coverage_findings(ruleset: str) -> list[Finding]:
                     f"{covered} only; hyperparameter values were checked only by the ruleset's rule files")]
 
 
+def merge_rule_duplicates(findings: Sequence[Finding]) -> list[Finding]:
+    """One report per broken value: a row of our table and a rule file's CHECK failing the same record.
+
+    The rule file's finding (RULE001, an error: the verifier is the rules' source of truth) is kept and names the
+    table's row too; the HP finding at that path and line is dropped. Anything else passes through unchanged.
+    """
+    rule_lines = {(f.path, f.line) for f in findings if f.code == "RULE001" and f.line is not None}
+    hp = {(f.path, f.line): f for f in findings if f.family == "HP" and (f.path, f.line) in rule_lines}
+    if not hp:
+        return list(findings)
+    out: list[Finding] = []
+    for f in findings:
+        if f.family == "HP" and (f.path, f.line) in hp:
+            continue
+        if f.code == "RULE001" and (f.path, f.line) in hp:
+            same = hp[(f.path, f.line)].message
+            f = dataclasses.replace(f, message=f"{f.message}; the closed table says the same: {same}")
+        out.append(f)
+    return out
+
+
 # --- division advice -----------------------------------------------------------------------------------------
 
 
@@ -283,20 +364,26 @@ def as_closed(records: Sequence[Record]) -> list[Record]:
 
 def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool = False, unpack: bool = False
                ) -> list[Finding]:
-    """Everything that would keep this run out of the closed division of `ruleset`, with lines.
+    """Everything that would keep this run out of the closed division of `ruleset`, with lines (see advise_parsed).
+    unpack: raw job output, gzip-compressed or not."""
+    from mlsubmit.checker.logs import read_log
+
+    return advise_parsed(read_log(path, display, unpack=unpack), ruleset, table_only=table_only)
+
+
+def advise_parsed(log: ParsedLog, ruleset: str, *, table_only: bool = False) -> list[Finding]:
+    """Everything that would keep this parsed run out of the closed division of `ruleset`, with lines.
 
     The table is applied whatever the log claims; unless `table_only`, mlperf-logging's closed rule files are
     run too (through mlsubmit's own engine), on a copy of the records whose submission_division says closed.
     A log without a submission_division record is not given one: the missing record is the advice.
     """
     from mlsubmit.checker.engine import check_records
-    from mlsubmit.checker.logs import read_log
     from mlsubmit.checker.ruleset import get_ruleset
 
-    log = read_log(path, display, unpack=unpack)
     findings = list(log.findings)
     if log.records:
         findings.extend(closed_advice(log, ruleset))
         if not table_only:
             findings.extend(check_records(as_closed(log.records), get_ruleset(ruleset), log.path))
-    return findings
+    return merge_rule_duplicates(findings)

@@ -72,6 +72,10 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     if log.records:
         for check in log_checks(options):
             findings.extend(check(log, options))
+        if options.hyperparameters and options.profile == "full":  # a value two checks catch is reported once
+            from mlsubmit.checker.hyperparameters import merge_rule_duplicates
+
+            findings = merge_rule_duplicates(findings)
     facts = extract(log) if whole else LogFacts(path=log.path)
     facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read

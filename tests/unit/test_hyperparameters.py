@@ -54,7 +54,7 @@ def test_schema_is_a_valid_2020_12_schema() -> None:
 
 
 def test_tables_cover_rounds_1_0_and_1_1_with_all_eight_benchmarks() -> None:
-    assert hp.covered_rulesets() == RULESETS
+    assert set(RULESETS) <= set(hp.covered_rulesets())
     for ruleset in RULESETS:
         table = hp.table_for(ruleset)
         assert table is not None
@@ -116,9 +116,9 @@ def test_extending_a_missing_rule_is_an_error() -> None:
 
 def test_rulesets_without_a_table_get_one_info_finding() -> None:
     assert hp.coverage_findings("1.0.0") == []
-    (only,) = hp.coverage_findings("3.0.0")
+    (only,) = hp.coverage_findings("0.7.0")  # no shipped round lacks a table: only an unknown one gets HP003
     assert (only.code, only.severity, only.path) == ("HP003", Severity.INFO, "")
-    assert "1.0.0, 1.1.0" in only.message
+    assert "1.0.0, 1.1.0, 2.0.0" in only.message
 
 
 # --- the constraint vocabulary, one test per kind ------------------------------------------------------------
@@ -368,7 +368,7 @@ def test_open_logs_and_uncovered_rulesets_get_no_hp_findings_from_check(tmp_path
     assert hp_findings(log, "1.0.0") == []  # open: "Hyperparameters and optimizer may be freely changed"
     assert [f.code for f in hp.closed_advice(read_log(log), "1.0.0")] == ["HP001"]  # advice ignores the claim
     closed = write_run(tmp_path / "closed.txt", RunSpec(benchmark="ssd", hyperparameters={"max_samples": 10}))
-    assert hp_findings(closed, "2.0.0") == []
+    assert hp_findings(closed, "0.7.0") == []
 
 
 def test_advice_names_a_missing_or_unknown_benchmark(tmp_path: Path) -> None:

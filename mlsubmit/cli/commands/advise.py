@@ -1,17 +1,23 @@
 """mlsubmit advise [--ruleset X.Y.Z|auto] LOG...: every closed-division rule each run breaks, whatever it claims.
 
-An open run learns what would keep it out of closed; a compliant closed run gets an empty list. The advice is
-the closed hyperparameter table (HP findings) plus mlperf-logging's closed rule files run as if the log said
-closed (RULE findings), unless --table-only.
+An open run learns what would keep it out of closed; a compliant closed run gets no error or warning. The advice
+is the closed hyperparameter table (HP findings) plus mlperf-logging's closed rule files run as if the log said
+closed (RULE findings), unless --table-only. For closed runs it adds the RCP the runs will be measured against
+and each hyperparameter that differs from it (HP006, HP007: info), once per results folder and batch size,
+unless --no-rcp. Without --ruleset, each LOG's round comes from its training_results_vX.Y folder (or the round
+a tree states), as in check.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from mlsubmit import __version__
 from mlsubmit.checker.discover import discover
-from mlsubmit.checker.hyperparameters import advise_log, coverage_findings
+from mlsubmit.checker.hyperparameters import advise_parsed, coverage_findings
+from mlsubmit.checker.logs import ParsedLog, read_log
+from mlsubmit.checker.rcp_advice import advise_runs
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import UsageError
@@ -25,6 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="run log (raw job output too, gzip-compressed or not), or a folder of them")
     parser.add_argument("--table-only", action="store_true",
                         help="only the hyperparameter table, not mlperf-logging's closed rule files")
+    parser.add_argument("--no-rcp", action="store_true",
+                        help="leave out the RCP a closed run is measured against and how its hyperparameters differ")
     add_output_options(parser)
 
 
@@ -33,11 +41,21 @@ def run(args: argparse.Namespace) -> int:
     report = Report(strict=args.strict)
     report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__})
     for ruleset, paths in groups.items():
-        targets = discover(paths)
-        if not targets.all_logs():
-            raise UsageError(f"nothing to advise on: no run logs under {', '.join(paths)}")
-        report.extend(coverage_findings(ruleset))  # path "": said once for the run
-        for ref in targets.all_logs():
-            report.add_file(ref.display, advise_log(ref.path, ref.display, ruleset, table_only=args.table_only,
-                                                    unpack=ref.unpack))
+        _advise_round(report, ruleset, paths, args)
     return emit(report, args)
+
+
+def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse.Namespace) -> None:
+    targets = discover(paths)
+    if not targets.all_logs():
+        raise UsageError(f"nothing to advise on: no run logs under {', '.join(paths)}")
+    report.extend(coverage_findings(ruleset))  # path "": said once for the run
+    folders: dict[str, list[ParsedLog]] = {}
+    for ref in targets.all_logs():
+        log = read_log(ref.path, ref.display, unpack=ref.unpack)
+        report.add_file(ref.display, advise_parsed(log, ruleset, table_only=args.table_only))
+        if not args.no_rcp and log.records:
+            folders.setdefault(os.path.dirname(ref.display), []).append(log)
+    for logs in folders.values():  # the runs of one results folder share one RCP
+        for found in advise_runs(logs, ruleset):
+            report.add(found)

@@ -13,12 +13,20 @@ from mlsubmit.errors import UsageError
 NOTES: list[str] = [
     "Rule files: RULE findings come from the compliance rules mlperf-logging ships for the chosen ruleset, run by "
     "mlsubmit's own engine (whitelisted Python subset; nothing else is executed).",
-    "Hyperparameter table: HP findings apply the closed-division hyperparameter table of training rounds 1.0 and "
-    "1.1 (rulesets 1.0.0 and 1.1.0; TR1.0/TR1.1 §Hyperparameters) to closed logs, and to any log with `mlsubmit "
-    "advise`. Later rounds (2.0 to 6.1) are not covered: for those rulesets the report says so once (HP003) and "
-    "hyperparameter values are checked only by mlperf-logging's rule files. Values the rules fix to the reference "
-    "implementation without listing them in the table (for example BERT max_predictions_per_seq 76) are out of "
-    "scope, as are ** rows, which are not logged (label smoothing, truncated-normal initialisation).",
+    "Hyperparameter table: HP findings apply the closed-division hyperparameter table of every training round, "
+    "1.0 to 6.0 (rulesets 1.0.0 to 6.0.0; TRX.Y §Hyperparameters with its \"Deprecated benchmarks "
+    "hyperparameters\" table and the GPT3, Llama 3.1 405b and DeepSeek-V3-671B batch size -> learning rate side "
+    "tables), to closed logs, and to any log with `mlsubmit advise`. Each round has one alias table from the "
+    "policy's names to the logs' (dlrmv2 -> dlrm_dcnv2, flux.1 -> flux1, ssd -> retinanet and gnn -> rgat from "
+    "5.0, opt_weight_decay -> opt_adamw_weight_decay for llama2_70b_lora, sequence_length -> "
+    "max_sequence_length, ...). Round 6.1 has no training_rules.adoc of its own here: its table is the 6.0 table "
+    "plus the hyperparameter rows mlperf-logging 4.1.68's compliance_checker/training_6.1.0 rule files add for "
+    "dlrmv4 and qwen35_397b_grpo, each citing the rule file and line. A value that a rule file and a table row "
+    "both refuse is reported once, as the rule file's finding naming the row. HP003 says a ruleset has no table; "
+    "no ruleset mlperf-logging ships triggers it. Values the rules fix to the reference implementation without "
+    "listing them in the table (for example BERT max_predictions_per_seq 76) are out of scope, as are ** rows, "
+    "which are not logged (label smoothing, truncated-normal initialisation), and rows whose key no log carries "
+    "(dropout, lora_dropout).",
 ]
 
 
