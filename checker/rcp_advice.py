@@ -186,7 +186,9 @@ def _last(log: ParsedLog, key: str) -> tuple[Any, int | None]:
 
 
 def _describe(point: Point, benchmark: str) -> str:
-    unit = "samples" if benchmark in _SAMPLES else "epochs"
+    from mlsubmit.checker import benchmarks
+
+    unit = benchmarks.unit(benchmark)
     return (f"{point.name} (batch size {show_value(point.batch_size)}, {point.runs} reference runs, "
             f"olympic mean {show_value(round(point.mean, 4))} {unit} to converge)")
 
@@ -268,4 +270,35 @@ def _advise_group(runs: Sequence[ParsedLog], benchmark: str, ruleset: str) -> li
     diffs, summary = _hp_findings(log, m, line, benchmark) if (m.points or m.same_size) else ([], "")
     source = f" [mlperf-logging rcp_checker/training_{ruleset}/rcps_{benchmark}.json]"
     message = head + _where(m, benchmark, gbs) + (f"; {summary}" if summary else "") + source
-    return [finding("HP006", log.path, message, line=line), *diffs]
+    return [finding("HP006", log.path, message, line=line), *diffs, *_prediction(runs, benchmark, ruleset, line)]
+
+
+def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: int | None) -> list[Finding]:
+    """HP008: the RCP check's verdict on these runs, computed by the tree check's own code (checker/rcp), so the
+    advice, `check` and the reference give the same numbers. One trial log stands for a full set of runs that
+    all converge as it did: the verdict then says where its convergence point falls in the window."""
+    from dataclasses import replace
+
+    from mlsubmit.checker import benchmarks, rcp
+    from mlsubmit.checker.facts import extract
+
+    facts = [extract(log) for log in runs]
+    trial = len(facts) == 1
+    if trial:
+        folder = os.path.dirname(facts[0].path)
+        count = benchmarks.runs(benchmark) or 1
+        facts = [replace(facts[0], path=os.path.join(folder, f"result_{i}.txt")) for i in range(count)]
+    result = rcp.evaluate(benchmark, ruleset, facts, closed=True)
+    if result.status == "not_applicable":
+        return []
+    unit = benchmarks.unit(benchmark, ruleset)
+    said = {"pass": "passes", "bypassed": "passes by bypass", "fail": "fails", "error": "cannot be made",
+            "not_checked": "is not made by the installed mlperf-logging"}.get(result.status, result.status)
+    what = "if every run converged as this trial did, the RCP check " if trial else "the RCP check "
+    text = f"{what}{said}: {result.message}"
+    if trial and result.min_epochs is not None and result.rcp_mean is not None:
+        text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
+                 f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
+    if result.crash:
+        text += f" (the reference's check raises: {result.crash})"
+    return [finding("HP008", runs[0].path, text, line=line)]

@@ -11,6 +11,7 @@ answers into `RcpResult`, the one value the tree checks, the scorer, the report 
 from __future__ import annotations
 
 import fnmatch
+import math
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -147,7 +148,10 @@ def evaluate(
             )
         except Exception as exc:  # the reference stops with a traceback: no verdict for this folder
             return _crashed(exc, conv)
-    return _verdict(bool(passed), str(msg), float(norm), conv, judged[-1] if judged else None)
+    from mlsubmit.checker import benchmarks
+
+    unit = benchmarks.unit(conv[0].benchmark or benchmark if conv else benchmark, ruleset)
+    return _verdict(bool(passed), str(msg), float(norm), conv, judged[-1] if judged else None, unit)
 
 
 def _crashed(exc: Exception, conv: tuple[RunConvergence, ...]) -> RcpResult:
@@ -182,7 +186,8 @@ def dropped(benchmark: str) -> int:
     return benchmarks.dropped(benchmark)
 
 
-def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ...], judged: Any) -> RcpResult:
+def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ...], judged: Any, unit: str
+             ) -> RcpResult:
     bs = conv[0].batch_size if conv else None
     mean = rcp_mean = low = None
     if judged is not None:
@@ -200,12 +205,14 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
         status = "fail" if msg in ("RCP found", "RCP Interpolation") else "error"
     if msg.startswith("Missing RCP") and not passed:
         status = "error"
-    text = _describe(msg, bs, mean, rcp_mean, low, norm, conv)
+    text = _describe(msg, bs, (mean, rcp_mean, low), norm, conv, unit)
     return RcpResult(status, passed, norm, text, msg, bs, mean, rcp_mean, low, None, conv)
 
 
-def _describe(msg: str, bs: Any, mean: float | None, rcp_mean: float | None, low: float | None, norm: float,
-              conv: tuple[RunConvergence, ...]) -> str:  # fmt: skip
+def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float | None], norm: float,
+              conv: tuple[RunConvergence, ...], unit: str) -> str:
+    """The reference's message, with the numbers behind it in the unit its RCPs count (epochs, samples, ...)."""
+    mean, rcp_mean, low = means
     if msg == "Insufficient convergence":
         failed = sum(1 for c in conv if not c.converged)
         allowed = max((dropped(str(c.benchmark)) for c in conv), default=1)
@@ -214,7 +221,9 @@ def _describe(msg: str, bs: Any, mean: float | None, rcp_mean: float | None, low
         return "no run logs global_batch_size"
     parts = [f"{msg} (global batch size {bs})"]
     if mean is not None and rcp_mean is not None and low is not None:
-        parts.append(f"submission olympic mean {mean:.4f}, RCP mean {rcp_mean:.4f}, fastest allowed {low:.4f}")
+        shown = f"{mean:.4f} {unit}" if math.isfinite(mean) else "not computed (too few converged runs)"
+        parts.append(f"submission olympic mean {shown}, RCP mean {rcp_mean:.4f} {unit}, "
+                     f"fastest allowed {low:.4f} {unit}")
     if norm > 1.0:
         parts.append(f"score normalisation factor {norm:.6f}")
     return "; ".join(parts)

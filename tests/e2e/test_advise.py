@@ -66,7 +66,7 @@ def test_compliant_closed_runs_get_an_empty_list(run_cli: Any, tmp_path: Path, r
     code, out, err = run_cli("advise", "--ruleset", ruleset, "--format", "json", *logs)
     assert code == 0, out + err
     found = [x for f in _json(out)["files"] for x in f["findings"]]
-    assert {(x["code"], x["severity"]) for x in found} <= {("HP006", "info"), ("HP007", "info")}
+    assert {(x["code"], x["severity"]) for x in found} <= {("HP006", "info"), ("HP007", "info"), ("HP008", "info")}
     assert sum(x["code"] == "HP006" for x in found) == len(BENCHMARKS)
 
 
@@ -227,7 +227,10 @@ def test_rcp_advice_for_graphcore_v1_0_pod64_closed_bert_in_every_format(run_cli
         assert text.replace("'", "&apos;" if fmt == "junit" else "'") in out or text in out, (fmt, text)
     if fmt == "json":
         found = [x for f in _json(out)["files"] for x in f["findings"]]
-        assert sorted(x["code"] for x in found) == ["HP006", "HP007", "HP007", "HP007"]
+        assert sorted(x["code"] for x in found) == ["HP006", "HP007", "HP007", "HP007", "HP008"]
+        (predicted,) = [x for x in found if x["code"] == "HP008"]  # the reference fails this folder's RCP
+        assert predicted["message"].startswith("the RCP check fails: RCP found (global batch size 3072)")
+        assert "fastest allowed 2643732.3832 samples" in predicted["message"]
         assert {x["path"] for x in found} == {str(folder / "result_0.txt")}  # once for the folder's 10 runs
 
 

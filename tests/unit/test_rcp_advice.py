@@ -77,7 +77,9 @@ def test_graphcore_like_bert_at_3072_differs_from_the_rcp_in_three_values(tmp_pa
            "gradient_accumulation_steps": 96}  # as Graphcore's v1.0 POD64 closed BERT logged them
     logs = [read_log(write_run(tmp_path / f"result_{i}.txt", RunSpec(benchmark="bert", hyperparameters=hps)))
             for i in range(3)]
-    first, *diffs = ra.advise_runs(logs, "1.0.0")
+    first, *rest = ra.advise_runs(logs, "1.0.0")
+    diffs = [f for f in rest if f.code == "HP007"]
+    assert [f.code for f in rest if f.code != "HP007"] == ["HP008"]  # the predicted verdict comes last
     assert first.code == "HP006" and first.path == logs[0].path
     assert "RCP found: bert_ref_3072 (batch size 3072" in first.message and "(3 closed runs in" in first.message
     got = {f.message.split("'")[1]: f for f in diffs}
@@ -137,3 +139,53 @@ def test_a_damaged_rcp_file_is_no_data(tmp_path: Path, monkeypatch: pytest.Monke
         assert only.code == "HP006" and "no RCP data for bert" in only.message
     finally:
         ra.points.cache_clear()
+
+
+def test_a_trial_log_gets_the_window_its_runs_must_land_in(tmp_path: Path) -> None:
+    spec = RunSpec(benchmark="llama2_70b_lora", ruleset="6.0.0", converge_at=3400)
+    log = read_log(write_run(tmp_path / "trial.txt", spec))
+    (predicted,) = [f for f in ra.advise_runs([log], "6.0.0") if f.code == "HP008"]
+    assert predicted.message.startswith("if every run converged as this trial did, the RCP check passes")
+    assert "submission olympic mean 3400.0000 samples" in predicted.message
+    assert "must be at least" in predicted.message and "samples (fastest allowed)" in predicted.message
+    fast = read_log(write_run(tmp_path / "fast.txt", RunSpec(benchmark="llama2_70b_lora", ruleset="6.0.0",
+                                                              converge_at=2400)))
+    (predicted,) = [f for f in ra.advise_runs([fast], "6.0.0") if f.code == "HP008"]
+    assert "the RCP check fails" in predicted.message
+
+
+@pytest.mark.corpus
+def test_the_predicted_verdict_and_factor_are_the_reference_checkers(corpus: Path) -> None:
+    """Every closed results folder of the corpus: HP008 says what mlperf-logging's check_directory says."""
+    import json
+    import logging
+
+    from mlperf_logging.rcp_checker import rcp_checker as rc
+
+    logging.disable(logging.CRITICAL)
+    compared = 0
+    try:
+        for folder in sorted(corpus.glob("training_results_v*/*/results/*/*")):
+            system = folder.parent.parent.parent / "systems" / f"{folder.parent.name}.json"
+            try:
+                closed = json.loads(system.read_text(encoding="utf-8")).get("division") == "closed"
+            except (OSError, ValueError):
+                continue
+            ruleset = folder.parent.parent.parent.parent.name.split("_v")[1] + ".0"
+            logs = [read_log(p) for p in sorted(folder.glob("result_*.txt"))]
+            if not closed or not logs or folder.name == "minigo":
+                continue
+            try:
+                passed, msg, factor = rc.check_directory(str(folder), "training", ruleset, False, False,
+                                                         rcp_pass="pruned_rcps", set_scaling=False)  # fmt: skip
+            except Exception:
+                continue  # the reference raises (dlrm): HP008 names the raise, compared in test_rcp
+            hp8 = [f for f in ra.advise_runs(logs, ruleset) if f.code == "HP008"]
+            assert len(hp8) == 1, folder
+            assert (" passes" in hp8[0].message) == passed and msg in hp8[0].message, (folder, hp8[0].message)
+            if factor > 1.0:
+                assert f"normalisation factor {factor:.6f}" in hp8[0].message, folder
+            compared += 1
+    finally:
+        logging.disable(logging.NOTSET)
+    assert compared > 0
