@@ -20,7 +20,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlsubmit.cli import main as mlsubmit  # noqa: E402
-from mlsubmit.testing.demo import TAG, config_text, implementation_files, raw_run, write_systems  # noqa: E402
+from mlsubmit.testing.demo import (  # noqa: E402
+    MODERN_SYSTEM,
+    TAG,
+    config_text,
+    implementation_files,
+    raw_run,
+    write_modern_org,
+    write_systems,
+)
 from mlsubmit.testing.repo import commit_example  # noqa: E402
 from mlsubmit.testing.synth import RunSpec, write_run  # noqa: E402
 
@@ -119,7 +127,13 @@ def main(argv: list[str]) -> int:
     say("Scoring the submission and writing the HTML report")
     run_cli("report", "--ruleset", RULESET, str(org), "--html", str(out / "report.html"),
             "--prices", str(here / "prices.toml"))
-    print(f"\nDone. Open {out / 'report.html'} in a browser.")
+
+    say("A current round: ten closed Llama 2 70B LoRA runs on an IPU-POD64, round 6.0 stated in the tree")
+    modern = write_modern_org(out / "modern", ROOT / "systems")
+    run_cli("check", "--color", "never", str(modern))
+    run_cli("advise", "--color", "never", str(modern / "results" / MODERN_SYSTEM / "llama2_70b_lora"))
+    run_cli("report", str(modern), "--html", str(out / "modern-report.html"))
+    print(f"\nDone. Open {out / 'report.html'} and {out / 'modern-report.html'} in a browser.")
     return 0
 
 

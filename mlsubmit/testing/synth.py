@@ -157,6 +157,20 @@ HYPERPARAMETERS.update({
         "opt_base_learning_rate": 0.00025, "opt_learning_rate_warmup_steps": 800, "opt_gradient_clip_norm": 1.0,
         "gradient_accumulation_steps": 1,
     },
+    "gpt_oss_20b": {
+        "global_batch_size": 16, "max_sequence_length": 8192, "opt_name": "adamw", "opt_base_learning_rate": 0.0004,
+        "opt_end_learning_rate": 4e-05, "opt_learning_rate_warmup_steps": 128,
+        "opt_learning_rate_decay_steps": 1_199_872, "opt_learning_rate_decay_schedule": "cosine with linear warmup",
+        "opt_adamw_beta_1": 0.9, "opt_adamw_beta_2": 0.95, "opt_adamw_epsilon": 1e-05, "opt_adamw_weight_decay": 0.1,
+        "opt_gradient_clip_norm": 1.0, "gradient_accumulation_steps": 1, "max_steps": 1_200_000,
+    },
+    "deepseekv3_671b": {  # learning rate 2.4e-05 * sqrt(GBS / 16384); first eval at GBS * floor(42 + 24576 / GBS)
+        "global_batch_size": 16384, "max_sequence_length": 4096, "opt_name": "adamw", "opt_base_learning_rate": 2.4e-05,
+        "max_steps": 12000, "opt_learning_rate_warmup_steps": 4, "opt_learning_rate_decay_steps": 11996,
+        "opt_learning_rate_decay_schedule": "cosine with linear warmup", "opt_adamw_beta_1": 0.9,
+        "opt_adamw_beta_2": 0.95, "opt_adamw_epsilon": 1e-08, "opt_adamw_weight_decay": 0.1,
+        "opt_gradient_clip_norm": 1.0, "moe_aux_loss_coeff": 0.01, "gradient_accumulation_steps": 256,
+    },
 })  # fmt: skip
 # Keys training 6.1.0's common.yaml makes mandatory (precision, parallelism, run configuration).
 COMMON_KEYS: dict[str, dict[str, Any]] = {
@@ -166,12 +180,14 @@ COMMON_KEYS: dict[str, dict[str, Any]] = {
         "context_parallelism": 1, "expert_parallelism": 1, "micro_batch_size": 1, "config_filename": "config.yaml",
     },
 }  # fmt: skip
-TARGETS = {"bert": 0.720, "resnet": 0.759, "llama2_70b_lora": 0.925, "llama31_8b": 3.3, "flux1": 0.586}
+TARGETS = {"bert": 0.720, "resnet": 0.759, "llama2_70b_lora": 0.925, "llama31_8b": 3.3, "flux1": 0.586,
+           "gpt_oss_20b": 3.34, "deepseekv3_671b": 3.6}
 SAMPLES = {"bert": (3_000_000, 10_000), "resnet": (1_281_167, 50_000), "llama2_70b_lora": (3901, 173),
-           "llama31_8b": (1_200_000 * 32, 1024), "flux1": (1_099_776, 29_696)}
+           "llama31_8b": (1_200_000 * 32, 1024), "flux1": (1_099_776, 29_696), "gpt_oss_20b": (1_200_000 * 16, 1024),
+           "deepseekv3_671b": (12_000 * 16384, 1024)}
 # Benchmarks whose evals count samples (`samples_count`), not epochs, and whose quality is a loss (lower is better):
 # what mlperf-logging's RCP reader and rule files expect of them.
-SAMPLES_COUNTED = frozenset({"llama2_70b_lora", "llama31_8b", "flux1"})
+SAMPLES_COUNTED = frozenset({"llama2_70b_lora", "llama31_8b", "flux1", "gpt_oss_20b", "deepseekv3_671b"})
 TARGETS.update({"dlrm": 0.8025, "maskrcnn": 0.377, "minigo": 0.5, "rnnt": 0.058, "ssd": 0.23, "unet3d": 0.908})
 SAMPLES.update({"dlrm": (4_195_197_692, 89_137_319), "maskrcnn": (118_287, 5_000), "minigo": (1000, 100),
                 "rnnt": (278_528, 2_703), "ssd": (118_287, 5_000), "unet3d": (168, 42)})
@@ -200,6 +216,7 @@ class RunSpec:
     crlf: bool = False
     samples: tuple[int, int] | None = None  # (train_samples, eval_samples); None: the benchmark's default
     converge_at: int | None = None  # samples_count of the last eval (SAMPLES_COUNTED benchmarks); None: a default
+    first_eval: int | None = None  # samples_count of the first eval; None: an even share of converge_at
 
 
 class _Writer:
@@ -264,6 +281,9 @@ def _eval_meta(spec: RunSpec, epoch: int) -> dict[str, Any]:
         return {"epoch_num": epoch}
     bs = int({**HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}.get("global_batch_size", 1))
     last = spec.converge_at if spec.converge_at is not None else 4 * SAMPLES.get(spec.benchmark, (1000, 0))[0] // 3
+    if spec.first_eval is not None and spec.evals > 1:
+        step = (last - spec.first_eval) * (epoch - 1) // (spec.evals - 1)
+        return {"samples_count": spec.first_eval + step // bs * bs}
     return {"samples_count": max(bs, last * epoch // max(1, spec.evals) // bs * bs)}
 
 

@@ -1,11 +1,11 @@
 """Rulesets 6.0.0 and 6.1.0 as the reference package checker judges them, on organisation trees written with mllog.
 
-No 6.x results are published, so each tree is built here: IPU-POD64 runs of the benchmarks both rounds share
-(llama2_70b_lora, llama31_8b, flux1), closed, ten runs each converging near the RCP of their batch size, and
-variants that each break one thing the reference checks (6.1's newly mandatory keys, the RCP, the run count,
-seeds, convergence, a benchmark the round does not have). The reference judges every tree in one process; our
-`--profile reference` verdict and reasons must be its own, and the default profile must agree on every folder the
-reference passes.
+No 6.x results are published, so each tree is built here: IPU-POD64 runs of five benchmarks both rounds share
+(llama2_70b_lora, llama31_8b, flux1, gpt_oss_20b, deepseekv3_671b), closed, each folder's runs converging near the
+RCP of their batch size, and variants that each break one thing the reference checks (6.1's newly mandatory keys
+and DeepSeek's first-eval check, the RCP, the run count, seeds, convergence). The reference judges every tree in
+one process; our `--profile reference` verdict and reasons must be its own, and the default profile must agree on
+every folder the reference passes.
 """
 
 from __future__ import annotations
@@ -20,18 +20,24 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from differential import our_kinds
+from mlsubmit.checker import benchmarks
 from treefix import build_org
 
 from mlsubmit.testing.synth import RunSpec
 
 pytestmark = pytest.mark.slow
 SYSTEM = "ipu-pod64"
-CONVERGE = {"llama2_70b_lora": 3400, "llama31_8b": 184_320, "flux1": 8_650_752}  # just above each RCP mean
+# Samples to converge, just above each RCP mean at the synthesizer's batch size.
+CONVERGE = {"llama2_70b_lora": 3400, "llama31_8b": 184_320, "flux1": 8_650_752, "gpt_oss_20b": 200_704,
+            "deepseekv3_671b": 786_432}
+FIRST_EVAL = {"deepseekv3_671b": 16384 * 43}  # the rule files' GBS * floor(42 + 24576 / GBS) (6.1's FIRST_CHECK)
 
 
 def runs(benchmark: str, ruleset: str, **changes: object) -> list[RunSpec]:
-    base = RunSpec(benchmark=benchmark, ruleset=ruleset, platform="IPU-POD64", converge_at=CONVERGE[benchmark])
-    return [replace(base, seed=200 + i, start_ms=1_760_000_000_000 + i * 10_000_000, **changes) for i in range(10)]
+    base = RunSpec(benchmark=benchmark, ruleset=ruleset, platform="IPU-POD64", converge_at=CONVERGE[benchmark],
+                   first_eval=FIRST_EVAL.get(benchmark))
+    count = benchmarks.runs(benchmark) or 10  # 3 for deepseekv3_671b
+    return [replace(base, seed=200 + i, start_ms=1_760_000_000_000 + i * 10_000_000, **changes) for i in range(count)]
 
 
 def build(root: Path, ruleset: str, folders: dict[str, list[RunSpec]]) -> Path:
@@ -58,6 +64,9 @@ def trees(root: Path, ruleset: str) -> dict[str, Path]:
     if ruleset == "6.1.0":  # config_filename became mandatory in 6.1 (common.yaml): every run fails compliance
         made["mandatory"] = build(root / "mandatory" / "Org", ruleset,
                                   {"llama31_8b": runs("llama31_8b", ruleset, omit=("config_filename",))})  # fmt: skip
+    # DeepSeek's first eval off the schedule: 6.1's FIRST_CHECK refuses every run, 6.0 has no such check.
+    made["first_eval"] = build(root / "first_eval" / "Org", ruleset,
+                               {"deepseekv3_671b": runs("deepseekv3_671b", ruleset, first_eval=16384 * 44)})
     return made
 
 
@@ -71,7 +80,8 @@ def test_our_verdicts_are_the_references(
                           input=jobs, capture_output=True, text=True, check=True, timeout=900)  # fmt: skip
     refs = dict(zip(made, (json.loads(line) for line in proc.stdout.splitlines()), strict=True))
     verdicts = {name: (None if r["crash"] else r["ok"]) for name, r in refs.items()}
-    expected = {"clean": True, "rcp": False, "count": False, "seeds": False, "converge": False, "mandatory": False}
+    expected = {"clean": True, "rcp": False, "count": False, "seeds": False, "converge": False, "mandatory": False,
+                "first_eval": ruleset == "6.0.0"}
     assert verdicts == {name: expected[name] for name in made}
     for name, org in made.items():
         code, out, _ = run_cli("check", "--ruleset", ruleset, "--profile", "reference", "--format", "json", org)
@@ -82,4 +92,4 @@ def test_our_verdicts_are_the_references(
     code, out, _ = run_cli("check", "--ruleset", ruleset, "--format", "json", made["clean"])
     data = json.loads(out)
     rcp = [f for f in data["findings"] if f["code"] in ("TREE018", "TREE019", "TREE020", "TREE021")]
-    assert sorted(f["code"] for f in rcp) == ["TREE019"] * 3, rcp  # default profile: the same RCP passes
+    assert sorted(f["code"] for f in rcp) == ["TREE019"] * len(CONVERGE), rcp  # default profile: the RCPs pass
