@@ -69,7 +69,8 @@ def _scores(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             # The reference fills every benchmark of the round; only folders it scored have a scaling factor.
             if key.endswith(":time_to_train") and row.get(f"{bench}:rcp_scaling_factor") is not None:
                 benches[bench] = {"minutes": value, "rcp": row.get(f"{bench}:RCP") or "",
-                                  "factor": row.get(f"{bench}:rcp_scaling_factor")}  # fmt: skip
+                                  "factor": row.get(f"{bench}:rcp_scaling_factor"),
+                                  "energy": row.get(f"{bench}:Energy")}  # fmt: skip
         out[match.group(1)] = {"division": row.get("division"), "benchmarks": benches}
     return out
 
@@ -113,7 +114,21 @@ def compare(reference: dict[str, Any], mine: dict[tuple[str, str], dict[str, Any
             compared += 1
             if (want is None) != (have is None) or (want is not None and abs(want - have) > TOLERANCE):
                 problems.append(f"{system}/{bench}: reference {want}, ours {have}")
+            problems += [f"{system}/{bench}: {p}" for p in _rcp_and_energy(ref, got)]
     return compared, problems
+
+
+def _rcp_and_energy(ref: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """The summarizer's RCP column and factor (closed results) and its Energy column (power/ logs) against ours."""
+    out = []
+    if ref["rcp"] and got["rcp"]["status"] != ref["rcp"]:
+        out.append(f"RCP column: reference {ref['rcp']!r}, ours {got['rcp']['status']!r}")
+    if ref["factor"] is not None and got["scaling_factor"] != pytest.approx(ref["factor"], rel=1e-9):
+        out.append(f"scaling factor: reference {ref['factor']}, ours {got['scaling_factor']}")
+    energy = (got.get("energy") or {}).get("joules")
+    if ref.get("energy") is not None and (energy is None or energy != pytest.approx(ref["energy"], rel=1e-9)):
+        out.append(f"energy: reference {ref['energy']}, ours {energy}")
+    return out
 
 
 def corpus_trees(corpus: Path) -> list[tuple[Path, str]]:
