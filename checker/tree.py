@@ -254,9 +254,9 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     if not is_closed(division, runs):
         return out
     if division != "closed":
-        out.append(
-            finding("TREE025", folder.shown, f"system file says division {division!r}; the logs say closed")
-        )
+        said = (f"system file says division {division!r}" if division is not None
+                else f"systems/{folder.system}.json gives no division (missing, unreadable or without the field)")
+        out.append(finding("TREE025", folder.shown, f"{said}; the logs say closed"))
     honoured, written = bypass_flags(folder.path)
     sys_honoured, sys_written = bypass_flags(folder.path.parent)
     for flag in sorted((written | sys_written) - (honoured | sys_honoured)):

@@ -91,6 +91,8 @@ def test_results_folder_without_a_system_file(tmp_path: Path, run_cli: Cli) -> N
     missing = [f for f in full if f["code"] == "SYS040"]
     assert [f["path"] for f in missing] == [str(org / "results" / "pod16")]
     assert "systems/pod16.json" in str(missing[0]["message"]) and "TREE024" not in tree_codes(full)
+    (said,) = [f["message"] for f in full if f["code"] == "TREE025"]  # closed logs: no "division None"
+    assert said.startswith("systems/pod16.json gives no division (missing, unreadable or without the field)")
 
 
 def test_unknown_benchmark_folder_is_an_error(tmp_path: Path, run_cli: Cli) -> None:
