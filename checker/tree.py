@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mlsubmit.checker import benchmarks, hygiene, power, rcp, seeds
+from mlsubmit.checker import division as division_of
 from mlsubmit.checker.discover import OrgTree, is_result_log
 from mlsubmit.checker.facts import LogFacts
 
@@ -233,10 +234,8 @@ def rcp_findings(folder: BenchFolder, result: rcp.RcpResult) -> list[Finding]:
 
 
 def is_closed(json_division: str | None, runs: list[LogFacts]) -> bool:
-    """Closed for the full profile: the system file says closed (any spelling of it) or the logs do."""
-    if json_division is not None and json_division.strip().lower() in ("closed", "close"):
-        return True
-    return any(f.division == "closed" for f in runs)
+    """Closed for the full profile (division.closed: any spelling in the system file, or the logs)."""
+    return division_of.closed(json_division, runs)
 
 
 def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:

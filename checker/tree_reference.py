@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import power, rcp, seeds
 from mlsubmit.checker.discover import OrgTree
+from mlsubmit.checker.division import reference_closed
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.tree import (
     BenchFolder,
@@ -124,7 +125,7 @@ def reference_division(org: OrgTree, folder: BenchFolder) -> tuple[str, Finding 
         return "", crash(folder.shown, f"reading {shown}: {problem}")
     if not isinstance(data, dict) or "division" not in data:
         return "", crash(folder.shown, f"{shown} has no 'division' (KeyError)")
-    return ("closed" if data["division"] == "closed" else ""), None
+    return ("closed" if reference_closed(data["division"]) else ""), None
 
 
 def _unknown_entries(folder: BenchFolder) -> list[Finding]:

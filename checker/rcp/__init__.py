@@ -132,7 +132,9 @@ def evaluate(
     so the tree check passes it explicitly.
     """
     if closed is None:
-        closed = any(r.division == "closed" for r in runs)
+        from mlsubmit.checker.division import closed as says_closed
+
+        closed = says_closed(None, runs)
     if not closed or benchmark == "minigo":
         why = "open division" if not closed else "no RCP check for minigo (TR1.x)"
         return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")

@@ -14,6 +14,7 @@ from typing import Any
 
 from mlsubmit import __version__
 from mlsubmit.checker.discover import LogRef, OrgTree
+from mlsubmit.checker.division import reference_closed, stated
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckRun
 from mlsubmit.findings import Finding
@@ -69,11 +70,9 @@ class ReportData:
 
 
 def _division(system: SystemFacts | None, facts: Sequence[LogFacts]) -> str | None:
-    """The system description's division (what the reference uses), else the one most logs state."""
-    if system is not None and system.readable and system.get("division"):
-        return system.get("division")
-    stated = Counter(f.division for f in facts if f.division)
-    return stated.most_common(1)[0][0] if stated else None
+    """The division the result is scored in (checker.division.stated: the system file's, else the logs')."""
+    written = system.get("division") if system is not None and system.readable else None
+    return stated(written if isinstance(written, str) else None, facts)
 
 
 def _score(
@@ -86,7 +85,7 @@ def _score(
     ]
     division = _division(system, facts)
     rcp = RcpOutcome(status="")
-    if division == "closed":  # the reference checks RCPs only for an exact "closed" (rules-spec §1.2)
+    if reference_closed(division):  # the reference checks RCPs only for an exact "closed" (rules-spec §1.2)
         from mlsubmit.report.rcp_scaling import evaluate
 
         rcp = evaluate(benchmark, ruleset, facts)
