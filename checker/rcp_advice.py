@@ -14,7 +14,6 @@ the neighbours. The predicted verdict and normalisation factor are the tree chec
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import math
 import os
@@ -25,7 +24,7 @@ from typing import Any
 
 from mlsubmit.checker.hp_constraints import Tolerance, show_value
 from mlsubmit.checker.logs import ParsedLog
-from mlsubmit.checker.rcp import npstats
+from mlsubmit.checker.rcp import npstats, rcp_file
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
@@ -69,21 +68,9 @@ class Match:
     same_size: Point | None
 
 
-def _rcp_folder(ruleset: str) -> Path | None:
-    spec = importlib.util.find_spec("mlperf_logging")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "rcp_checker" / f"training_{ruleset}"
-    return folder if folder.is_dir() else None
-
-
 def data_file(ruleset: str, benchmark: str) -> Path | None:
     """The benchmark's RCP file, found by listing the folder (a log value is compared, never joined into a path)."""
-    folder = _rcp_folder(ruleset)
-    if folder is None:
-        return None
-    wanted = f"rcps_{benchmark}.json"
-    return next((p for p in sorted(folder.iterdir()) if p.name == wanted), None)
+    return rcp_file(ruleset, benchmark)
 
 
 def _point(name: str, raw: Any) -> Point | None:

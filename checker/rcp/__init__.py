@@ -75,7 +75,7 @@ def reference_knows(benchmark: str) -> bool:
     return benchmark in module().submission_runs["training"]
 
 
-def _rcp_folder(ruleset: str) -> Path | None:
+def rcp_folder(ruleset: str) -> Path | None:
     import importlib.util
 
     spec = importlib.util.find_spec("mlperf_logging")
@@ -87,7 +87,7 @@ def _rcp_folder(ruleset: str) -> Path | None:
 
 def rcp_file(ruleset: str, benchmark: str) -> Path | None:
     """The RCP data file of a benchmark, found by listing the ruleset's folder (a log value never becomes a path)."""
-    folder = _rcp_folder(ruleset)
+    folder = rcp_folder(ruleset)
     if folder is None:
         return None
     wanted = f"rcps_{benchmark}.json"

@@ -186,7 +186,7 @@ def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path:
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The RCP statistics come from the data cache after the first run: the same records, types and pruning as
     when the reference computes them; a damaged or foreign copy is computed again."""
-    from mlsubmit.checker.rcp import _rcp_folder, reference
+    from mlsubmit.checker.rcp import rcp_folder, reference
 
     mod = reference.module()
 
@@ -196,7 +196,7 @@ def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path:
         assert all(pruned[n] is full[n] for n in pruned)
         return [(n, {k: (type(v).__name__, repr(v)) for k, v in r.items()}) for n, r in full.items()], list(pruned)
 
-    benchmarks = sorted(p.name[5:-5] for p in _rcp_folder(ruleset).iterdir() if p.name.startswith("rcps_"))
+    benchmarks = sorted(p.name[5:-5] for p in rcp_folder(ruleset).iterdir() if p.name.startswith("rcps_"))
     benchmarks = [b for b in benchmarks if b in mod.submission_runs["training"]]
     first = None
     for cache in ("off", str(tmp_path), str(tmp_path), "damaged"):  # computed, stored, read back, rebuilt

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from mlsubmit.checker import rcp_advice as ra
 from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.rcp import rcp_folder
 
 from mlsubmit.testing.synth import RunSpec, write_run
 
@@ -19,7 +20,7 @@ RULESETS = ("1.0.0", "1.1.0", "2.0.0", "2.1.0", "3.0.0", "3.1.0", "4.0.0", "4.1.
 def rcp_files() -> list[tuple[str, str]]:
     out = []
     for ruleset in RULESETS:
-        folder = ra._rcp_folder(ruleset)
+        folder = rcp_folder(ruleset)
         assert folder is not None
         out.extend((ruleset, p.name[len("rcps_"):-len(".json")]) for p in sorted(folder.glob("rcps_*.json")))
     return out
