@@ -1,0 +1,245 @@
+"""The secret scan of implementation code: detect-secrets' verdict on every file, at a fraction of its cost.
+
+detect-secrets spends nearly all its time calling each of its ~24 plugins, and its filters, on every line through
+its dependency-injection helper (~20-130 ms for a typical source file). Almost no line can match any plugin, and
+whether one can is decided by the plugins' own patterns. So each file goes through detect-secrets' own steps
+(its file filters, its transformers, its line-level filters and plugins, its stop after the first pass that finds
+something), except that a line reaches the plugins only when the pre-filter of checker/secretfilter.py, built
+from those plugins' patterns, says some plugin could report it. The results are the same, secret for secret
+(tests/unit/test_codescan.py checks that against plain detect-secrets, on the corpus code and a generated tree).
+
+This calls detect-secrets' private scanning functions (core.scan), so pyproject pins it below its next minor
+version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.checker.secretfilter import candidate_lines, plugin_probes
+
+from mlsubmit.progress import tracker
+
+Hit = tuple[int, str]  # (1-based line, kind of secret)
+
+
+def settings(plugins: tuple[str, ...]) -> dict[str, Any]:
+    return {"plugins_used": [{"name": name} for name in plugins]}
+
+
+def scan_file(path: str, plugins: tuple[str, ...]) -> list[Hit]:
+    """detect-secrets' findings for one file, deduplicated as its SecretsCollection does (same secret and type:
+    the first line is kept), sorted. The caller sets detect-secrets' settings (`settings(plugins)`)."""
+    seen: dict[Any, int] = {}
+    for secret in _secrets(path, plugins):
+        seen.setdefault(secret, int(secret.line_number or 0))
+    return sorted({(line, str(secret.type)) for secret, line in seen.items()})
+
+
+def _secrets(filename: str, plugins: tuple[str, ...]) -> Iterator[Any]:
+    """detect-secrets' scan.scan_file, with only candidate lines sent to the plugins."""
+    from detect_secrets.core import scan
+
+    if scan._is_filtered_out(required_filter_parameters=["filename"], filename=filename):
+        return  # its own file filters: missing files, non-text extensions
+    try:
+        for lines in scan._get_lines_from_file(filename):
+            found = False
+            for secret in _candidate_secrets(lines, filename, plugins):
+                found = True
+                yield secret
+            if found:  # as detect-secrets: the eager transformers only when the first pass finds nothing
+                return
+    except OSError:  # detect-secrets too skips a file it cannot open
+        return
+
+
+def _candidate_secrets(lines: list[str], filename: str, plugins: tuple[str, ...]) -> Iterator[Any]:
+    """What detect-secrets' line loop yields for `lines`; lines no plugin can report are not visited."""
+    from detect_secrets.core import scan
+    from detect_secrets.settings import get_plugins
+    from detect_secrets.util.code_snippet import get_code_snippet
+
+    stripped = [line.rstrip() for line in lines]
+    probes = plugin_probes(plugins, filename)
+    wanted = range(len(lines)) if probes is None else candidate_lines(stripped, probes)
+    for index in wanted:
+        number, line = index + 1, stripped[index]
+        snippet = get_code_snippet(lines=lines, line_number=number)
+        if scan._is_filtered_out(required_filter_parameters=["line"], filename=filename, line=line,
+                                 context=snippet):  # fmt: skip
+            continue
+        for plugin in get_plugins():
+            for secret in scan._scan_line(plugin=plugin, filename=filename, line=line, line_number=number,
+                                          context=snippet):  # fmt: skip
+                if not scan._is_filtered_out(required_filter_parameters=["context"], filename=secret.filename,
+                                             secret=secret.secret_value, plugin=plugin, line=line,
+                                             context=snippet):  # fmt: skip
+                    yield secret
+
+
+# --- many files: cached by content, spread over processes ----------------------------------------------------
+
+Found = tuple[str, int, str]  # (file as given, 1-based line, kind of secret)
+FORMAT = 1  # of the cached results: raise it when this module's answers could change
+_POOL_THRESHOLD = 32  # fewer files than this to scan: forking costs more than it saves
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str  # as detect-secrets is given it (its filename filters and file type read this)
+    sha256: str  # of the bytes scanned: the cache key
+
+
+def scan_files(jobs: list[Job], plugins: tuple[str, ...], *, cache_dir: Path | None = None, workers: int = 0,
+               label: str = "scanning code for secrets") -> list[Found]:  # fmt: skip
+    """Secrets in every job's file, as detect-secrets reports them; cached results are reused, the rest are
+    scanned over `workers` processes (0: one per core) with a progress bar on a terminal."""
+    found: list[Found] = []
+    todo: list[Job] = []
+    for job in jobs:
+        hit = _cached(cache_dir, job, plugins)
+        if hit is None:
+            todo.append(job)
+        else:
+            found += [(job.path, line, kind) for line, kind in hit]
+    with tracker(len(todo), label) as advance:
+        for job, hits in _scan_all(todo, plugins, workers or os.cpu_count() or 1, advance):
+            _store(cache_dir, job, plugins, hits)
+            found += [(job.path, line, kind) for line, kind in hits]
+    return sorted(found)
+
+
+def _scanner_key(plugins: tuple[str, ...]) -> str:
+    import importlib.metadata
+
+    from mlsubmit import __version__
+
+    parts = [str(FORMAT), __version__, importlib.metadata.version("detect-secrets"), *plugins]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _entry(cache_dir: Path, job: Job, plugins: tuple[str, ...]) -> tuple[Path, str]:
+    name = hashlib.sha256(job.path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    key = f"secrets/{_scanner_key(plugins)}/{job.sha256}/{name}"
+    return cache_dir / "secrets" / _scanner_key(plugins) / job.sha256[:2] / f"{job.sha256}-{name}.json", key
+
+
+def _is_hits(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("path") is not None and isinstance(body.get("hits"), list) and all(
+        isinstance(h, list) and len(h) == 2 and isinstance(h[0], int) and isinstance(h[1], str) for h in body["hits"]
+    )
+
+
+def _cached(cache_dir: Path | None, job: Job, plugins: tuple[str, ...]) -> list[Hit] | None:
+    if cache_dir is None:
+        return None
+    from mlsubmit.checker.cache import MISS, load_entry
+
+    entry, key = _entry(cache_dir, job, plugins)
+    body = load_entry(cache_dir, entry, key, _is_hits)
+    if body is MISS or body["path"] != job.path:  # the file name is part of what decides the result
+        return None
+    return [(line, kind) for line, kind in body["hits"]]
+
+
+def _store(cache_dir: Path | None, job: Job, plugins: tuple[str, ...], hits: list[Hit]) -> None:
+    if cache_dir is None:
+        return
+    from mlsubmit.checker.cache import store_entry
+
+    entry, key = _entry(cache_dir, job, plugins)
+    store_entry(cache_dir, entry, key, {"path": job.path, "hits": [list(h) for h in hits]})
+
+
+def _scan_all(todo: list[Job], plugins: tuple[str, ...], workers: int, advance: Callable[[], None]
+              ) -> Iterator[tuple[Job, list[Hit]]]:
+    from detect_secrets.settings import transient_settings
+
+    with transient_settings(settings(plugins)):
+        plugin_probes(plugins, "x.py")  # compiled once here, before any fork
+        if workers <= 1 or len(todo) < _POOL_THRESHOLD or not hasattr(os, "fork"):
+            for job in todo:
+                yield job, scan_file(job.path, plugins)
+                advance()
+            return
+        yield from _forked(todo, plugins, workers, advance)
+
+
+def _forked(todo: list[Job], plugins: tuple[str, ...], workers: int, advance: Callable[[], None]
+            ) -> Iterator[tuple[Job, list[Hit]]]:
+    """`workers` forked processes, each scanning every workers-th file (in size order, so shares are even) and
+    sending one JSON line per file; a process that dies without its last line fails the run."""
+    import selectors
+
+    order = sorted(range(len(todo)), key=lambda i: -_size(todo[i].path))
+    shares = [order[w::workers] for w in range(workers)]
+    sel = selectors.DefaultSelector()
+    pids = []
+    for share in shares:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child, which never returns
+            os.close(read)
+            _child(write, [(i, todo[i].path) for i in share], plugins)
+        os.close(write)
+        pids.append(pid)
+        sel.register(os.fdopen(read, "rb"), selectors.EVENT_READ)
+    try:
+        yield from _receive(sel, todo, advance)
+    except BaseException:  # an interrupt or a failed worker: the others' files are not wanted
+        import signal
+
+        for pid in pids:
+            os.kill(pid, signal.SIGTERM)
+        raise
+    finally:
+        for key in list(sel.get_map().values()):
+            sel.unregister(key.fileobj)
+            key.fileobj.close()  # type: ignore[union-attr]
+        for pid in pids:
+            os.waitpid(pid, 0)
+
+
+def _child(write: int, share: list[tuple[int, str]], plugins: tuple[str, ...]) -> None:  # pragma: no cover
+    code = 0
+    try:
+        with os.fdopen(write, "wb") as out:
+            for index, path in share:
+                out.write(json.dumps([index, scan_file(path, plugins)]).encode() + b"\n")
+                out.flush()
+            out.write(b'"end"\n')
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _receive(sel: Any, todo: list[Job], advance: Callable[[], None]) -> Iterator[tuple[Job, list[Hit]]]:
+    open_count = len(sel.get_map())
+    while open_count:
+        for key, _ in sel.select():
+            line = key.fileobj.readline()
+            if line == b'"end"\n' or not line:
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+                open_count -= 1
+                if not line:
+                    raise RuntimeError("a secret-scan worker process ended without reporting (killed?)")
+                continue
+            index, hits = json.loads(line)
+            yield todo[index], [(int(n), str(kind)) for n, kind in hits]
+            advance()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
