@@ -29,7 +29,11 @@ from typing import Any
 # non-ASCII characters that re's IGNORECASE matches to an ASCII letter, mapped to that letter
 FOLD_EXTRA = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
 _FOLD_TABLE = {**FOLD_EXTRA, **{c: chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}}
-_DENSE = 64  # a literal found more than once per this many characters: search the whole text instead
+_DENSE = 64
+_MAX_SPELLINGS = 16  # a literal found more than once per this many characters: search the whole text instead
+
+
+Need = tuple[tuple[str, ...], bool]  # one of these literals must occur (lowercase, in the folded text, when True)
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class Probe:
     rx: re.Pattern[str]
     literals: tuple[str, ...]  # () when nothing is required; lowercase when `folded`
     folded: bool
+    also: tuple[Need, ...] = ()  # further requirements, each necessary too: all must hold
 
 
 Req = frozenset[tuple[str, bool]]  # literals, each with whether it is matched ignoring case
@@ -67,31 +72,45 @@ def _best(options: Iterable[Req]) -> Req | None:
 
 def _required(items: Any, icase: bool) -> Req | None:
     """Literals of which every match of the parsed sequence `items` contains one, or None."""
+    return _best(_options(items, icase))
+
+
+def _options(items: Any, icase: bool) -> list[Req]:
+    """Every requirement the sequence makes (each alone is necessary). A run of literal characters is one; an
+    optional character inside it (`db_?key`) makes two spellings of the run."""
     options: list[Req] = []
-    run: list[str] = []
-    run_case: bool | None = None
+    run: set[str] = set()
 
     def close() -> None:
-        nonlocal run, run_case
-        if run:
-            options.append(frozenset({("".join(run), bool(run_case))}))
-        run, run_case = [], None
+        nonlocal run
+        if run and all(run):
+            options.append(frozenset((s, icase) for s in run))
+        run = set()
 
     for op, av in items:
         ch = _literal(av, icase) if op is sre.LITERAL else None
-        if ch is not None and run_case in (None, icase):
-            run.append(ch)
-            run_case = icase
-            continue
-        close()
+        optional = _optional_char(op, av, icase)
         if ch is not None:
-            run, run_case = [ch], icase
-            continue
-        inner = _item_required(op, av, icase)
-        if inner is not None:
-            options.append(inner)
+            run = {s + ch for s in run or {""}}
+        elif optional is not None and run and len(run) < _MAX_SPELLINGS:
+            run = run | {s + optional for s in run}
+        else:
+            close()
+            inner = _item_required(op, av, icase)
+            if inner is not None:
+                options.append(inner)
     close()
-    return _best(options)
+    return options
+
+
+def _optional_char(op: Any, av: Any, icase: bool) -> str | None:
+    """The character of `c?` (an optional literal), else None."""
+    if op is not sre.MAX_REPEAT and op is not sre.MIN_REPEAT:
+        return None
+    low, high, sub = av
+    if (low, high) != (0, 1) or len(sub) != 1 or sub[0][0] is not sre.LITERAL:
+        return None
+    return _literal(sub[0][1], icase)
 
 
 def _item_required(op: Any, av: Any, icase: bool) -> Req | None:
@@ -112,16 +131,18 @@ def _item_required(op: Any, av: Any, icase: bool) -> Req | None:
 
 
 def probe(pattern: re.Pattern[str]) -> Probe:
-    """The pattern as a probe; literals ignoring case and literals matching exactly are never mixed in one probe
-    (a mixed requirement gives no literal: the pattern then runs over the whole text)."""
+    """The pattern as a probe: its most selective requirement first, the others as `also`. A requirement mixing
+    literals that ignore case with literals that do not is left out (with none left, the pattern runs over the
+    whole text)."""
     flags = pattern.flags | re.MULTILINE
-    req = _required(sre_parse.parse(pattern.pattern, pattern.flags).data, bool(pattern.flags & re.IGNORECASE))
-    literals: tuple[str, ...] = ()
-    folded = False
-    if req is not None and len({icase for _, icase in req}) == 1:
-        literals = tuple(sorted(s for s, _ in req))
-        folded = next(iter(req))[1]
-    return Probe(re.compile(pattern.pattern, flags), literals, folded)
+    tree = sre_parse.parse(pattern.pattern, pattern.flags).data
+    ranked = sorted(_options(tree, bool(pattern.flags & re.IGNORECASE)), key=lambda r: (-min(len(s) for s, _ in r),
+                                                                                        len(r)))  # fmt: skip
+    needs = [(tuple(sorted(s for s, _ in r)), next(iter(r))[1]) for r in ranked if len({c for _, c in r}) == 1]
+    rx = re.compile(pattern.pattern, flags)
+    if not needs:
+        return Probe(rx, (), False)
+    return Probe(rx, needs[0][0], needs[0][1], tuple(dict.fromkeys(needs[1:])))
 
 
 def candidate_lines(lines: list[str], probes: Iterable[Probe]) -> list[int]:
@@ -129,8 +150,8 @@ def candidate_lines(lines: list[str], probes: Iterable[Probe]) -> list[int]:
     groups = _grouped(tuple(probes))
     text = _Text(lines, _universe(groups))
     found: set[int] = set()
-    for (literals, folded), patterns in groups:
-        if literals and not any(lit in text.present(folded) for lit in literals):
+    for (literals, folded, also), patterns in groups:
+        if literals and not all(text.holds(need) for need in ((literals, folded), *also)):
             continue
         spans = text.spans(literals, folded) if literals else None
         region = text.text if spans is None else "\n".join(text.text[a:b] for a, b in spans)
@@ -145,7 +166,7 @@ def _grouped(probes: tuple[Probe, ...]) -> Groups:
     """Probes that require the same literals, together: the literals are looked for once per text."""
     groups: dict[tuple[tuple[str, ...], bool], list[re.Pattern[str]]] = {}
     for p in probes:
-        groups.setdefault((p.literals, p.folded), []).append(p.rx)
+        groups.setdefault((p.literals, p.folded, p.also), []).append(p.rx)
     return list(groups.items())
 
 
@@ -177,6 +198,10 @@ class _Text:
             self._starts[folded] = starts
             self._hay = {**getattr(self, "_hay", {}), folded: hay}
         return self._starts[folded]
+
+    def holds(self, need: Need) -> bool:
+        present = self.present(need[1])
+        return any(lit in present for lit in need[0])
 
     def spans(self, literals: tuple[str, ...], folded: bool) -> list[tuple[int, int]] | None:
         """(start, end) of each line holding one of the literals, or None when a literal is so frequent (or so
@@ -211,11 +236,11 @@ class _Literals:
     short: dict[bool, tuple[str, ...]]
 
 
-Groups = list[tuple[tuple[tuple[str, ...], bool], list[re.Pattern[str]]]]
+Groups = list[tuple[tuple[tuple[str, ...], bool, tuple[Need, ...]], list[re.Pattern[str]]]]
 
 
 @functools.cache
-def _literals_of(groups: tuple[tuple[tuple[str, ...], bool], ...]) -> _Literals:
+def _literals_of(groups: tuple[Need, ...]) -> _Literals:
     import ahocorasick_rs
 
     automata: dict[bool, tuple[Any, list[str]]] = {}
@@ -230,7 +255,8 @@ def _literals_of(groups: tuple[tuple[tuple[str, ...], bool], ...]) -> _Literals:
 
 
 def _universe(groups: Groups) -> _Literals:
-    return _literals_of(tuple(key for key, _ in groups))
+    return _literals_of(tuple(dict.fromkeys(need for (lits, folded, also), _ in groups
+                                            for need in ((lits, folded), *also))))  # fmt: skip
 
 
 def plugin_probes(names: tuple[str, ...], filename: str) -> tuple[Probe, ...] | None:

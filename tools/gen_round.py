@@ -100,11 +100,14 @@ def planted(rng: random.Random) -> list[tuple[str, str, str]]:
 
 
 def _pools(rng: random.Random) -> dict[str, list[str]]:
-    """Lines each kind of text file is made of: code with the words the secret detectors look for (key, token,
-    password, secret) in harmless places, so the pre-filter has candidates to reject."""
+    """Lines each kind of text file is made of: mostly plain code, and about one line in fifty with the words the
+    secret detectors look for (key, token, password, secret) in harmless places, so the pre-filter has
+    candidates to reject."""
+    names = ["x", "batch", "lr", "step", "loss", "grad", "model", "layer", "weight", "bias", "shape", "dim", "rank",
+             "world", "device", "stream", "buf", "idx", "offset", "scale", "eps", "mask", "logits", "labels"]
+
     def ident() -> str:
-        return rng.choice(["x", "key", "tok", "batch", "lr", "step", "api", "client", "pass_count", "secret_sauce"]) + \
-            "_" + _rand(rng, 5, string.ascii_lowercase)
+        return rng.choice(names) + "_" + _rand(rng, 5, string.ascii_lowercase)
 
     py = [f"    {ident()} = {ident()}({rng.randrange(999)}, key={ident()!r})" for _ in range(400)]
     py += ["import torch", "    tokenizer = AutoTokenizer.from_pretrained(args.model)", "def main(argv):",
