@@ -309,3 +309,26 @@ def test_changed_since_never_starts_a_configured_fsmonitor(tmp_path: Path, run_c
     code, findings = check(run_cli, "--changed-since", "HEAD", org)
     assert code in (0, 1) and findings
     assert not marker.exists()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_changed_since_covers_code_under_benchmarks(tmp_path: Path, run_cli: Cli) -> None:
+    """A change under benchmarks/ alone is checked: the changed file's secrets are found (from a warm cache the
+    other files are not scanned again); untouched files' secrets are not reported again."""
+    repo = tmp_path / "repo"
+    org = build_org(repo / "Graphcore", {("pod16", "resnet"): resnet_runs(GOOD)})
+    code_dir = org / "benchmarks" / "resnet" / "implementations" / "pod16"
+    code_dir.mkdir(parents=True)
+    (code_dir / "old.py").write_text('GH = "ghp_' + "Zq4" * 12 + '"\n', encoding="utf-8")
+    (code_dir / "train.py").write_text("import torch\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "code")
+    cache = tmp_path / "cache"
+    _, every = check(run_cli, "--cache", cache, org)
+    shown = f"{org}/benchmarks/resnet/implementations/pod16"
+    assert [f["path"] for f in every if f["code"] == "TREE045"] == [f"{shown}/old.py"]
+    (code_dir / "train.py").write_text('import torch\nSTRIPE = "sk_live_' + "Xy8" * 8 + '"\n', encoding="utf-8")
+    _, changed = check(run_cli, "--cache", cache, "--changed-since", "HEAD", org)
+    secrets = [(f["path"], f["message"]) for f in changed if f["code"] == "TREE045"]
+    assert secrets == [(f"{shown}/train.py", "possible secret: Stripe Access Key")]
