@@ -7,6 +7,7 @@ headers, never follows a symlink, and never writes.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -159,8 +160,8 @@ def _secret_candidates(entries: Iterable[_Entry], prefixes: tuple[str, ...],
     return out
 
 
-def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: int = 0
-                 ) -> list[tuple[Path, int, str]]:  # fmt: skip
+def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: int = 0, pack: str = "",
+                 complete: bool = True) -> list[tuple[Path, int, str]]:  # fmt: skip
     """(file, 1-based line, kind of secret) for each secret found; the secret itself is never returned.
 
     Every UTF-8 file is scanned as detect-secrets scans it (checker/codescan.py: the same findings, faster, cached
@@ -181,21 +182,24 @@ def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: i
         elif kind == "other":
             other.append(path)
     found = [(Path(p), line, kind) for p, line, kind in scan_files(jobs, SECRET_PLUGINS, cache_dir=cache_dir,
-                                                                      workers=workers)]  # fmt: skip
+                                                                      workers=workers, pack=pack,
+                                                                      complete=complete)]  # fmt: skip
     found += _fallback_secrets(other)
     return sorted(found, key=lambda t: (str(t[0]), t[1], t[2]))
 
 
 def _read_kind(path: Path) -> tuple[str, str]:
     """("text", sha256) for a UTF-8 file, ("other", "") for another readable non-binary one, ("skip", "") for a
-    binary or unreadable one. Each file is read once."""
+    binary or unreadable one. A binary file is read no further than its first 8 KB, a text file once."""
     import hashlib
 
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+            if b"\x00" in head:  # binary: no credentials in readable form
+                return "skip", ""
+            data = head + fh.read()
     except OSError:
-        return "skip", ""
-    if b"\x00" in data[:8192]:  # binary: no credentials in readable form
         return "skip", ""
     try:
         data.decode("utf-8")
@@ -238,7 +242,9 @@ def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",), ca
     by_path = {e.path: e for e in entries}
     only = None if changed is None else _relative(changed, root_real)
     paths = [e.path for e in _secret_candidates(entries, secrets_under, only)]
-    for path, line, kind in find_secrets(paths, cache_dir=cache_dir, workers=workers):
+    pack = json.dumps([root_real, list(secrets_under)])
+    for path, line, kind in find_secrets(paths, cache_dir=cache_dir, workers=workers, pack=pack,
+                                         complete=changed is None):  # fmt: skip
         hit = by_path.get(path)
         rel = hit.rel if hit else path.name
         out.append(finding("TREE045", os.path.join(display, rel), f"possible secret: {kind}", line=line or None))

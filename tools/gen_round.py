@@ -109,7 +109,8 @@ def _pools(rng: random.Random) -> dict[str, list[str]]:
     def ident() -> str:
         return rng.choice(names) + "_" + _rand(rng, 5, string.ascii_lowercase)
 
-    py = [f"    {ident()} = {ident()}({rng.randrange(999)}, key={ident()!r})" for _ in range(400)]
+    kwargs = ["dim", "axis", "dtype", "device", "name", "out", "key"]
+    py = [f"    {ident()} = {ident()}({rng.randrange(999)}, {rng.choice(kwargs)}={ident()!r})" for _ in range(400)]
     py += ["import torch", "    tokenizer = AutoTokenizer.from_pretrained(args.model)", "def main(argv):",
            '    api_key = os.environ["API_KEY"]', "    password = getpass.getpass()", "    return loss.item()",
            "# Copyright (c) 2024, NVIDIA CORPORATION. All rights reserved.", "    print(f'step {step}: {loss:.4f}')"]
@@ -159,7 +160,7 @@ def _logs(org: Path, systems: list[str], rng: random.Random, runs_per: int) -> i
     from mlsubmit.synth_org import system
 
     def one(bench: str, i: int) -> str:
-        return render(RunSpec(benchmark=bench, ruleset=RULESET, org=org.name, platform="pod", evals=60,
+        return render(RunSpec(benchmark=bench, ruleset=RULESET, org=org.name, platform="pod", evals=250,
                               seed=rng.randrange(10**6), minutes=30 + i))  # fmt: skip
 
     rendered = {b: [one(b, i) for i in range(runs_per)] for b in BENCHMARKS}

@@ -201,22 +201,23 @@ def test_warm_scan_comes_from_the_cache_and_faults_are_misses(tmp_path: Path, mo
     (code / "b.py").write_text('x = 1\n', encoding="utf-8")
     cache = tmp_path / "cache"
     paths = sorted(code.iterdir())
-    cold = _ours(paths, cache_dir=cache)
+    cold = _ours(paths, cache_dir=cache, pack="tree-a")
     assert cold and cold == _ours(paths)
+    _ours(paths[1:], cache_dir=cache, pack="tree-b")  # another tree's entry, to plant under tree-a's name
 
     def boom(*_a: object) -> None:
         raise AssertionError("scanned although cached")
 
     with monkeypatch.context() as m:
         m.setattr(codescan, "scan_file", boom)
-        assert _ours(paths, cache_dir=cache) == cold
-    entries = sorted(cache.rglob("*.json"))
-    assert len(entries) == 2
+        assert _ours(paths, cache_dir=cache, pack="tree-a") == cold
+    entry_a = codescan._pack_entry(cache, "tree-a", SECRET_PLUGINS)[0]
+    entry_b = codescan._pack_entry(cache, "tree-b", SECRET_PLUGINS)[0]
     for fault, plant in FAULTS.items():
-        plant(entries[0], entries[1])
-        assert _ours(paths, cache_dir=cache) == cold, fault
+        plant(entry_a, entry_b)
+        assert _ours(paths, cache_dir=cache, pack="tree-a") == cold, fault
     (code / "b.py").write_text('PW = "sk_live_' + "Zx9" * 8 + '"\n', encoding="utf-8")  # new content: new key
-    assert _ours(paths, cache_dir=cache) == _ours(paths) != cold
+    assert _ours(paths, cache_dir=cache, pack="tree-a") == _ours(paths) != cold
 
 
 def test_changed_since_limits_the_secret_scan_to_changed_files(tmp_path: Path) -> None:
