@@ -151,9 +151,10 @@ def candidate_lines(lines: list[str], probes: Iterable[Probe]) -> list[int]:
     text = _Text(lines, _universe(groups))
     found: set[int] = set()
     for (literals, folded, also), patterns in groups:
-        if literals and not all(text.holds(need) for need in ((literals, folded), *also)):
+        needs = ((literals, folded), *also) if literals else ()
+        if not all(text.holds(need) for need in needs):
             continue
-        spans = text.spans(literals, folded) if literals else None
+        spans = text.lines_meeting(needs)
         region = text.text if spans is None else "\n".join(text.text[a:b] for a, b in spans)
         for rx in patterns:
             if rx.search(region):
@@ -202,6 +203,19 @@ class _Text:
     def holds(self, need: Need) -> bool:
         present = self.present(need[1])
         return any(lit in present for lit in need[0])
+
+    def lines_meeting(self, needs: tuple[Need, ...]) -> list[tuple[int, int]] | None:
+        """(start, end) of each line meeting every need (a match lies within one line, so it holds a literal of
+        each), or None to search the whole text: no need, every need everywhere, or a line holding a newline
+        itself (a transformer's multi-line value), where lines and spans between newlines would differ."""
+        if not needs or self.text.count("\n") != len(self.lines) - 1:
+            return None
+        out: set[tuple[int, int]] | None = None
+        for literals, folded in needs:
+            found = self.spans(literals, folded)
+            if found is not None:
+                out = set(found) if out is None else out & set(found)
+        return None if out is None else sorted(out)
 
     def spans(self, literals: tuple[str, ...], folded: bool) -> list[tuple[int, int]] | None:
         """(start, end) of each line holding one of the literals, or None when a literal is so frequent (or so
