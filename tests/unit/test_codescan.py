@@ -234,3 +234,21 @@ def test_changed_since_limits_the_secret_scan_to_changed_files(tmp_path: Path) -
 def test_summary_is_json(generated: tuple[Path, dict[str, Any]]) -> None:
     _out, summary = generated
     assert json.loads(json.dumps(summary))["files"] > 100
+
+
+def test_the_progress_bar_counts_the_code_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+
+    seen: list[tuple[int, str]] = []
+    done: list[int] = []
+
+    @contextlib.contextmanager
+    def recording(total: int, label: str) -> Iterator[Any]:
+        seen.append((total, label))
+        yield lambda: done.append(1)
+
+    monkeypatch.setattr(codescan, "tracker", recording)
+    for name in ("a.py", "b.sh", "c.yaml"):
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    _ours(sorted(tmp_path.iterdir()))
+    assert seen == [(3, "scanning code for secrets")] and len(done) == 3
