@@ -236,6 +236,17 @@ def test_cache_gives_the_same_report(tmp_path: Path, run_cli: Cli) -> None:
     assert len(list((cache / "rcp").glob("*.json"))) == 1  # and the folder's RCP result
 
 
+@pytest.mark.parametrize("planted", [b'{"something": "else"}', b"[1, 2]", b'{"runs": 3}', b"{not json"])
+def test_a_planted_rcp_entry_is_a_miss_never_an_exit_3(tmp_path: Path, run_cli: Cli, planted: bytes) -> None:
+    """The issue's report: valid JSON of the wrong shape under --cache DIR/rcp/ ended the run (KeyError 'runs')."""
+    org = build_org(tmp_path / "G", {("pod16", "resnet"): resnet_runs(GOOD)})
+    cache = tmp_path / "cache"
+    expected = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org)
+    for entry in (cache / "rcp").glob("*.json"):
+        entry.write_bytes(planted)
+    assert run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org) == expected
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
                    env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
