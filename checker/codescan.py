@@ -161,7 +161,7 @@ def _load_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...]) -> d
 
     entry, key = _pack_entry(cache_dir, pack, plugins)
     body = load_entry(cache_dir, entry, key, _is_pack)
-    return {} if body is MISS else body  # type: ignore[no-any-return]
+    return {} if body is MISS else body
 
 
 def _store_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...], body: dict[str, list[list[Any]]]

@@ -165,7 +165,7 @@ def candidate_lines(lines: list[str], probes: Iterable[Probe]) -> list[int]:
 @functools.cache
 def _grouped(probes: tuple[Probe, ...]) -> Groups:
     """Probes that require the same literals, together: the literals are looked for once per text."""
-    groups: dict[tuple[tuple[str, ...], bool], list[re.Pattern[str]]] = {}
+    groups: dict[tuple[tuple[str, ...], bool, tuple[Need, ...]], list[re.Pattern[str]]] = {}
     for p in probes:
         groups.setdefault((p.literals, p.folded, p.also), []).append(p.rx)
     return list(groups.items())

@@ -153,7 +153,7 @@ def peak_mb(cmd: list[str]) -> int:
 
 
 def bench_generated(work: Path) -> dict[str, object]:
-    from gen_round import write_round  # type: ignore[import-not-found]  # tools/, on sys.path above
+    from gen_round import write_round  # tools/, on sys.path above
 
     scale = float(os.environ.get("MLSUBMIT_BENCH_SCALE", "1.0"))
     tree = work / "round"
@@ -194,7 +194,7 @@ def targets(f: dict[str, object]) -> list[str]:
              lambda v: v <= 1),
             ("peak memory on the generated round (MB)", f.get("gen_peak_mb"), "<= 300 MB", lambda v: v <= 300)]
     return [f"{name:62} {value!s:>8}  target {want:8} {'met' if value is not None and ok(value) else 'NOT met'}"
-            for name, value, want, ok in rows]  # type: ignore[no-untyped-call]
+            for name, value, want, ok in rows]
 
 
 def main() -> int:
