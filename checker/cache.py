@@ -1,10 +1,19 @@
-"""`--cache DIR`: reuse a log's findings and facts when nothing that decides them has changed.
+"""`--cache DIR`: reuse a log's findings and facts when nothing that decides them has changed; and the one place
+where every cache of mlsubmit (logs, RCP verdicts, hygiene and secret results, the data copies) stores and reads
+its entries.
 
 The key is the log's sha256 plus everything else its result depends on: the ruleset, the profile and options that
 pick log-level checks, mlsubmit's and mlperf-logging's versions, the closed hyperparameter tables' bytes and the
-cache format. Entries are JSON (never pickle: a shared cache folder must not be a way to run code) written to a
-temporary file and moved into place with os.replace, so concurrent checks sharing a cache only ever see whole
-entries. A damaged entry is a miss.
+cache format. Entries are JSON (never
+pickle: a shared cache folder must not be a way to run code) written to a temporary file and moved into place with
+os.replace, so concurrent checks sharing a cache only ever see whole entries.
+
+Caches cannot lie (`store_entry` / `load_entry`): an entry is a header line (JSON: the format, the entry's full
+key, the sha256 and length of its body) and the body (JSON). On reading, the header must name the key asked for,
+the body must have that digest, and the decoded body must pass the cache's own shape check; an entry reached
+through a symbolic link, or lying outside the cache folder, is never opened. Anything else is a miss, and the
+caller computes the answer and writes the entry again. Writing is best effort: a read-only folder or a full disk
+leaves the cache as it was and the check goes on.
 """
 
 from __future__ import annotations
@@ -12,18 +21,21 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
-
-from mlsubmit.checker.facts import SERIES_KEYS, LogFacts, Occurrence
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit import __version__
-from mlsubmit.findings import Finding, Location, Severity
+from mlsubmit.support.entries import MISS, load_entry, store_entry
 
-FORMAT = 3  # 2: facts keep fewer series, and call-site metadata only for seeds; 3: facts keep the RCP lines
+__all__ = ["MISS", "LogCache", "context_key", "folder_key", "load_entry", "store_entry"]
+
+if TYPE_CHECKING:  # imported where used: mlsubmit.support.datafiles reads its copies through this module at start-up
+    from mlsubmit.checker.facts import LogFacts
+
+    from mlsubmit.findings import Finding
+
+FORMAT = 4  # 2: fewer series, call-site metadata only for seeds; 3: facts keep the RCP lines; 4: key and digest
 
 
 @functools.cache
@@ -46,6 +58,8 @@ def _hp_tables_digest() -> str:
 
 @functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
 def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
+    from mlsubmit.checker.facts import SERIES_KEYS
+
     parts = {
         "format": FORMAT,
         "mlsubmit": __version__,
@@ -70,12 +84,14 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
 
 
 def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
+    from mlsubmit.findings import Finding, Location, Severity
+
     path = new if d["path"] == old else d["path"]
     related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
     return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related)
 
 
-def _occ(o: Occurrence) -> list[Any]:
+def _occ(o: Any) -> list[Any]:
     return [o.value, o.metadata, o.time_ms, o.line]
 
 
@@ -88,6 +104,8 @@ def _facts_to_json(f: LogFacts) -> dict[str, Any]:
 
 
 def _facts_from_json(d: dict[str, Any], new: str) -> LogFacts:
+    from mlsubmit.checker.facts import LogFacts, Occurrence
+
     first = {k: Occurrence(*v) for k, v in d.pop("first").items()}
     series = {k: [Occurrence(*o) for o in v] for k, v in d.pop("series").items()}
     d["error_codes"] = tuple(d["error_codes"])
@@ -104,44 +122,30 @@ class LogCache:
     def _entry(self, sha256: str) -> Path:
         return self.root / self.context / sha256[:2] / f"{sha256}.json"
 
+    def _key(self, sha256: str) -> str:
+        return f"log/{self.context}/{sha256}"
+
     def get(self, sha256: str, display: str) -> tuple[list[Finding], LogFacts] | None:
+        data = load_entry(self.root, self._entry(sha256), self._key(sha256), _is_log_body)
+        if data is MISS:
+            return None
         try:
-            data = json.loads(self._entry(sha256).read_text(encoding="utf-8"))
             old = data["display"]
             findings = [_finding_from_json(d, old, display) for d in data["findings"]]
             return findings, _facts_from_json(data["facts"], display)
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):  # the right digest over a body of another shape
             return None
 
     def put(self, sha256: str, display: str, findings: list[Finding], facts: LogFacts) -> None:
         payload = {"display": display, "findings": [_finding_to_json(f) for f in findings],
                    "facts": _facts_to_json(facts)}  # fmt: skip
-        store_json(self._entry(sha256), payload)
+        store_entry(self.root, self._entry(sha256), self._key(sha256), payload)
 
 
-def store_json(entry: Path, payload: Any) -> None:
-    """Write atomically (temporary file + os.replace). Best effort: a cache that cannot be written never fails
-    the check."""
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(payload, fh)
-            os.replace(tmp, entry)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except (OSError, TypeError, ValueError):
-        return
-
-
-def load_json(entry: Path) -> Any:
-    """The entry's JSON, or None when it is missing or damaged."""
-    try:
-        return json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+def _is_log_body(body: Any) -> bool:
+    return (isinstance(body, dict) and isinstance(body.get("display"), str)
+            and isinstance(body.get("findings"), list) and isinstance(body.get("facts"), dict)
+            and all(isinstance(f, dict) for f in body["findings"]))  # fmt: skip
 
 
 def folder_key(*parts: Any) -> str:

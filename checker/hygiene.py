@@ -7,12 +7,16 @@ headers, never follows a symlink, and never writes.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from mlsubmit.checker.options import Tracker, no_progress
+from mlsubmit.checker.rounds import ROUND_FILE
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
@@ -127,6 +131,8 @@ def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding
         out.append(finding("TREE040", shown, f"{what} {entry.path.name!r} is editor, build or OS junk"))
     elif not entry.is_dir and _is_special(entry.path):
         out.append(finding("TREE040", shown, f"{entry.path.name!r} is a special file (FIFO, socket or device)"))
+    elif entry.rel == ROUND_FILE:  # the tree stating its round (rounds.py): mlsubmit's own, not left behind
+        pass
     elif entry.path.name.startswith(".") or " " in entry.path.name:
         why = "starts with a dot" if entry.path.name.startswith(".") else "contains a space"
         out.append(finding("TREE041", shown, f"name {entry.path.name!r} {why}"))
@@ -140,50 +146,71 @@ def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding
     return out
 
 
-def _secret_candidates(entries: Iterable[_Entry], prefixes: tuple[str, ...]) -> list[_Entry]:
+def _secret_candidates(entries: Iterable[_Entry], prefixes: tuple[str, ...],
+                       only: frozenset[str] | None = None) -> list[_Entry]:  # fmt: skip
+    """Regular, non-junk files under the prefixes, no bigger than SECRET_SCAN_LIMIT (`only`: relative paths to
+    keep, for --changed-since)."""
     out = []
     for e in entries:
-        if e.is_dir or not _is_regular(e.path) or _is_junk(e):
+        if e.is_dir or (only is not None and e.rel not in only) or not _is_regular(e.path) or _is_junk(e):
             continue
         if not any(p == "" or e.rel == p or e.rel.startswith(p + "/") for p in prefixes):
             continue
         try:
             if e.path.stat().st_size > SECRET_SCAN_LIMIT:
                 continue
-            with open(e.path, "rb") as fh:
-                if b"\x00" in fh.read(8192):  # binary: no credentials in readable form
-                    continue
         except OSError:
             continue
         out.append(e)
     return out
 
 
-def find_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
-    """(file, 1-based line, kind of secret) for each secret found; the secret itself is never returned."""
-    if not paths:
-        return []
+def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: int = 0, pack: str = "",
+                 complete: bool = True, progress: Tracker = no_progress) -> list[tuple[Path, int, str]]:  # fmt: skip
+    """(file, 1-based line, kind of secret) for each secret found; the secret itself is never returned.
+
+    Every UTF-8 file is scanned as detect-secrets scans it (checker/codescan.py: the same findings, faster, cached
+    by content under `cache_dir`); binary files (a NUL in the first 8 KB) are skipped, and other non-UTF-8
+    files, which detect-secrets skips, get the small built-in pattern set."""
     try:
-        from detect_secrets import SecretsCollection
-        from detect_secrets.settings import transient_settings
+        import detect_secrets  # noqa: F401
     except ImportError:  # pragma: no cover - detect-secrets is a dependency; keep a minimal net without it
         return _fallback_secrets(paths)
-    # detect-secrets silently skips files that are not UTF-8; those get the small built-in pattern set.
-    text: list[Path] = []
+    from mlsubmit.checker.codescan import Job, scan_files
+
+    jobs: list[Job] = []
     other: list[Path] = []
     for path in paths:
-        (text if _utf8(path) else other).append(path)
-    collection = SecretsCollection()
-    with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
-        for path in text:
-            collection.scan_file(str(path))
-    found = [
-        (Path(filename), int(secret.line_number or 0), str(secret.type))
-        for filename, secrets in collection.data.items()
-        for secret in secrets
-    ]
+        kind, digest = _read_kind(path)
+        if kind == "text":
+            jobs.append(Job(str(path), digest))
+        elif kind == "other":
+            other.append(path)
+    found = [(Path(p), line, kind) for p, line, kind in scan_files(jobs, SECRET_PLUGINS, cache_dir=cache_dir,
+                                                                      workers=workers, pack=pack, progress=progress,
+                                                                      complete=complete)]  # fmt: skip
     found += _fallback_secrets(other)
     return sorted(found, key=lambda t: (str(t[0]), t[1], t[2]))
+
+
+def _read_kind(path: Path) -> tuple[str, str]:
+    """("text", sha256) for a UTF-8 file, ("other", "") for another readable non-binary one, ("skip", "") for a
+    binary or unreadable one. A binary file is read no further than its first 8 KB, a text file once."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+            if b"\x00" in head:  # binary: no credentials in readable form
+                return "skip", ""
+            data = head + fh.read()
+    except OSError:
+        return "skip", ""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "other", ""
+    return "text", hashlib.sha256(data).hexdigest()
 
 
 _FALLBACK = (
@@ -191,14 +218,6 @@ _FALLBACK = (
     (re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "AWS Access Key"),
     (re.compile(rb"(?i)\b(?:password|passwd|secret|token)\s*[:=]\s*['\"][^'\"\s]{6,}['\"]"), "Secret Keyword"),
 )
-
-
-def _utf8(path: Path) -> bool:
-    try:
-        path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    return True
 
 
 def _fallback_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
@@ -209,11 +228,13 @@ def _fallback_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
     return found
 
 
-def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",)) -> list[Finding]:
+def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",), cache_dir: Path | None = None,
+         workers: int = 0, changed: frozenset[str] | None = None, progress: Tracker = no_progress) -> list[Finding]:
     """Hygiene findings for everything under root; paths are shown as display/<relative path>.
 
     `secrets_under` limits the secret scan to these relative folders ("" = the whole tree); the tree check passes
-    ("benchmarks", "benchmark") since logs and system files are not code.
+    ("benchmarks", "benchmark") since logs and system files are not code. `cache_dir` keeps secret-scan results by
+    file content; `changed` (resolved paths, from --changed-since) limits the secret scan to those files.
     """
     root = Path(root)
     if not root.is_dir():
@@ -224,8 +245,17 @@ def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",)) ->
     for entry in entries:
         out.extend(_entry_findings(entry, root_real, display))
     by_path = {e.path: e for e in entries}
-    for path, line, kind in find_secrets([e.path for e in _secret_candidates(entries, secrets_under)]):
+    only = None if changed is None else _relative(changed, root_real)
+    paths = [e.path for e in _secret_candidates(entries, secrets_under, only)]
+    pack = json.dumps([root_real, list(secrets_under)])
+    for path, line, kind in find_secrets(paths, cache_dir=cache_dir, workers=workers, pack=pack,
+                                         complete=changed is None, progress=progress):  # fmt: skip
         hit = by_path.get(path)
         rel = hit.rel if hit else path.name
         out.append(finding("TREE045", os.path.join(display, rel), f"possible secret: {kind}", line=line or None))
     return out
+
+
+def _relative(paths: frozenset[str], root_real: str) -> frozenset[str]:
+    prefix = root_real.rstrip(os.sep) + os.sep
+    return frozenset(p[len(prefix):].replace(os.sep, "/") for p in paths if p.startswith(prefix))

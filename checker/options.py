@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,6 +111,8 @@ class CheckOptions:
     # False: the log's facts are not extracted (empty LogFacts come back). Set by run_rounds, for logs outside an
     # organisation tree when its caller reads only findings; never with a cache, whose entries keep facts.
     facts: bool = True
+    # The command line's progress display for work done outside the pool (the code scan); never part of a key.
+    progress: Tracker = field(default=no_progress, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "profile", Profile(self.profile))

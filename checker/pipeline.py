@@ -209,6 +209,7 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
 
     loose_facts=False: the caller reads only the reports, so logs outside an organisation tree (which no tree
     check reads) skip fact extraction, and their workers send back less."""
+    base = replace(base, progress=progress) if progress is not no_progress else base
     plans = [_plan(list(paths), replace(base, ruleset=ruleset)) for ruleset, paths in groups.items()]
     tasks: list[Task] = []
     for options, run in plans:

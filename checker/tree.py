@@ -338,7 +338,7 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     org.prepared["layout"] = check_layout(org)
     if not only_logs_changed(org, options):
         org.prepared["implementations"] = check_implementations(org, _with_results(every, options.ruleset))
-        org.prepared["hygiene"] = _hygiene(org)
+        org.prepared["hygiene"] = _hygiene(org, options)
 
 
 _T = TypeVar("_T")
@@ -354,8 +354,10 @@ def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
     return {f.name for f in folders if f.logs and f.name in known}
 
 
-def _hygiene(org: OrgTree) -> list[Finding]:
-    return hygiene.scan(org.root, org.display, secrets_under=("benchmarks", "benchmark"))
+def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
+    """With --changed-since, only changed files are scanned for secrets (the others were, when they changed)."""
+    return hygiene.scan(org.root, org.display, secrets_under=("benchmarks", "benchmark"), cache_dir=options.cache_dir,
+                        workers=options.jobs, changed=options.changed_paths, progress=options.progress)
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
@@ -372,7 +374,7 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
         return out
     out += prepared(org, "implementations", lambda: check_implementations(org, _with_results(folders,
                                                                                              options.ruleset)))
-    out += prepared(org, "hygiene", lambda: _hygiene(org))
+    out += prepared(org, "hygiene", lambda: _hygiene(org, options))
     return out
 
 

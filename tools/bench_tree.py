@@ -8,7 +8,13 @@ asserted; the last line is JSON with every figure.
   the three taking turns run by run (bench.fastest_each);
 - floor: one process that reads every corpus log and JSON-decodes every record, nothing else;
 - cache: the full profile with a fresh --cache (cold), then again (warm);
-- re-check: a synthetic 200-log tree in a git repository; one log changes; `--changed-since HEAD` with a warm cache.
+- re-check: a synthetic 200-log tree in a git repository; one log changes; `--changed-since HEAD` with a warm cache;
+- generated round (tools/gen_round.py, scale MLSUBMIT_BENCH_SCALE, default 1.0: ~13,000 implementation files,
+  ~800 MB, ~800 logs): the JSON floor over its logs, the default profile cold (no cache), its peak memory (the
+  largest of mlsubmit's processes), and the warm re-check after one implementation file changes (`--cache` and
+  `--changed-since HEAD`; and `--cache` alone, which hashes every scanned file).
+
+The targets of issue 14 are printed last, as ratios within this run (the machine is shared: figures are noisy).
 """
 
 from __future__ import annotations
@@ -29,11 +35,13 @@ from bench import FLOOR, best, fastest_each, timed  # noqa: E402 - the same floo
 
 PY = sys.executable
 MLSUBMIT = [PY, "-m", "mlsubmit"]
-ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0"}
+ROUNDS = {"training_results_v1.0": "1.0.0", "training_results_v1.1": "1.1.0", "training_results_v4.0": "4.0.0",
+          "training_results_v5.0": "5.0.0", "training_results_v5.1": "5.1.0"}  # v4.0 on: trees with their code
 
 
 def corpus_trees(corpus: Path) -> dict[str, list[Path]]:
-    return {rs: sorted(p for p in (corpus / rnd).iterdir() if p.is_dir()) for rnd, rs in ROUNDS.items()}
+    return {rs: sorted(p for p in (corpus / rnd).iterdir() if p.is_dir()) for rnd, rs in ROUNDS.items()
+            if (corpus / rnd).is_dir()}  # fmt: skip
 
 
 RUNS = int(os.environ.get("MLSUBMIT_BENCH_RUNS", "3"))
@@ -87,6 +95,7 @@ def bench_corpus(corpus: Path) -> dict[str, object]:
         "us_full_over_floor": round(full_t / floor_t, 2),
         "us_reference_profile_over_floor": round(reference_profile_t / floor_t, 2),
         "reference_package_over_us_reference_profile": round(ref_t / reference_profile_t, 1),
+        "reference_package_over_us_full": round(ref_t / full_t, 1),
     }
     out["us_full_cold_cache_s"] = round(check_cold(trees), 3)
     with tempfile.TemporaryDirectory(prefix="mlsubmit-cache-") as cache:
@@ -130,6 +139,64 @@ def bench_recheck(work: Path) -> dict[str, object]:
     }
 
 
+PEAK = """
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, code)
+"""
+
+
+def peak_mb(cmd: list[str]) -> int:
+    """The largest resident set of `cmd` and every process it started and waited for (its workers), in MB."""
+    out = subprocess.run([PY, "-c", PEAK, *cmd], capture_output=True, text=True, check=True).stdout.split()
+    return int(out[0])
+
+
+def bench_generated(work: Path) -> dict[str, object]:
+    from gen_round import write_round  # tools/, on sys.path above
+
+    scale = float(os.environ.get("MLSUBMIT_BENCH_SCALE", "1.0"))
+    tree = work / "round"
+    summary = write_round(tree, scale=scale)
+    orgs = sorted(str(p) for p in tree.iterdir())
+    logs = [str(p) for p in sorted(tree.glob("*/results/*/*/result_*.txt"))]
+    check = [*MLSUBMIT, "check", "--ruleset", "4.0.0", "--format", "json"]
+    timings = fastest_each(RUNS, {"floor": ([PY, "-c", FLOOR, *logs], {}), "full": ([*check, *orgs], {})})
+    floor_t, full_t = timings["floor"][0], timings["full"][0]
+    out: dict[str, object] = {"gen_scale": scale, "gen_files": summary["files"], "gen_mb": summary["bytes"] >> 20,
+                              "gen_logs": summary["logs"], "gen_floor_s": round(floor_t, 3),
+                              "gen_full_s": round(full_t, 3), "gen_full_over_floor": round(full_t / floor_t, 2),
+                              "gen_peak_mb": peak_mb([*check, *orgs])}  # fmt: skip
+    _git(tree, "init", "-q")
+    _git(tree, "-c", "core.compression=0", "-c", "core.looseCompression=0", "add", "-A")
+    _git(tree, "commit", "-qm", "round")
+    cache = work / "gen-cache"
+    cached = [*check, "--cache", str(cache)]
+    out["gen_cold_cache_s"] = round(timed([*cached, *orgs])[0], 3)
+    out["gen_warm_cache_s"] = round(best(RUNS, [*cached, *orgs])[0], 3)
+    changed = Path(summary["planted"][0][0])  # an implementation file; a new secret is added to it
+    with open(tree / changed, "a", encoding="utf-8") as fh:
+        fh.write('STRIPE = "sk_live_' + "Qz7" * 8 + '"\n')
+    recheck, proc = timed([*cached, "--changed-since", "HEAD", str(tree / changed.parts[0])])
+    out["gen_recheck_changed_since_s"] = round(recheck, 3)
+    out["gen_recheck_found_the_change"] = "Stripe Access Key" in proc.stdout
+    out["gen_recheck_full_warm_s"] = round(timed([*cached, *orgs])[0], 3)
+    return out
+
+
+def targets(f: dict[str, object]) -> list[str]:
+    """Issue 14's targets, each as the figure, the target and whether this run met it."""
+    rows = [("default profile vs reference package checker, corpus trees", f.get("reference_package_over_us_full"),
+             ">= 20x", lambda v: v >= 20),
+            ("default profile / JSON floor, all corpus trees", f.get("us_full_over_floor"), "<= 2x", lambda v: v <= 2),
+            ("default profile / JSON floor, generated round", f.get("gen_full_over_floor"), "<= 2x", lambda v: v <= 2),
+            ("warm re-check after one code change (s)", f.get("gen_recheck_changed_since_s"), "<= 1 s",
+             lambda v: v <= 1),
+            ("peak memory on the generated round (MB)", f.get("gen_peak_mb"), "<= 300 MB", lambda v: v <= 300)]
+    return [f"{name:62} {value!s:>8}  target {want:8} {'met' if value is not None and ok(value) else 'NOT met'}"
+            for name, value, want, ok in rows]
+
+
 def main() -> int:
     corpus = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus"))
     figures: dict[str, object] = {}
@@ -140,9 +207,14 @@ def main() -> int:
     if shutil.which("git"):
         with tempfile.TemporaryDirectory(prefix="mlsubmit-bench-") as tmp:
             figures.update(bench_recheck(Path(tmp)))
+        with tempfile.TemporaryDirectory(prefix="mlsubmit-bench-round-") as tmp:
+            figures.update(bench_generated(Path(tmp)))
     for key, value in figures.items():
         if key != "reference_verdicts":
             print(f"{key:40} {value}")
+    print("issue 14 targets (ratios within this run; the machine is shared, so figures are noisy):")
+    for row in targets(figures):
+        print("  " + row)
     print(json.dumps(figures, sort_keys=True))
     return 0
 

@@ -250,17 +250,19 @@ def evaluate_cached(
     lines, the ruleset, bypass and division), so an unchanged folder is not judged again."""
     if cache_dir is None:
         return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
-    from mlsubmit.checker.cache import folder_key, load_json, store_json
+    from mlsubmit.checker.cache import MISS, folder_key, load_entry, store_entry
 
     inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
-    entry = Path(cache_dir) / "rcp" / f"{folder_key('rcp', benchmark, ruleset, bypass, closed, inputs)}.json"
-    data = load_json(entry)
-    if isinstance(data, dict):
+    key = folder_key("rcp", benchmark, ruleset, bypass, closed, inputs)
+    root = Path(cache_dir)
+    entry = root / "rcp" / f"{key}.json"
+    data = load_entry(root, entry, f"rcp/{key}", lambda body: isinstance(body, dict))
+    if data is not MISS:
         try:
             data["runs"] = tuple(RunConvergence(**r) for r in data["runs"])
             return RcpResult(**data)
-        except (TypeError, KeyError):
+        except (KeyError, TypeError, ValueError):  # valid entry of another shape: a miss, written again below
             pass
     result = evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
-    store_json(entry, asdict(result))
+    store_entry(root, entry, f"rcp/{key}", asdict(result))
     return result

@@ -4,18 +4,18 @@ Shipped data is validated against its schema on load. Importing jsonschema and v
 check itself (about 0.1 s per process), so a copy of each file that passed is kept as JSON in the user's cache
 (`$MLSUBMIT_DATA_CACHE`, else `$XDG_CACHE_HOME/mlsubmit/data`, else `~/.cache/mlsubmit/data`), named by the hash
 of the file's bytes, every shipped schema and the tool version: an edited file or schema is validated again, and a
-copy that cannot be read or written is simply not used. `MLSUBMIT_DATA_CACHE=off` turns the copies off.
+copy that cannot be read or written is simply not used. `MLSUBMIT_DATA_CACHE=off` turns the copies off. Copies are
+entries of checker/cache.py: each names its key and the digest of its data, so a damaged copy, another copy
+renamed, or a link is a miss and the file is validated again.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import importlib.resources
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,7 +48,7 @@ def load_validated(entry: Readable, schema: str, *, what: str) -> Any:
     """
     raw = entry.read_bytes()
     copy = _copy_path(raw, schema)
-    if copy is not None and (kept := _read_copy(copy)) is not _MISSING:
+    if copy is not None and (kept := _read_copy(copy, _schema_shape(schema))) is not _missing():
         return kept  # else absent or damaged: validate the source and write a fresh copy
     data = load_yaml(raw.decode("utf-8"))
     from mlsubmit.support.schema_loader import load_schema, validate_or_raise  # only on a miss: jsonschema is heavy
@@ -70,23 +70,48 @@ def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
 
     key = hashlib.sha256(__version__.encode() + b"\0" + inputs).hexdigest()
     path = folder / f"{name}-{key}.json"
-    if (kept := _read_copy(path)) is not _MISSING:
+    if (kept := _read_copy(path)) is not _missing():
         return kept
     data = build()
     _store(path, data)
     return data
 
 
-_MISSING = object()
+def _missing() -> Any:
+    from mlsubmit.support.entries import MISS
+
+    return MISS
 
 
-def _read_copy(path: Path) -> Any:
-    """A kept copy's data, or _MISSING when it is absent or damaged (its data may itself be null)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return _MISSING
+def _read_copy(path: Path, shape: Callable[[Any], bool] | None = None) -> Any:
+    """A kept copy's data, or MISS when it is absent, damaged or not the copy its name says (data may be null)."""
+    from mlsubmit.support.entries import load_entry
+
+    return load_entry(path.parent, path, _copy_key(path), shape)
+
+
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {"object": dict, "array": list, "string": str}
+
+
+@functools.cache
+def _schema_shape(schema: str) -> Callable[[Any], bool]:
+    """The schema's top level (type, required properties) as a cheap test of a copy: the copy was validated when
+    written, so this only has to tell our data from another body that happens to carry a right digest. Reads the
+    schema as plain JSON: jsonschema is not imported on a hit."""
+    spec = json.loads(importlib.resources.files("mlsubmit.schemas").joinpath(schema).read_text(encoding="utf-8"))
+    kind = _JSON_TYPES.get(spec.get("type", ""), object)
+    required = tuple(spec.get("required", ()))
+
+    def fits(data: Any) -> bool:
+        if not isinstance(data, kind):
+            return False
+        return not required or (isinstance(data, dict) and all(k in data for k in required))
+
+    return fits
+
+
+def _copy_key(path: Path) -> str:
+    return f"data/{path.stem}"
 
 
 def cache_dir() -> Path | None:
@@ -120,21 +145,11 @@ def _copy_path(raw: bytes, schema: str) -> Path | None:
 
 def _store(path: Path, data: Any) -> None:
     """Write the copy atomically; data JSON cannot represent exactly (non-string keys, dates) is not cached."""
+    from mlsubmit.support.entries import store_entry
+
     try:
-        text = json.dumps(data, ensure_ascii=False)  # Infinity is kept: only our json.load reads it
-        if json.loads(text) != data:
+        if json.loads(json.dumps(data, ensure_ascii=False)) != data:  # Infinity is kept: only our reader reads it
             return
     except (TypeError, ValueError):
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    store_entry(path.parent, path, _copy_key(path), data)

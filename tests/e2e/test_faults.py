@@ -1,4 +1,4 @@
-"""Faults: a packaging run killed with SIGKILL, two checks racing on one cache, read-only and full output folders.
+"""Faults: a packaging run killed with SIGKILL, four checks racing on one cache, read-only and full output folders.
 
 None of these asserts timings. Kills land at fractions of an uninterrupted build timed on this machine, and once as
 soon as the build's hidden folder appears, so some kill lands mid-build however fast the machine is; each outcome is
@@ -166,7 +166,7 @@ def _comparable(out: str) -> dict[str, object]:
 
 
 @pytest.mark.slow
-def test_two_checks_sharing_a_cache_leave_it_consistent(tmp_path: Path) -> None:
+def test_four_checks_sharing_a_cache_leave_it_consistent(tmp_path: Path) -> None:
     logs = _tree_of_logs(tmp_path, 16)
     cold = _check(logs, None)
     expected_out, err = cold.communicate(timeout=300)
@@ -174,7 +174,7 @@ def test_two_checks_sharing_a_cache_leave_it_consistent(tmp_path: Path) -> None:
     expected = _comparable(expected_out)
     cache = tmp_path / "cache"
     for _round in range(2):  # cold racing writers, then racing readers and writers
-        racers = [_check(logs, cache, "-j", "2"), _check(logs, cache, "-j", "1")]
+        racers = [_check(logs, cache, "-j", jobs) for jobs in ("2", "1", "2", "1")]
         for proc in racers:
             out, err = proc.communicate(timeout=300)
             assert proc.returncode == 1, err
@@ -182,8 +182,11 @@ def test_two_checks_sharing_a_cache_leave_it_consistent(tmp_path: Path) -> None:
     entries = [p for p in cache.rglob("*") if p.is_file()]
     assert entries, "the cache was not written"
     assert not [p for p in entries if p.name.startswith(".tmp-")], "a temporary file was left behind"
-    for entry in entries:
-        json.loads(entry.read_text(encoding="utf-8"))  # every entry whole, never interleaved
+    from mlsubmit.checker.cache import MISS, load_entry
+
+    for entry in entries:  # every entry whole and valid under its own key, never interleaved
+        key = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]
+        assert load_entry(cache, entry, key) is not MISS, entry
     warm = _check(logs, cache)
     out, _ = warm.communicate(timeout=300)
     assert _comparable(out) == expected

@@ -237,8 +237,19 @@ def test_cache_gives_the_same_report(tmp_path: Path, run_cli: Cli) -> None:
     cold = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org)
     warm = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org)
     assert cold == warm
-    assert len([p for p in cache.rglob("*.json") if "rcp" not in p.parts]) == 5  # one entry per log
+    assert len([p for p in cache.rglob("*.json") if not {"rcp", "secrets"} & set(p.parts)]) == 5  # one per log
     assert len(list((cache / "rcp").glob("*.json"))) == 1  # and the folder's RCP result
+
+
+@pytest.mark.parametrize("planted", [b'{"something": "else"}', b"[1, 2]", b'{"runs": 3}', b"{not json"])
+def test_a_planted_rcp_entry_is_a_miss_never_an_exit_3(tmp_path: Path, run_cli: Cli, planted: bytes) -> None:
+    """The issue's report: valid JSON of the wrong shape under --cache DIR/rcp/ ended the run (KeyError 'runs')."""
+    org = build_org(tmp_path / "G", {("pod16", "resnet"): resnet_runs(GOOD)})
+    cache = tmp_path / "cache"
+    expected = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org)
+    for entry in (cache / "rcp").glob("*.json"):
+        entry.write_bytes(planted)
+    assert run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--cache", cache, org) == expected
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -314,3 +325,26 @@ def test_changed_since_never_starts_a_configured_fsmonitor(tmp_path: Path, run_c
     code, findings = check(run_cli, "--changed-since", "HEAD", org)
     assert code in (0, 1) and findings
     assert not marker.exists()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_changed_since_covers_code_under_benchmarks(tmp_path: Path, run_cli: Cli) -> None:
+    """A change under benchmarks/ alone is checked: the changed file's secrets are found (from a warm cache the
+    other files are not scanned again); untouched files' secrets are not reported again."""
+    repo = tmp_path / "repo"
+    org = build_org(repo / "Graphcore", {("pod16", "resnet"): resnet_runs(GOOD)})
+    code_dir = org / "benchmarks" / "resnet" / "implementations" / "pod16"
+    code_dir.mkdir(parents=True)
+    (code_dir / "old.py").write_text('GH = "ghp_' + "Zq4" * 12 + '"\n', encoding="utf-8")
+    (code_dir / "train.py").write_text("import torch\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "code")
+    cache = tmp_path / "cache"
+    _, every = check(run_cli, "--cache", cache, org)
+    shown = f"{org}/benchmarks/resnet/implementations/pod16"
+    assert [f["path"] for f in every if f["code"] == "TREE045"] == [f"{shown}/old.py"]
+    (code_dir / "train.py").write_text('import torch\nSTRIPE = "sk_live_' + "Xy8" * 8 + '"\n', encoding="utf-8")
+    _, changed = check(run_cli, "--cache", cache, "--changed-since", "HEAD", org)
+    secrets = [(f["path"], f["message"]) for f in changed if f["code"] == "TREE045"]
+    assert secrets == [(f"{shown}/train.py", "possible secret: Stripe Access Key")]

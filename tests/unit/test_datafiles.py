@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import importlib.resources
-import json
 from pathlib import Path
 
 import pytest
 
 import mlsubmit.support.schema_loader as schema_loader
-from mlsubmit.support.datafiles import CACHE_ENV, _store, cache_dir, load_validated
+from mlsubmit.support.datafiles import CACHE_ENV, _read_copy, _store, cache_dir, load_validated
 from mlsubmit.support.schema_loader import SchemaError
 
 SCHEMA = "codes.schema.json"
@@ -65,7 +64,7 @@ def test_a_damaged_copy_is_ignored_and_replaced(source: Path, copies: Path) -> N
     (copy,) = copies.glob("*.json")
     copy.write_text('{"family": "REP", "co')
     assert load_validated(source, SCHEMA, what="rep.yaml") == data
-    assert json.loads(copy.read_text()) == data
+    assert _read_copy(copy) == data
     assert [p.name for p in copies.iterdir() if p.name.startswith(".tmp-")] == []
 
 
@@ -98,7 +97,7 @@ def test_data_json_cannot_hold_exactly_is_not_copied(tmp_path: Path) -> None:
     _store(tmp_path / "nan.json", {"x": float("nan")})  # NaN != NaN: the round trip cannot be proved
     assert list(tmp_path.iterdir()) == []
     _store(tmp_path / "inf.json", {"max": float("inf")})  # the HP table's open upper bounds
-    assert json.loads((tmp_path / "inf.json").read_text()) == {"max": float("inf")}
+    assert _read_copy(tmp_path / "inf.json") == {"max": float("inf")}
 
 
 def test_every_shipped_data_file_round_trips_through_its_copy(copies: Path) -> None:

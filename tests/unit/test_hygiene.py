@@ -153,3 +153,10 @@ def test_secrets_in_files_that_are_not_utf8(tmp_path: Path) -> None:
     """detect-secrets skips such files; the built-in patterns still catch the usual shapes."""
     write(tmp_path / "benchmarks/bert/run.sh", b'export KEY=' + AWS_KEY.encode() + b"\n\xff\xfe latin-1 junk\n")
     assert [(f.code, f.line) for f in scan(tmp_path, "org")] == [("TREE045", 1)]
+
+
+def test_the_round_file_at_the_root_is_mlsubmits_own_but_elsewhere_a_hidden_name(tmp_path: Path) -> None:
+    write(tmp_path / ".mlsubmit-round", "6.0\n")
+    assert codes(scan(tmp_path, "org")) == []
+    write(tmp_path / "results/.mlsubmit-round", "6.0\n")
+    assert codes(scan(tmp_path, "org")) == [("TREE041", "org/results/.mlsubmit-round")]
