@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mlsubmit._git import changed_paths
+
+from mlsubmit.support.git import changed_paths
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
