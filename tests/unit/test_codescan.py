@@ -247,8 +247,7 @@ def test_the_progress_bar_counts_the_code_scan(tmp_path: Path, monkeypatch: pyte
         seen.append((total, label))
         yield lambda: done.append(1)
 
-    monkeypatch.setattr(codescan, "tracker", recording)
     for name in ("a.py", "b.sh", "c.yaml"):
         (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
-    _ours(sorted(tmp_path.iterdir()))
+    _ours(sorted(tmp_path.iterdir()), progress=recording)
     assert seen == [(3, "scanning code for secrets")] and len(done) == 3
