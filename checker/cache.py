@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # imported where used: mlsubmit.support.datafiles reads its c
 
     from mlsubmit.findings import Finding
 
-FORMAT = 4  # 2: fewer series, call-site metadata only for seeds; 3: facts keep the RCP lines; 4: key and digest
+FORMAT = 5  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer
 
 
 @functools.cache

@@ -47,6 +47,9 @@ class LogFacts:
     # The lines mlperf-logging's RCP reader acts on, as it reads them (rcp/lines.py): the RCP check and each
     # run's convergence come from the reference's own reader run on these, so no log is read twice.
     rcp_lines: tuple[str, ...] = ()
+    # [ruleset, the reference reader's answer on rcp_lines], computed where the log was read (a worker) for closed
+    # runs, so the RCP check in the main process reads no run again; None: not computed, or the reader raises.
+    rcp_answer: list[Any] | None = None
     first: dict[str, Occurrence] = field(default_factory=dict)
     series: dict[str, list[Occurrence]] = field(default_factory=dict)
 

@@ -18,6 +18,7 @@ from mlsubmit.checker.discover import LogRef, Targets, discover
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.options import CheckOptions, LogCheck, OrgCheck, OrgPrep, Tracker, no_progress
+from mlsubmit.checker.rcp import answer_for
 
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Severity
@@ -77,6 +78,8 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
 
             findings = merge_rule_duplicates(findings)
     facts = extract(log) if whole else LogFacts(path=log.path)
+    if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
+        facts.rcp_answer = answer_for(facts, options.ruleset)
     facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
         cache.put(_key(ref, sha), ref.display, findings, facts)

@@ -113,13 +113,35 @@ def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str) -> RunCon
                           epochs if not failed else NOT_CONVERGED)  # fmt: skip
 
 
+def answer_for(facts: LogFacts, ruleset: str) -> list[Any] | None:
+    """[ruleset, the reference reader's answer] on this run's kept lines, or None when the reader raises (the RCP
+    check then reads the run itself, to raise as the reference does)."""
+    from mlsubmit.checker.rcp.reference import module, serving
+
+    name = f"{_FOLDER}/result_0.txt"
+    with serving({name: "\n".join(facts.rcp_lines) + "\n"}):
+        try:
+            return [ruleset, list(module().read_submission_file(name, ruleset, False))]
+        except Exception:  # the check meets the same raise and names it
+            return None
+
+
+def _answers(served: dict[str, tuple[str, LogFacts]], ruleset: str) -> dict[str, list[Any]]:
+    out = {}
+    for name, (_, facts) in served.items():
+        kept = facts.rcp_answer
+        if kept is not None and len(kept) == 2 and kept[0] == ruleset and isinstance(kept[1], list):
+            out[name] = kept[1]
+    return out
+
+
 def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
     """One run's convergence as the reference reads it (the report's per-run `to_converge`)."""
     from mlsubmit.checker.rcp.reference import module, serving
 
     served = _served([facts]) or {f"{_FOLDER}/result_0.txt": ("\n".join(facts.rcp_lines) + "\n", facts)}
     name, (text, _) = next(iter(served.items()))
-    with serving({name: text}):
+    with serving({name: text}, _answers({name: (text, facts)}, ruleset), ruleset):
         return _read_run(module(), name, facts, ruleset)
 
 
@@ -142,7 +164,7 @@ def evaluate(
 
     mod = module()
     served = _served(runs)
-    with serving({name: text for name, (text, _) in served.items()}) as judged:
+    with serving({name: text for name, (text, _) in served.items()}, _answers(served, ruleset), ruleset) as judged:
         conv = tuple(_read_run(mod, name, facts, ruleset) for name, (_, facts) in served.items())
         try:
             passed, msg, norm = mod.check_directory(

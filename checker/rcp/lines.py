@@ -20,10 +20,24 @@ TRIGGERS: tuple[bytes, ...] = (
 )
 
 
-def collect(block: bytes, out: list[bytes]) -> None:
-    """Append to `out`, in order, every line of `block` (whole lines, split at b"\\n") that holds a trigger.
+TOKEN = b":::MLLOG "
+_SPARSE = 1 << 12  # fewer records than one per this many bytes: raw job output, looked at token by token
+_PROBE = 1 << 16
 
-    Each trigger is found with bytes.find (C speed); a line is kept once however many triggers it holds."""
+
+def collect(block: bytes, out: list[bytes]) -> None:
+    """Append to `out`, in order, every line of `block` (whole lines, split at b"\\n") that holds a trigger and
+    the MLLOG token (the reader passes over any other line).
+
+    Raw job output with few records is looked at record by record; a block of records, trigger by trigger with
+    bytes.find (C speed). Either way a line is kept once however many triggers it holds."""
+    first = block.find(TOKEN)
+    if first < 0:
+        return
+    probe = min(len(block) - first, _PROBE)  # how dense are records where they start: a sample, not a count
+    if block.count(TOKEN, first, first + probe) * _SPARSE < probe:
+        _collect_sparse(block, first, out)
+        return
     starts: set[int] = set()
     end = len(block)
     for word in TRIGGERS:
@@ -38,6 +52,18 @@ def collect(block: bytes, out: list[bytes]) -> None:
     for start in sorted(starts):
         stop = block.find(b"\n", start)
         out.append(block[start : stop if stop >= 0 else end])
+
+
+def _collect_sparse(block: bytes, at: int, out: list[bytes]) -> None:
+    while at >= 0:
+        start = block.rfind(b"\n", 0, at) + 1
+        stop = block.find(b"\n", at)
+        line = block[start : stop if stop >= 0 else len(block)]
+        if any(word in line for word in TRIGGERS):
+            out.append(line)
+        if stop < 0:
+            return
+        at = block.find(TOKEN, stop)
 
 
 def as_text(lines: list[bytes]) -> tuple[str, ...]:

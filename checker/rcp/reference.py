@@ -56,6 +56,8 @@ class _World:
 
     def __init__(self) -> None:
         self.files: dict[str, str] = {}
+        self.answers: dict[str, list[Any]] = {}  # path -> the reader's answer already computed (in a worker)
+        self.ruleset = ""
         self.judged: list[Judged] = []
         self.lock = threading.Lock()
 
@@ -113,7 +115,21 @@ def module() -> types.ModuleType:
     mod.glob = types.SimpleNamespace(glob=_glob)  # type: ignore[attr-defined]
     mod.logging = types.SimpleNamespace(info=_silent, warning=_silent, error=_silent)  # type: ignore[attr-defined]
     mod.RCP_Checker = _checker_class(mod.RCP_Checker)  # type: ignore[attr-defined]
+    mod.read_submission_file = _answered(mod.read_submission_file)  # type: ignore[attr-defined]
     return mod
+
+
+def _answered(read: Any) -> Any:
+    """The reference's reader, giving the answer it already gave on the same lines where it has one: its regular
+    expression costs ~30 us a line, and check_directory reads every run once more."""
+
+    def read_submission_file(result_file: str, ruleset: str, use_train_samples: bool) -> Any:
+        kept = _WORLD.answers.get(result_file)
+        if kept is not None and ruleset == _WORLD.ruleset and not use_train_samples:
+            return tuple(kept)
+        return read(result_file, ruleset, use_train_samples)
+
+    return read_submission_file
 
 
 def _checker_class(base: Any) -> Any:
@@ -197,12 +213,15 @@ def _code_files() -> tuple[str, ...]:
 
 
 @contextmanager
-def serving(files: Mapping[str, str]) -> Iterator[list[Judged]]:
-    """While open: the private module sees exactly `files` (path -> text) as the logs on disk. Yields the list
+def serving(files: Mapping[str, str], answers: Mapping[str, list[Any]] | None = None, ruleset: str = ""
+            ) -> Iterator[list[Judged]]:
+    """While open: the private module sees exactly `files` (path -> text) as the logs on disk, and its reader
+    gives `answers` (path -> its own answer on the same text, for `ruleset`) without reading again. Yields the list
     the judged records are appended to."""
     with _WORLD.lock:
         _WORLD.files, _WORLD.judged = dict(files), []
+        _WORLD.answers, _WORLD.ruleset = dict(answers or {}), ruleset
         try:
             yield _WORLD.judged
         finally:
-            _WORLD.files, _WORLD.judged = {}, []
+            _WORLD.files, _WORLD.judged, _WORLD.answers, _WORLD.ruleset = {}, [], {}, ""

@@ -211,3 +211,20 @@ def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path:
         assert got == first
     assert list(tmp_path.glob("rcp-*.json"))
     reference._KEPT.clear()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_answers_given_by_the_workers_change_nothing(case: str, tmp_path: Path, quiet: None) -> None:
+    """The pipeline's workers keep the reader's answer on each closed run; the check then gives the same result as
+    when it reads every run itself, raises included."""
+    from mlsubmit.checker.rcp import answer_for
+
+    benchmark, ruleset, runs, bypass = CASES[case]
+    facts = write(tmp_path / benchmark, runs)
+    plain = evaluate(benchmark, ruleset, facts, bypass=bypass, closed=True)
+    for f in facts:
+        f.rcp_answer = answer_for(f, ruleset)
+    assert evaluate(benchmark, ruleset, facts, bypass=bypass, closed=True) == plain
+    for f in facts:  # an answer for another ruleset, or a damaged one, is not used
+        f.rcp_answer = ["0.0.0", [0, 1, 2, "x"]] if f.rcp_answer is None else [f.rcp_answer[0], "junk"]
+    assert evaluate(benchmark, ruleset, facts, bypass=bypass, closed=True) == plain
