@@ -368,7 +368,7 @@ def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool
     unpack: raw job output, gzip-compressed or not."""
     from mlsubmit.checker.logs import read_log
 
-    return advise_parsed(read_log(path, display, unpack=unpack), ruleset, table_only=table_only)
+    return advise_parsed(read_log(path, display, unpack=unpack, rcp_lines=False), ruleset, table_only=table_only)
 
 
 def advise_parsed(log: ParsedLog, ruleset: str, *, table_only: bool = False) -> list[Finding]:

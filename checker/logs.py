@@ -25,8 +25,6 @@ from mlsubmit.checker.rcp.lines import collect
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
 
-# The token, the longest line read and the chunk size are the input side's (log_input), shared with packaging.
-__all__ = ["CHUNK", "MAX_LINE", "TOKEN", "ParsedLog", "Record", "decode_record", "read_log", "read_stream"]
 _SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
 _REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
 
@@ -355,7 +353,7 @@ class _Reader:
 
 
 
-def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> ParsedLog:
+def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True) -> ParsedLog:
     """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010).
     digest=False leaves `sha256` empty, for callers that never read it (hashing is ~7% of reading)."""
     reader = _Reader(display)
@@ -383,7 +381,8 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> Parse
         cut = data.rfind(b"\n") + 1
         if cut:
             block = data[:cut]
-            collect(block, kept)
+            if rcp_lines:  # the lines the RCP check reads (rcp/lines.py), where one follows
+                collect(block, kept)
             line += reader.feed(block, line)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
@@ -393,7 +392,8 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> Parse
             rest = b""
             overlong = True
     if rest:
-        collect(rest, kept)
+        if rcp_lines:
+            collect(rest, kept)
         reader.feed(rest, line)
     lines = line - 1 + (1 if rest or overlong else 0)
     log = reader.finish(lines)
@@ -403,16 +403,16 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True) -> Parse
     return log
 
 
-def read_log(path: str | Path, display: str | None = None, *, digest: bool = True, unpack: bool = False
-             ) -> ParsedLog:
-    """Read one log file. Never raises for bad content or an unreadable file: both become findings.
-    unpack: raw job output, which may be gzip-compressed (see open_log); its line numbers are the content's."""
+def read_log(path: str | Path, display: str | None = None, *, digest: bool = True, unpack: bool = False,
+             rcp_lines: bool = True) -> ParsedLog:
+    """Read one log file. Never raises for bad content or an unreadable file: both become findings. unpack: raw job
+    output, maybe gzip-compressed (open_log), lines numbered in the content; rcp_lines: see read_stream."""
     display = display if display is not None else str(path)
     try:
         hasher = hashlib.sha256() if digest and unpack else None
         with open_log(path, unpack=unpack, hasher=hasher) as stream:
             compressed = not isinstance(stream, io.BufferedReader)
-            log = read_stream(stream, display, digest=digest and not compressed)
+            log = read_stream(stream, display, digest=digest and not compressed, rcp_lines=rcp_lines)
         if compressed and hasher is not None:
             log.sha256 = hasher.hexdigest()
         return log

@@ -68,7 +68,7 @@ def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult |
 def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
     cache = _cache(options)
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
-    log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack)
+    log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole)
     findings = list(log.findings)
     if log.records:
         for check in log_checks(options):

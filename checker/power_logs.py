@@ -83,7 +83,7 @@ class PowerLog:
 
 def read_power_log(path: Path, shown: str) -> PowerLog:
     """Read one power log; unreadable files and bad lines come back as findings on the log."""
-    parsed = read_log(path, shown, digest=False)
+    parsed = read_log(path, shown, digest=False, rcp_lines=False)
     marks = tuple(
         Mark(r.key, r.timestamp, r.payload, r.line) for r in parsed.records if r.key in KEYS
     )

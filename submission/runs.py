@@ -141,7 +141,7 @@ def stage_run(source: Path, display: str, staged: Path) -> tuple[Run | None, lis
         return None, [finding("PKG002", display, f"cannot read the run's output: {reason}")]
     if count == 0:
         return None, [finding("PKG003", display, "no :::MLLOG records: this file is not the output of a run")]
-    log = read_log(staged, display)
+    log = read_log(staged, display, rcp_lines=False)  # packaging reads start, stop and status, not convergence
     run.records = count
     run.sha256 = log.sha256
     run.size = log.size

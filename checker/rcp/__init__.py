@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker import benchmarks
+
 if TYPE_CHECKING:  # facts imports the log reader, which imports rcp.lines: no cycle at run time
     from mlsubmit.checker.facts import LogFacts
 
@@ -61,13 +63,6 @@ class RcpResult:
     runs: tuple[RunConvergence, ...] = field(default=())
 
 
-def expected_runs(benchmark: str) -> int | None:
-    """Runs a results folder holds (the benchmark table: mlperf-logging's benchmark_meta counts)."""
-    from mlsubmit.checker import benchmarks
-
-    return benchmarks.runs(benchmark)
-
-
 def reference_knows(benchmark: str) -> bool:
     """Whether the installed RCP checker has a run count for the benchmark (4.1.68 lost 'dlrm': KeyError)."""
     from mlsubmit.checker.rcp.reference import module
@@ -94,13 +89,18 @@ def rcp_file(ruleset: str, benchmark: str) -> Path | None:
     return next((p for p in folder.iterdir() if p.name == wanted), None)
 
 
+def _text(facts: LogFacts) -> str:
+    """A run's kept lines as the file the reference's reader is shown."""
+    return "\n".join(facts.rcp_lines) + "\n" if facts.rcp_lines else ""
+
+
 def _served(runs: Sequence[LogFacts]) -> dict[str, tuple[str, LogFacts]]:
     """The runs the reference's glob would list (result_*.txt), under the folder name it is shown."""
     out: dict[str, tuple[str, LogFacts]] = {}
     for facts in runs:
         name = posixpath.basename(facts.path.replace("\\", "/"))
         if fnmatch.fnmatchcase(name, "result_*.txt"):
-            out[f"{_FOLDER}/{name}"] = ("\n".join(facts.rcp_lines) + "\n" if facts.rcp_lines else "", facts)
+            out[f"{_FOLDER}/{name}"] = (_text(facts), facts)
     return out
 
 
@@ -119,7 +119,7 @@ def answer_for(facts: LogFacts, ruleset: str) -> list[Any] | None:
     from mlsubmit.checker.rcp.reference import module, serving
 
     name = f"{_FOLDER}/result_0.txt"
-    with serving({name: "\n".join(facts.rcp_lines) + "\n"}):
+    with serving({name: _text(facts)}):
         try:
             return [ruleset, list(module().read_submission_file(name, ruleset, False))]
         except Exception:  # the check meets the same raise and names it
@@ -139,7 +139,7 @@ def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
     """One run's convergence as the reference reads it (the report's per-run `to_converge`)."""
     from mlsubmit.checker.rcp.reference import module, serving
 
-    served = _served([facts]) or {f"{_FOLDER}/result_0.txt": ("\n".join(facts.rcp_lines) + "\n", facts)}
+    served = _served([facts]) or {f"{_FOLDER}/result_0.txt": (_text(facts), facts)}
     name, (text, _) = next(iter(served.items()))
     with serving({name: text}, _answers({name: (text, facts)}, ruleset), ruleset):
         return _read_run(module(), name, facts, ruleset)
@@ -172,9 +172,8 @@ def evaluate(
             )
         except Exception as exc:  # the reference stops with a traceback: no verdict for this folder
             return _crashed(exc, conv)
-    from mlsubmit.checker import benchmarks
-
-    unit = benchmarks.unit(conv[0].benchmark or benchmark if conv else benchmark, ruleset)
+    logged = conv[0].benchmark if conv else None  # the unit of the RCPs the reference chose, by the logs' benchmark
+    unit = benchmarks.unit(logged or benchmark, ruleset)
     return _verdict(bool(passed), str(msg), float(norm), conv, judged[-1] if judged else None, unit)
 
 
@@ -195,19 +194,13 @@ def _crashed(exc: Exception, conv: tuple[RunConvergence, ...]) -> RcpResult:
     if bench is None:
         return RcpResult("error", False, 1.0, "no run logs submission_benchmark (or the folder is empty)",
                          crash=crash, runs=conv)  # fmt: skip
-    if expected_runs(bench) and not reference_knows(bench):
+    if benchmarks.runs(bench) and not reference_knows(bench):
         return RcpResult("not_checked", True, 1.0, f"the installed RCP checker has no run count for {bench!r}",
                          crash=crash, runs=conv)  # fmt: skip
     return RcpResult("error", False, 1.0, f"the reference's RCP check raises {crash}", crash=crash, runs=conv)
 
 
 _PASSED = ("RCP found", "RCP Interpolation", "RCP not found but slower convergence on smaller batch size")
-
-
-def dropped(benchmark: str) -> int:
-    from mlsubmit.checker import benchmarks
-
-    return benchmarks.dropped(benchmark)
 
 
 def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ...], judged: Any, unit: str
@@ -218,7 +211,7 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
         from mlsubmit.checker.rcp.npstats import mean as np_mean
 
         record = judged.record
-        rejected = dropped(str(record.get("Benchmark")))
+        rejected = benchmarks.dropped(str(record.get("Benchmark")))
         kept = sorted(judged.epochs)[rejected : len(judged.epochs) - rejected]
         mean = float(np_mean(kept))
         rcp_mean = float(record["RCP Mean"])
@@ -239,7 +232,7 @@ def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float 
     mean, rcp_mean, low = means
     if msg == "Insufficient convergence":
         failed = sum(1 for c in conv if not c.converged)
-        allowed = max((dropped(str(c.benchmark)) for c in conv), default=1)
+        allowed = max((benchmarks.dropped(str(c.benchmark)) for c in conv), default=1)
         return f"{failed} runs did not converge (at most {allowed} allowed)"
     if msg == "Could not detect global_batch_size":
         return "no run logs global_batch_size"
@@ -253,10 +246,10 @@ def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float 
     return "; ".join(parts)
 
 
-def prepare(ruleset: str, benchmarks: Iterable[str]) -> None:
+def prepare(ruleset: str, names: Iterable[str]) -> None:
     """Load the reference's module (and with it the RCP statistics' code) before the logs are read, so the tree
     checks do not wait for it; the statistics themselves are kept as data (reference.py)."""
-    if any(b != "minigo" and expected_runs(b) for b in benchmarks):
+    if any(b != "minigo" and benchmarks.runs(b) for b in names):
         from mlsubmit.checker.rcp.reference import module
 
         try:

@@ -275,11 +275,12 @@ def _accuracy(benchmark: str, acc: float, target: float) -> Any:
     return round(acc, 5)
 
 
-def _eval_meta(spec: RunSpec, epoch: int) -> dict[str, Any]:
-    """An eval's position: `epoch_num`, or for the samples-counted benchmarks an even share of `converge_at`."""
+def _eval_meta(spec: RunSpec, epoch: int, params: dict[str, Any]) -> dict[str, Any]:
+    """An eval's position: `epoch_num`, or for the samples-counted benchmarks an even share of `converge_at` in
+    whole batches of the run's logged global batch size (`params`, what render logs)."""
     if spec.benchmark not in SAMPLES_COUNTED:
         return {"epoch_num": epoch}
-    bs = int({**HYPERPARAMETERS.get(spec.benchmark, {}), **spec.hyperparameters}.get("global_batch_size", 1))
+    bs = int(params.get("global_batch_size", 1))
     last = spec.converge_at if spec.converge_at is not None else 4 * SAMPLES.get(spec.benchmark, (1000, 0))[0] // 3
     if spec.first_eval is not None and spec.evals > 1:
         step = (last - spec.first_eval) * (epoch - 1) // (spec.evals - 1)
@@ -325,7 +326,7 @@ def render(spec: RunSpec) -> str:
         w.event("eval_start", None, {"epoch_num": epoch}, t=t, kind="start")
         last = i == spec.evals - 1
         acc = target + 0.004 if (last and spec.converge) else target - 0.05 + 0.01 * i
-        w.event("eval_accuracy", _accuracy(spec.benchmark, acc, target), _eval_meta(spec, epoch), t=t)
+        w.event("eval_accuracy", _accuracy(spec.benchmark, acc, target), _eval_meta(spec, epoch, params), t=t)
         w.event("eval_stop", None, {"epoch_num": epoch}, t=t, kind="end")
         w.event("block_stop", None, {"first_epoch_num": epoch}, t=t, kind="end")
     for key, value, meta in spec.extra:
