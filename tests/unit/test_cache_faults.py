@@ -20,19 +20,15 @@ from mlsubmit.checker.discover import LogRef
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckOptions, check_log_file
 from mlsubmit.checker.rcp import evaluate, evaluate_cached
+from rcpfix import run_lines
 
 from mlsubmit.support import entries as entries_mod
 
 
 def rcp_runs(epochs: list[int]) -> list[LogFacts]:
     """Closed ResNet-50 runs at batch 3264 converging at these epochs, as the RCP reader's kept lines."""
-    def line(key: str, value: Any, **meta: Any) -> str:
-        return ":::MLLOG " + json.dumps({"key": key, "value": value, "metadata": meta})
+    return [LogFacts(path=f"result_{i}.txt", rcp_lines=tuple(run_lines(e))) for i, e in enumerate(epochs)]
 
-    return [LogFacts(path=f"result_{i}.txt", rcp_lines=(
-        line("submission_benchmark", "resnet"), line("global_batch_size", 3264),
-        line("eval_accuracy", 0.76, epoch_num=e), line("run_stop", None, status="success")))
-        for i, e in enumerate(epochs)]
 
 Plant = Callable[[Path, Path], None]  # (entry, a valid entry of another key) -> None
 

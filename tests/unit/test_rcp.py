@@ -13,30 +13,12 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.rcp import RcpResult, evaluate, run_convergence
-
-
-def line(key: str, value: Any, **metadata: Any) -> str:
-    """One record as mllog writes it."""
-    record = {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": key, "value": value,
-              "metadata": {"file": "train.py", "lineno": 1, **metadata}}  # fmt: skip
-    return ":::MLLOG " + json.dumps(record)
-
-
-def run_lines(epoch: Any, *, bs: Any = 3264, status: str | None = "success", bench: str = "resnet",
-              unit: str = "epoch_num") -> list[str]:  # fmt: skip
-    out = [line("submission_benchmark", bench), line("submission_division", "closed")]
-    if bs is not None:
-        out.append(line("global_batch_size", bs))
-    if epoch is not None:
-        out += [line("eval_accuracy", 0.5, **{unit: 1}), line("eval_accuracy", 0.76, **{unit: epoch})]
-    out.append(line("run_stop", None, **({} if status is None else {"status": status})))
-    return out
+from rcpfix import run_lines
 
 
 def write(folder: Path, runs: list[list[str]]) -> list[LogFacts]:

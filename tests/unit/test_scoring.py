@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from mlsubmit.checker.facts import LogFacts, Occurrence
 from mlsubmit.checker.rcp import RcpResult
+from rcpfix import line
 
 from mlsubmit.codes import finding
 from mlsubmit.report.inputs import read_system
@@ -67,7 +67,7 @@ def facts(*, minutes: float = 10.0, epochs: list[float] | None = None, status: s
     if train_samples is not None:
         f.first["train_samples"] = Occurrence(train_samples, {}, 0.0, 5)
     records = [("eval_accuracy", o.value, o.metadata) for o in evals] + [("run_stop", None, {"status": status})]
-    f.rcp_lines = tuple(":::MLLOG " + json.dumps({"key": k, "value": v, "metadata": m}) for k, v, m in records)
+    f.rcp_lines = tuple(line(k, v, **m) for k, v, m in records)
     return f
 
 
