@@ -44,18 +44,6 @@ def round_of(ruleset: str) -> str:
     return ".".join(ruleset.split(".")[:2])
 
 
-def allowed_benchmarks(ruleset: str) -> list[str]:
-    return benchmarks.allowed(ruleset)
-
-
-def expected_count(benchmark: str) -> int | None:
-    return benchmarks.runs(benchmark)
-
-
-def tolerance(benchmark: str) -> int:
-    return benchmarks.dropped(benchmark)
-
-
 @dataclass
 class BenchFolder:
     """One results/<system>/<benchmark>/ folder as listed on disk (the reference's view plus what it ignores)."""
@@ -153,7 +141,7 @@ def init_limit(ruleset: str, division: str) -> float:
 
 
 def check_counts(folder: BenchFolder) -> list[Finding]:
-    want = expected_count(folder.name)
+    want = benchmarks.runs(folder.name)
     have = len(folder.logs)
     if want is None or have == want:
         return []
@@ -193,7 +181,7 @@ def check_entries(folder: BenchFolder) -> list[Finding]:
 
 def check_olympic(folder: BenchFolder, runs: list[LogFacts], also: set[str] | None = None) -> list[Finding]:
     bad = sorted({f.path for f in runs if f.error_codes} | (also or set()))  # `also`: runs failed by power checks
-    allowed = tolerance(folder.name)
+    allowed = benchmarks.dropped(folder.name)
     names = ", ".join(os.path.basename(p) for p in bad)
     if not bad:
         return []
@@ -233,13 +221,8 @@ def rcp_findings(folder: BenchFolder, result: rcp.RcpResult) -> list[Finding]:
     return [finding(code, folder.shown, result.message)]
 
 
-def is_closed(json_division: str | None, runs: list[LogFacts]) -> bool:
-    """Closed for the full profile (division.closed: any spelling in the system file, or the logs)."""
-    return division_of.closed(json_division, runs)
-
-
 def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
-    if folder.name not in allowed_benchmarks(options.ruleset):
+    if folder.name not in benchmarks.allowed(options.ruleset):
         return [
             finding("TREE002", folder.shown, f"{folder.name!r} is not a benchmark of ruleset {options.ruleset}"),
             *check_entries(folder),
@@ -250,7 +233,7 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     out += check_olympic(folder, runs, power_failed)
     out += check_init(runs, options.ruleset)
     division = read_division(org, folder.system)
-    if not is_closed(division, runs):
+    if not division_of.closed(division, runs):
         return out
     if division != "closed":
         said = (f"system file says division {division!r}" if division is not None
@@ -329,10 +312,10 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     checks, which look only at files."""
     every = bench_folders(org)
     org.prepared["folders"] = every
-    known = set(allowed_benchmarks(options.ruleset))
+    known = set(benchmarks.allowed(options.ruleset))
     folders = [f for f in every if f.name in known]
     divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
-    rcp.prepare(options.ruleset, {f.name for f in folders if is_closed(divisions[f.system], [])})
+    rcp.prepare(options.ruleset, {f.name for f in folders if division_of.closed(divisions[f.system], [])})
     if options.profile == "reference":
         return
     org.prepared["layout"] = check_layout(org)
@@ -350,7 +333,7 @@ def prepared(org: OrgTree, name: str, compute: Callable[[], _T]) -> _T:
 
 
 def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
-    known = set(allowed_benchmarks(ruleset))
+    known = set(benchmarks.allowed(ruleset))
     return {f.name for f in folders if f.logs and f.name in known}
 
 

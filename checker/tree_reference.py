@@ -15,14 +15,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import power, rcp, seeds
+from mlsubmit.checker import benchmarks, power, rcp, seeds
 from mlsubmit.checker.discover import OrgTree
 from mlsubmit.checker.division import reference_closed
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.tree import (
     BenchFolder,
     _listdir,
-    allowed_benchmarks,
     bench_folders,
     bypass_flags,
     check_counts,
@@ -142,7 +141,7 @@ def check_folder(
     division, crashed = reference_division(org, folder)
     if crashed:
         return [crashed]
-    if folder.name not in allowed_benchmarks(options.ruleset):
+    if folder.name not in benchmarks.allowed(options.ruleset):
         return [finding("TREE002", folder.shown, f"the reference skips {folder.name!r}", severity=Severity.WARNING)]
     runs = folder.facts(facts)
     out = [*check_counts(folder), *_unknown_entries(folder)]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker import benchmarks
 from mlsubmit.checker.discover import OrgTree
+from mlsubmit.checker.division import closed as closed_division
 from mlsubmit.checker.facts import LogFacts, Occurrence
 from mlsubmit.checker.tree import (
     BenchFolder,
@@ -15,9 +17,7 @@ from mlsubmit.checker.tree import (
     check_names,
     check_olympic,
     init_limit,
-    is_closed,
     policy,
-    tolerance,
 )
 
 from mlsubmit.support.schema_loader import load_schema, validator
@@ -27,7 +27,7 @@ def test_policy_is_valid_and_its_schema_is_a_valid_schema() -> None:
     schema = load_schema("tree-policy.schema.json")
     validator(schema).check_schema(schema)
     assert "olympic_tolerance" not in policy()  # the benchmark table (benchmarks.yaml) is its one home
-    assert (tolerance("unet3d"), tolerance("resnet")) == (4, 1)
+    assert (benchmarks.dropped("unet3d"), benchmarks.dropped("resnet")) == (4, 1)
 
 
 def test_init_limits_per_round() -> None:
@@ -37,7 +37,7 @@ def test_init_limits_per_round() -> None:
 
 
 def test_tolerance() -> None:
-    assert (tolerance("bert"), tolerance("unet3d")) == (1, 4)
+    assert (benchmarks.dropped("bert"), benchmarks.dropped("unet3d")) == (1, 4)
 
 
 def folder(names: list[str]) -> BenchFolder:
@@ -87,7 +87,7 @@ def test_closed_for_the_full_profile(json_division: str | None, log: str | None,
     facts = LogFacts(path="r")
     if log:
         facts.first["submission_division"] = Occurrence(log, {}, 0.0, 1)
-    assert is_closed(json_division, [facts]) is closed
+    assert closed_division(json_division, [facts]) is closed
 
 
 def test_folder_listing_sorts_out_entries(tmp_path: Path) -> None:
