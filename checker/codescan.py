@@ -14,6 +14,7 @@ version.
 
 from __future__ import annotations
 
+import configparser
 import functools
 import hashlib
 import json
@@ -49,7 +50,7 @@ def _secrets(filename: str, plugins: tuple[str, ...]) -> Iterator[Any]:
     if scan._is_filtered_out(required_filter_parameters=["filename"], filename=filename):
         return  # its own file filters: missing files, non-text extensions
     try:
-        for lines in scan._get_lines_from_file(filename):
+        for lines in _passes(filename):
             found = False
             for secret in _candidate_secrets(lines, filename, plugins):
                 found = True
@@ -58,6 +59,68 @@ def _secrets(filename: str, plugins: tuple[str, ...]) -> Iterator[Any]:
                 return
     except OSError:  # detect-secrets too skips a file it cannot open
         return
+
+
+def _passes(filename: str) -> Iterator[list[str]]:
+    """detect-secrets' scan._get_lines_from_file: the file's lines as its transformers give them, then, when
+    asked for more, as its eager transformers give them. Same steps, except that a config transformer is tried
+    only on text its parser can read (`_ini_readable`): on other text it fails, only later."""
+    with open(filename) as f:  # as detect-secrets opens it: the locale's encoding
+        try:
+            lines = _transformed(f, eager=False) or f.readlines()
+        except UnicodeDecodeError:  # detect-secrets passes over files it cannot decode
+            return
+        yield lines
+        f.seek(0)
+        lines = _transformed(f, eager=True)
+        if lines:
+            yield lines
+
+
+def _transformed(f: Any, *, eager: bool) -> list[str] | None:
+    """detect-secrets' transformers.get_transformed_file: the first of its transformers for this file that
+    parses it, in its order; None when none does."""
+    from detect_secrets.transformers import get_transformers
+    from detect_secrets.transformers.config import ConfigFileTransformer, EagerConfigFileTransformer
+    from detect_secrets.transformers.exceptions import ParsingError
+
+    for transformer in get_transformers():
+        if not transformer.should_parse_file(f.name) or transformer.is_eager != eager:
+            continue
+        try:
+            config = isinstance(transformer, (ConfigFileTransformer, EagerConfigFileTransformer))
+            if config and not _ini_readable(f.read(), header=eager):
+                continue
+            f.seek(0)
+            lines: list[str] = transformer.parse_file(f)
+            return lines
+        except ParsingError:
+            pass
+        finally:
+            f.seek(0)
+    return None
+
+
+class _FirstErrorParser(configparser.ConfigParser):
+    """The parser detect-secrets' config transformers use, stopping at the first line it cannot read: the
+    library's own parser reads on to the end of the file and then raises (for nearly every source file)."""
+
+    def _handle_error(self, exc: Any, fpname: Any, lineno: Any, line: Any) -> Any:
+        raise configparser.ParsingError(fpname)
+
+
+def _ini_readable(content: str, *, header: bool) -> bool:
+    """False when detect-secrets' IniFileParser would fail on this text (with its `[global]` header when
+    `header`); True when it may not. Without the parser's error hook (Python >= 3.13) every text may."""
+    if not hasattr(configparser.RawConfigParser, "_handle_error"):
+        return True
+    parser = _FirstErrorParser()
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string("[global]\n" + content if header else content)
+    except configparser.Error:
+        return False
+    return True
 
 
 def _candidate_secrets(lines: list[str], filename: str, plugins: tuple[str, ...]) -> Iterator[Any]:

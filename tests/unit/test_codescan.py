@@ -9,6 +9,7 @@ the hygiene cache (content-hashed, faults are misses).
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import re
@@ -20,6 +21,8 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mlsubmit.checker import codescan, hygiene, secretfilter
 from mlsubmit.checker.hygiene import SECRET_PLUGINS
 
@@ -111,6 +114,26 @@ def test_yaml_ini_and_eager_config_lines_are_scanned_as_detect_secrets_does(tmp_
         (tmp_path / name).write_text(text, encoding="utf-8")
     paths = sorted(tmp_path.iterdir())
     assert _compare(_plain(paths), _ours(paths)) == (0, 0)
+
+
+_INI_PARTS = ["[s]", "[global]", "a = b", "a: b", "a=", "  more", "\t", "# note", "; note", "x", ":", "=", "[", "\n"]
+
+
+@given(st.lists(st.sampled_from(_INI_PARTS), max_size=14).map("".join), st.booleans())
+@settings(max_examples=500, deadline=None)
+def test_the_config_transformers_are_skipped_only_where_their_parser_fails(text: str, header: bool) -> None:
+    """The first-error parser says "unreadable" exactly where detect-secrets' own parser raises a
+    configparser error (the transformer's ParsingError), with and without its [global] header."""
+    import configparser
+
+    from detect_secrets.transformers.config import IniFileParser
+
+    try:
+        IniFileParser(io.StringIO(text), add_header=header)
+        fails = False
+    except configparser.Error:
+        fails = True
+    assert codescan._ini_readable(text, header=header) is not fails
 
 
 # --- the pre-filter's assumptions, checked against re -------------------------------------------------------

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.rcp import RcpResult, evaluate, run_convergence
@@ -210,3 +212,20 @@ def test_answers_given_by_the_workers_change_nothing(case: str, tmp_path: Path, 
     for f in facts:  # an answer for another ruleset, or a damaged one, is not used
         f.rcp_answer = ["0.0.0", [0, 1, 2, "x"]] if f.rcp_answer is None else [f.rcp_answer[0], "junk"]
     assert evaluate(benchmark, ruleset, facts, bypass=bypass, closed=True) == plain
+
+
+_TOKEN = ":::MLLOG "
+
+
+@given(st.lists(st.sampled_from([_TOKEN, ":::MLLOG", "MLLOG ", ":", " ", "\n", "\r", "x", '{"key": 1}', "é"]),
+                max_size=12).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_the_readers_regex_stand_in_equals_re_sub(text: str) -> None:
+    """The private module's `re.sub` gives what the real one gives on the reader's call, newlines included."""
+    import re
+
+    from mlsubmit.checker.rcp import reference
+
+    sub = reference.module().re.sub
+    assert sub(".*" + _TOKEN, _TOKEN, text) == re.sub(".*" + _TOKEN, _TOKEN, text)
+    assert sub("x+", "y", text) == re.sub("x+", "y", text)  # any other call goes to re.sub
