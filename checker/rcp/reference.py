@@ -85,13 +85,13 @@ def _silent(*args: Any, **kwargs: Any) -> None:
     return None
 
 
-def _sub(token: str, pattern: Any, repl: Any, string: Any, *args: Any, **kwargs: Any) -> Any:
+def _sub(token: str, pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
     """re.sub, with `re.sub(".*" + token, token, text)` done without the regex engine: in each newline-free
     stretch of the text ("." stops at a newline) holding the token, the greedy match runs from the stretch's start
     to its last token, and after that nothing matches; a stretch without the token is left as it is."""
     plain = isinstance(string, str) and not set(token) & set(".^$*+?{}[]\\|()")  # the token matches itself
-    if args or kwargs or pattern != ".*" + token or repl != token or not plain:
-        return re.sub(pattern, repl, string, *args, **kwargs)
+    if count or flags or pattern != ".*" + token or repl != token or not plain:
+        return re.sub(pattern, repl, string, count=count, flags=flags)
     return "\n".join(token + part[part.rfind(token) + len(token):] if token in part else part
                      for part in string.split("\n"))
 
