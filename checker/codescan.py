@@ -15,11 +15,13 @@ version.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,31 +164,98 @@ class Job:
 
 def scan_files(jobs: list[Job], plugins: tuple[str, ...], *, cache_dir: Path | None = None, workers: int = 0,
                pack: str = "", complete: bool = True, label: str = "scanning code for secrets",
-               progress: Tracker = no_progress) -> list[Found]:
-    """Secrets in every job's file, as detect-secrets reports them; cached results are reused, the rest are
-    scanned over `workers` processes (0: one per core) with a progress bar on a terminal.
+               progress: Tracker = no_progress, done: Mapping[str, list[Hit]] | None = None) -> list[Found]:
+    """Secrets in every job's file, as detect-secrets reports them; cached results are reused, so are those in
+    `done` (path -> hits of the job's content, scanned by the caller), the rest are scanned over `workers`
+    processes (0: one per core) with a progress bar on a terminal.
 
     The cache keeps one entry per `pack` (the scanned tree): each file's results under its content hash and path.
     One entry, not one per file: creating a file costs about a millisecond here, 13 s for a round's code.
     `complete`: the jobs are the whole tree (the entry then drops files that are gone), else they are added."""
     kept = _load_pack(cache_dir, pack, plugins)
+    kept_all = True  # every result came from the cache entry
     found: list[Found] = []
     todo: list[Job] = []
     fresh: dict[str, list[list[Any]]] = {}
     for job in jobs:
         hit = kept.get(_file_key(job))
+        if hit is None and done is not None and job.path in done:
+            hit = [list(h) for h in done[job.path]]
+            kept_all = False
         if hit is None:
             todo.append(job)
             continue
         fresh[_file_key(job)] = hit
         found += [(job.path, line, kind) for line, kind in hit]
-    with progress(len(todo), label) as advance:
-        for job, hits in _scan_all(todo, plugins, workers or os.cpu_count() or 1, advance):
-            fresh[_file_key(job)] = [list(h) for h in hits]
-            found += [(job.path, line, kind) for line, kind in hits]
-    if todo or (complete and len(fresh) != len(kept)):
+    if todo:  # else nothing to scan: no bar, and detect-secrets is not even imported
+        with progress(len(todo), label) as advance:
+            for job, hits in _scan_all(todo, plugins, workers or os.cpu_count() or 1, advance):
+                fresh[_file_key(job)] = [list(h) for h in hits]
+                found += [(job.path, line, kind) for line, kind in hits]
+    if todo or not kept_all or (complete and len(fresh) != len(kept)):
         _store_pack(cache_dir, pack, plugins, fresh if complete else {**kept, **fresh})
     return sorted(found)
+
+
+def cached(jobs: list[Job], plugins: tuple[str, ...], cache_dir: Path, pack: str) -> set[str]:
+    """The paths of the jobs whose results the cache entry of `pack` holds for their content."""
+    kept = _load_pack(cache_dir, pack, plugins)
+    return {job.path for job in jobs if _file_key(job) in kept}
+
+
+@contextmanager
+def scanning(plugins: tuple[str, ...]) -> Iterator[None]:
+    """detect-secrets' settings for `plugins`, and their pre-filter compiled, while open: `scan_file` may be
+    called here and in processes forked meanwhile."""
+    from detect_secrets.settings import transient_settings
+
+    with transient_settings(settings(plugins)):
+        plugin_probes(plugins, "x.py")
+        yield
+
+
+class _Session:
+    """`scanning(plugins)` entered by each process the first time it scans a file, and left when the session
+    ends in the process that opened it: the pool's workers pay for importing detect-secrets (~0.1 s) in
+    parallel, and only those that meet a code file."""
+
+    def __init__(self, plugins: tuple[str, ...]) -> None:
+        self.plugins = plugins
+        self.opened: dict[int, contextlib.ExitStack] = {}
+
+    def ready(self) -> None:
+        if os.getpid() not in self.opened:
+            stack = contextlib.ExitStack()
+            stack.enter_context(scanning(self.plugins))
+            self.opened[os.getpid()] = stack
+
+    def close(self) -> None:
+        stack = self.opened.pop(os.getpid(), None)
+        if stack is not None:
+            stack.close()
+
+
+_SESSIONS: list[_Session] = []
+
+
+@contextmanager
+def session(plugins: tuple[str, ...]) -> Iterator[None]:
+    """While open, `scan_in_session` may be called here and in processes forked meanwhile; each sets detect-
+    secrets up when it first does."""
+    opened = _Session(plugins)
+    _SESSIONS.append(opened)
+    try:
+        yield
+    finally:
+        _SESSIONS.remove(opened)
+        opened.close()
+
+
+def scan_in_session(path: str) -> list[Hit]:
+    """`scan_file` inside the innermost open `session`."""
+    current = _SESSIONS[-1]
+    current.ready()
+    return scan_file(path, current.plugins)
 
 
 @functools.cache  # importlib.metadata scans the installed distributions on each call
@@ -239,10 +308,7 @@ def _store_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...], bod
 
 def _scan_all(todo: list[Job], plugins: tuple[str, ...], workers: int, advance: Callable[[], None]
               ) -> Iterator[tuple[Job, list[Hit]]]:
-    from detect_secrets.settings import transient_settings
-
-    with transient_settings(settings(plugins)):
-        plugin_probes(plugins, "x.py")  # compiled once here, before any fork
+    with scanning(plugins):  # the pre-filter compiled once here, before any fork
         if workers <= 1 or len(todo) < _POOL_THRESHOLD or not hasattr(os, "fork"):
             for job in todo:
                 yield job, scan_file(job.path, plugins)

@@ -11,7 +11,8 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,32 +166,76 @@ def _secret_candidates(entries: Iterable[_Entry], prefixes: tuple[str, ...],
     return out
 
 
+@dataclass(frozen=True)
+class Scanned:
+    """One file as the secret scan read it: "text" (UTF-8), "other" (readable, not UTF-8) or "skip" (binary or
+    unreadable), the SHA-256 of a text file, and detect-secrets' (line, kind) hits, None when not scanned yet."""
+
+    kind: str
+    sha256: str
+    hits: tuple[tuple[int, str], ...] | None = None
+
+
 def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: int = 0, pack: str = "",
-                 complete: bool = True, progress: Tracker = no_progress) -> list[tuple[Path, int, str]]:  # fmt: skip
+                 complete: bool = True, progress: Tracker = no_progress,
+                 scanned: Mapping[Path, Scanned] | None = None) -> list[tuple[Path, int, str]]:  # fmt: skip
     """(file, 1-based line, kind of secret) for each secret found; the secret itself is never returned.
 
     Every UTF-8 file is scanned as detect-secrets scans it (checker/codescan.py: the same findings, faster, cached
     by content under `cache_dir`); binary files (a NUL in the first 8 KB) are skipped, and other non-UTF-8
-    files, which detect-secrets skips, get the small built-in pattern set."""
-    try:
-        import detect_secrets  # noqa: F401
-    except ImportError:  # pragma: no cover - detect-secrets is a dependency; keep a minimal net without it
+    files, which detect-secrets skips, get the small built-in pattern set. `scanned`: files already read (and
+    scanned, where hits are given) by the check's worker pool (`scan_one`)."""
+    import importlib.util
+
+    if importlib.util.find_spec("detect_secrets") is None:  # pragma: no cover - a dependency; a minimal net
         return _fallback_secrets(paths)
     from mlsubmit.checker.codescan import Job, scan_files
 
     jobs: list[Job] = []
     other: list[Path] = []
+    done: dict[str, list[tuple[int, str]]] = {}
     for path in paths:
-        kind, digest = _read_kind(path)
+        known = scanned.get(path) if scanned is not None else None
+        kind, digest = (known.kind, known.sha256) if known is not None else _read_kind(path)
         if kind == "text":
             jobs.append(Job(str(path), digest))
+            if known is not None and known.hits is not None:
+                done[str(path)] = list(known.hits)
         elif kind == "other":
             other.append(path)
     found = [(Path(p), line, kind) for p, line, kind in scan_files(jobs, SECRET_PLUGINS, cache_dir=cache_dir,
                                                                       workers=workers, pack=pack, progress=progress,
-                                                                      complete=complete)]  # fmt: skip
+                                                                      complete=complete, done=done)]  # fmt: skip
     found += _fallback_secrets(other)
     return sorted(found, key=lambda t: (str(t[0]), t[1], t[2]))
+
+
+def scan_one(path: Path) -> Scanned:
+    """One file read and, when it is text, scanned for secrets: a task of the check's worker pool, run inside
+    `scanning()`."""
+    from mlsubmit.checker.codescan import scan_in_session
+
+    kind, digest = _read_kind(path)
+    return Scanned(kind, digest, tuple(scan_in_session(str(path))) if kind == "text" else None)
+
+
+def scanning() -> AbstractContextManager[None]:
+    """`scan_one` may be called while this is open, here and in processes forked meanwhile (each sets detect-
+    secrets up the first time it scans)."""
+    from mlsubmit.checker.codescan import session
+
+    return session(SECRET_PLUGINS)
+
+
+def pending(paths: list[Path], cache_dir: Path, pack: str) -> tuple[dict[Path, Scanned], list[Path]]:
+    """With a cache: every file read (kind and hash), and the text files whose secrets the cache does not hold,
+    which are left to scan."""
+    from mlsubmit.checker.codescan import Job, cached
+
+    read = {path: Scanned(*_read_kind(path)) for path in paths}
+    texts = [path for path, s in read.items() if s.kind == "text"]
+    hits = cached([Job(str(p), read[p].sha256) for p in texts], SECRET_PLUGINS, cache_dir, pack)
+    return read, [p for p in texts if str(p) not in hits]
 
 
 def _read_kind(path: Path) -> tuple[str, str]:
@@ -228,32 +273,61 @@ def _fallback_secrets(paths: list[Path]) -> list[tuple[Path, int, str]]:
     return found
 
 
+@dataclass(frozen=True)
+class Walk:
+    """A tree walked for the hygiene scan: its entries, the files its secret scan reads, and the name of those
+    files' entry in the cache."""
+
+    root_real: str
+    entries: list[_Entry]
+    secret_paths: list[Path]
+    pack: str
+
+
+def walk(root: Path, *, secrets_under: tuple[str, ...] = ("",), changed: frozenset[str] | None = None
+         ) -> Walk | None:
+    """The tree under root walked once (None when root is not a folder); arguments as `scan`'s."""
+    root = Path(root)
+    if not root.is_dir():
+        return None
+    root_real = os.path.realpath(root)
+    entries = list(_walk(root))
+    only = None if changed is None else _relative(changed, root_real)
+    paths = [e.path for e in _secret_candidates(entries, secrets_under, only)]
+    return Walk(root_real, entries, paths, json.dumps([root_real, list(secrets_under)]))
+
+
+def entry_findings(walked: Walk, display: str) -> list[Finding]:
+    """Junk, names, links, special and big files: every finding but the secrets."""
+    return [f for entry in walked.entries for f in _entry_findings(entry, walked.root_real, display)]
+
+
+def secret_findings(walked: Walk, display: str, found: Iterable[tuple[Path, int, str]]) -> list[Finding]:
+    by_path = {e.path: e for e in walked.entries}
+    out = []
+    for path, line, kind in found:
+        hit = by_path.get(path)
+        rel = hit.rel if hit else path.name
+        out.append(finding("TREE045", os.path.join(display, rel), f"possible secret: {kind}", line=line or None))
+    return out
+
+
 def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",), cache_dir: Path | None = None,
-         workers: int = 0, changed: frozenset[str] | None = None, progress: Tracker = no_progress) -> list[Finding]:
+         workers: int = 0, changed: frozenset[str] | None = None, progress: Tracker = no_progress,
+         walked: Walk | None = None, scanned: Mapping[Path, Scanned] | None = None) -> list[Finding]:
     """Hygiene findings for everything under root; paths are shown as display/<relative path>.
 
     `secrets_under` limits the secret scan to these relative folders ("" = the whole tree); the tree check passes
     ("benchmarks", "benchmark") since logs and system files are not code. `cache_dir` keeps secret-scan results by
     file content; `changed` (resolved paths, from --changed-since) limits the secret scan to those files.
+    `walked` and `scanned`: the walk and the files the check's pool already did (see `find_secrets`).
     """
-    root = Path(root)
-    if not root.is_dir():
+    walked = walked or walk(root, secrets_under=secrets_under, changed=changed)
+    if walked is None:
         return []
-    root_real = os.path.realpath(root)
-    entries = list(_walk(root))
-    out: list[Finding] = []
-    for entry in entries:
-        out.extend(_entry_findings(entry, root_real, display))
-    by_path = {e.path: e for e in entries}
-    only = None if changed is None else _relative(changed, root_real)
-    paths = [e.path for e in _secret_candidates(entries, secrets_under, only)]
-    pack = json.dumps([root_real, list(secrets_under)])
-    for path, line, kind in find_secrets(paths, cache_dir=cache_dir, workers=workers, pack=pack,
-                                         complete=changed is None, progress=progress):  # fmt: skip
-        hit = by_path.get(path)
-        rel = hit.rel if hit else path.name
-        out.append(finding("TREE045", os.path.join(display, rel), f"possible secret: {kind}", line=line or None))
-    return out
+    found = find_secrets(walked.secret_paths, cache_dir=cache_dir, workers=workers, pack=walked.pack,
+                         complete=changed is None, progress=progress, scanned=scanned)  # fmt: skip
+    return entry_findings(walked, display) + secret_findings(walked, display, found)
 
 
 def _relative(paths: frozenset[str], root_real: str) -> frozenset[str]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 LogCheck = Callable[["ParsedLog", "CheckOptions"], list["Finding"]]
 OrgCheck = Callable[["OrgTree", dict[str, "LogFacts"], "CheckOptions"], list["Finding"]]
 OrgPrep = Callable[["OrgTree", "CheckOptions"], None]
+CodePlan = Callable[["OrgTree", "CheckOptions"], list[Path]]
 
 # A progress display: given a total and a label, a context that yields the function to call once per item done.
 # The command line passes its terminal bar (mlsubmit.cli.progress.tracker); the checker never draws anything.
@@ -46,6 +47,7 @@ def no_progress(total: int, label: str) -> Iterator[Callable[[], None]]:
 class _Plan:
     log_checks: tuple[str, ...]
     preparations: tuple[str, ...]
+    code_scan: str | None  # (org, options) -> the files whose secret scan is a task of the log pool
     org_checks: tuple[str, ...]
     hyperparameters: bool  # the closed-division table applies (unless --no-hyperparameters)
     demote_run_errors: bool  # a run's errors inside a tree count through the folder's olympic tolerance (TREE007)
@@ -57,6 +59,7 @@ _PLANS: dict[str, _Plan] = {
     "full": _Plan(
         log_checks=("engine:check_log", HP_CHECK),
         preparations=("system_agreement:prepare_org", "tree:prepare_org"),
+        code_scan="tree:code_to_scan",
         org_checks=("system_agreement:check_org", "tree:check_org"),
         hyperparameters=True,
         demote_run_errors=False,
@@ -65,6 +68,7 @@ _PLANS: dict[str, _Plan] = {
     "reference": _Plan(
         log_checks=("engine:check_log",),
         preparations=("tree:prepare_org",),
+        code_scan=None,
         org_checks=("tree:check_org",),
         hyperparameters=False,
         demote_run_errors=True,
@@ -93,6 +97,9 @@ class Profile(str, Enum):
 
     def preparations(self) -> list[OrgPrep]:
         return [_load(n) for n in self.plan.preparations]
+
+    def code_scan(self) -> CodePlan | None:
+        return None if self.plan.code_scan is None else _load(self.plan.code_scan)
 
     def org_checks(self) -> list[OrgCheck]:
         return [_load(n) for n in self.plan.org_checks]

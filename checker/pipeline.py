@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from mlsubmit.checker import pool
+from mlsubmit.checker import hygiene, pool
 from mlsubmit.checker.cache import LogCache, context_key
-from mlsubmit.checker.discover import LogRef, Targets, discover
+from mlsubmit.checker.discover import LogRef, OrgTree, Targets, discover
 from mlsubmit.checker.facts import LogFacts, extract
+from mlsubmit.checker.hygiene import Scanned
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.options import CheckOptions, LogCheck, OrgCheck, OrgPrep, Tracker, no_progress
 from mlsubmit.checker.rcp import answer_for
@@ -100,8 +103,10 @@ def _cache(options: CheckOptions) -> LogCache | None:
 Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
 
 
-def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker = no_progress) -> list[LogResult]:
-    """One result per (log, options) pair, in order; logs of several rounds share one pool.
+def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker = no_progress,
+               code: Sequence[Path] = (), jobs: int = 0) -> tuple[list[LogResult], list[Scanned]]:
+    """One result per (log, options) pair, in order, and one per file of `code` to scan for secrets; logs of
+    several rounds and the code share one pool (`jobs` processes, 0: one per core).
 
     Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked.
     `prepare` (tree-level work that needs no log) runs in this process beside the workers when there is a pool;
@@ -115,22 +120,29 @@ def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker
             done[i] = hit
         else:
             todo.append((i, ref, options, sha))
-    if todo:
-        checked = _check_uncached([t[1:] for t in todo], prepare, progress)
-        done.update(zip((t[0] for t in todo), checked, strict=True))
-    return [done[i] for i in range(len(tasks))]
+    scanned: list[Scanned] = []
+    if todo or code:
+        checked = _check_uncached([t[1:] for t in todo], list(code), prepare, progress, jobs)
+        done.update(zip((t[0] for t in todo), checked[: len(todo)], strict=True))
+        scanned = checked[len(todo) :]
+    return [done[i] for i in range(len(tasks))], scanned
 
 
-def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], prepare: Callable[[], None],
-                    progress: Tracker) -> list[LogResult]:
-    processes = max(options.jobs for _, options, _ in todo) or os.cpu_count() or 1
-    # in-process (also where there is no fork): rule files load as the logs ask for them
-    if processes == 1 or len(todo) < POOL_THRESHOLD or not hasattr(os, "fork"):
-        with progress(len(todo), "checking logs") as advance:  # the CLI's bar: on a terminal, after a few seconds
-            return [_advanced(_check_and_store(*task), advance) for task in todo]
-    # _check_and_store is looked up when called, so a worker runs what this module holds at the fork
-    return pool.run_shared(len(todo), lambda i: _check_and_store(*todo[i]), processes, prepare, progress,
-                           "checking logs")
+def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: list[Path],
+                    prepare: Callable[[], None], progress: Tracker, jobs: int) -> list[Any]:
+    """The logs' results, then the code files' (hygiene.scan_one), from one pool."""
+    processes = max((options.jobs for _, options, _ in todo), default=jobs) or os.cpu_count() or 1
+    count, label = len(todo) + len(code), "checking logs and code" if code else "checking logs"
+
+    def work(i: int) -> Any:  # _check_and_store is looked up when called: a worker runs what was here at the fork
+        return _check_and_store(*todo[i]) if i < len(todo) else hygiene.scan_one(code[i - len(todo)])
+
+    with hygiene.scanning() if code else nullcontext():
+        # in-process (also where there is no fork): rule files load as the logs ask for them
+        if processes == 1 or count < POOL_THRESHOLD or not hasattr(os, "fork"):
+            with progress(count, label) as advance:  # the CLI's bar: on a terminal, after a few seconds
+                return [_advanced(work(i), advance) for i in range(count)]
+        return pool.run_shared(count, work, processes, prepare, progress, label)
 
 
 def _advanced(result: LogResult, advance: Callable[[], None]) -> LogResult:
@@ -226,11 +238,25 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
                 for prep in org_preparations(options):
                     prep(org, options)
 
-    results = iter(check_jobs(tasks, prepare, progress))
+    code = _code_tasks(plans)
+    logs, scanned = check_jobs(tasks, prepare, progress, [path for _, path in code], base.jobs)
+    for (org, path), found in zip(code, scanned, strict=True):  # for the hygiene check (tree.code_to_scan)
+        org.prepared.setdefault("scanned", {})[path] = found
+    results = iter(logs)
     for options, run in plans:
         run.results = {ref.display: next(results) for ref in run.targets.all_logs()}
         _finish(run, options)
     return [run for _, run in plans]
+
+
+def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTree, Path]]:
+    """The implementation files to scan for secrets, with their organisation: tasks of the log pool."""
+    out: list[tuple[OrgTree, Path]] = []
+    for options, run in plans:
+        plan = options.profile.code_scan()
+        if plan is not None:
+            out += [(org, path) for org in run.targets.orgs for path in plan(org, options)]
+    return out
 
 
 def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckRun]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlsubmit.checker.facts import LogFacts
-from mlsubmit.checker.power_logs import read_power_log
+from mlsubmit.checker.power_logs import PowerLog, read_power_log
 from mlsubmit.checker.power_rules import check_node_log, check_switch_log
 
 from mlsubmit.codes import finding
@@ -176,10 +176,33 @@ def check_rules(org: OrgTree, folder: BenchFolder, verdict: ReferenceVerdict, ru
         facts = by_name.get(run.name)
         for name in run.nodes + run.switches:
             if (base / name).is_file():
-                log = read_power_log(base / name, os.path.join(shown, name))
+                log = _power_log(org, base / name, os.path.join(shown, name))
                 check = check_node_log if name in run.nodes else check_switch_log
                 out += check(log, facts)
     return out
+
+
+def prepare_folder(org: OrgTree, folder: BenchFolder) -> None:
+    """Read the power logs `check_rules` will read, beside the log checks (tree.prepare_org): they need no
+    result log."""
+    power = folder.path / "power"
+    if not os.path.isdir(power):
+        return
+    shown = os.path.join(folder.shown, "power")
+    names = [os.path.splitext(os.path.basename(p))[0] for p in folder.logs]
+    kept: dict[Path, PowerLog] = org.prepared.setdefault("power_logs", {})
+    for run in reference_verdict(power, shown, names).listings:
+        for name in run.nodes + run.switches:
+            path = power / run.name / name
+            if path.is_file():
+                kept[path] = read_power_log(path, os.path.join(shown, run.name, name))
+
+
+def _power_log(org: OrgTree, path: Path, shown: str) -> PowerLog:
+    """The log as prepare_folder read it (taken: a second check reads afresh), else read now."""
+    kept = org.prepared.get("power_logs", {})
+    log = kept.pop(path, None)
+    return log if log is not None and log.path == shown else read_power_log(path, shown)
 
 
 def check_folder(

@@ -147,11 +147,10 @@ def probe(pattern: re.Pattern[str]) -> Probe:
 
 def candidate_lines(lines: list[str], probes: Iterable[Probe]) -> list[int]:
     """0-based indexes of the lines (already right-stripped) that some probe's pattern matches, sorted."""
-    groups = _grouped(tuple(probes))
-    text = _Text(lines, _universe(groups))
+    plan = _plan(probes if isinstance(probes, tuple) else tuple(probes))
+    text = _Text(lines, plan.literals)
     found: set[int] = set()
-    for (literals, folded, also), patterns in groups:
-        needs = ((literals, folded), *also) if literals else ()
+    for needs, patterns in plan.groups:
         if not all(text.holds(need) for need in needs):
             continue
         spans = text.lines_meeting(needs)
@@ -160,6 +159,33 @@ def candidate_lines(lines: list[str], probes: Iterable[Probe]) -> list[int]:
             if rx.search(region):
                 found.update(text.matching_lines(rx, spans))
     return sorted(found)
+
+
+Needs = tuple[tuple[frozenset[str], bool], ...]  # every one must hold: one of its literals occurs
+
+
+@dataclass(frozen=True, eq=False)
+class _Plan:
+    """The probes of one call, grouped by what they require, and every literal they look for."""
+
+    groups: tuple[tuple[Needs, tuple[re.Pattern[str], ...]], ...]
+    literals: _Literals
+
+
+_PLANS: dict[int, tuple[tuple[Probe, ...], _Plan]] = {}
+
+
+def _plan(probes: tuple[Probe, ...]) -> _Plan:
+    """Kept by the tuple's identity (plugin_probes returns the same tuple for a file type): hashing fifty
+    probes on every file cost more than grouping them. The tuple is kept too, so its id is never reused."""
+    kept = _PLANS.get(id(probes))
+    if kept is None or kept[0] is not probes:
+        groups = _grouped(probes)
+        plan = _Plan(tuple((tuple((frozenset(lits), folded) for lits, folded in ((literals, folded), *also))
+                                if literals else (), tuple(patterns))
+                           for (literals, folded, also), patterns in groups), _universe(groups))  # fmt: skip
+        kept = _PLANS[id(probes)] = (probes, plan)
+    return kept[1]
 
 
 @functools.cache
@@ -180,6 +206,7 @@ class _Text:
         self.text = "\n".join(lines)
         self.literals = literals
         self._starts: dict[bool, dict[str, list[int]]] = {}
+        self._one_line_each = self.text.count("\n") == len(lines) - 1  # no line holds a newline itself
 
     def view(self, folded: bool) -> str:
         return fold(self.text) if folded else self.text
@@ -200,15 +227,14 @@ class _Text:
             self._hay = {**getattr(self, "_hay", {}), folded: hay}
         return self._starts[folded]
 
-    def holds(self, need: Need) -> bool:
-        present = self.present(need[1])
-        return any(lit in present for lit in need[0])
+    def holds(self, need: tuple[frozenset[str], bool]) -> bool:
+        return not self.present(need[1]).keys().isdisjoint(need[0])
 
-    def lines_meeting(self, needs: tuple[Need, ...]) -> list[tuple[int, int]] | None:
+    def lines_meeting(self, needs: Needs) -> list[tuple[int, int]] | None:
         """(start, end) of each line meeting every need (a match lies within one line, so it holds a literal of
         each), or None to search the whole text: no need, every need everywhere, or a line holding a newline
         itself (a transformer's multi-line value), where lines and spans between newlines would differ."""
-        if not needs or self.text.count("\n") != len(self.lines) - 1:
+        if not needs or not self._one_line_each:
             return None
         out: set[tuple[int, int]] | None = None
         for literals, folded in needs:
@@ -217,7 +243,7 @@ class _Text:
                 out = set(found) if out is None else out & set(found)
         return None if out is None else sorted(out)
 
-    def spans(self, literals: tuple[str, ...], folded: bool) -> list[tuple[int, int]] | None:
+    def spans(self, literals: frozenset[str], folded: bool) -> list[tuple[int, int]] | None:
         """(start, end) of each line holding one of the literals, or None when a literal is so frequent (or so
         short) that searching the whole text is cheaper."""
         present = self.present(folded)

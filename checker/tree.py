@@ -309,7 +309,7 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     """What check_org will need that no log decides, done beside the log checks (the pipeline runs this only
     with a pool, so a run answered from --cache skips it): the folder listing, the RCP statistics of the
     benchmarks whose system file says closed and, in the full profile, the layout, implementation and hygiene
-    checks, which look only at files."""
+    checks, which look only at files (the secret scan of the code is a task of the pool: `code_to_scan`)."""
     every = bench_folders(org)
     org.prepared["folders"] = every
     known = set(benchmarks.allowed(options.ruleset))
@@ -319,9 +319,11 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     if options.profile == "reference":
         return
     org.prepared["layout"] = check_layout(org)
+    for folder in folders:
+        if touched(folder, options):
+            power.prepare_folder(org, folder)
     if not only_logs_changed(org, options):
         org.prepared["implementations"] = check_implementations(org, _with_results(every, options.ruleset))
-        org.prepared["hygiene"] = _hygiene(org, options)
 
 
 _T = TypeVar("_T")
@@ -337,10 +339,32 @@ def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
     return {f.name for f in folders if f.logs and f.name in known}
 
 
+SECRETS_UNDER = ("benchmarks", "benchmark")  # implementation code: logs and system files are not scanned
+
+
+def code_to_scan(org: OrgTree, options: CheckOptions) -> list[Path]:
+    """The files whose secret scan the pipeline gives its worker pool, beside the logs: the implementation code
+    (with a cache, the files it holds no answer for), unless only logs changed. The walk, and the files read to
+    look in the cache, are kept for the hygiene check."""
+    if only_logs_changed(org, options):
+        return []
+    walked = hygiene.walk(org.root, secrets_under=SECRETS_UNDER, changed=options.changed_paths)
+    if walked is None:
+        return []
+    org.prepared["walk"] = walked
+    if options.cache_dir is None:
+        return walked.secret_paths
+    read, todo = hygiene.pending(walked.secret_paths, options.cache_dir, walked.pack)
+    org.prepared["scanned"] = read
+    return todo
+
+
 def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
-    """With --changed-since, only changed files are scanned for secrets (the others were, when they changed)."""
-    return hygiene.scan(org.root, org.display, secrets_under=("benchmarks", "benchmark"), cache_dir=options.cache_dir,
-                        workers=options.jobs, changed=options.changed_paths, progress=options.progress)
+    """With --changed-since, only changed files are scanned for secrets (the others were, when they changed).
+    What the pipeline's pool scanned (`code_to_scan`) is not scanned again."""
+    return hygiene.scan(org.root, org.display, secrets_under=SECRETS_UNDER, cache_dir=options.cache_dir,
+                        workers=options.jobs, changed=options.changed_paths, progress=options.progress,
+                        walked=org.prepared.pop("walk", None), scanned=org.prepared.pop("scanned", None))
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:

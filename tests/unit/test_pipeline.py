@@ -244,8 +244,12 @@ def test_progress_goes_to_the_callers_tracker(org: Path, jobs: int) -> None:
         opened.append((total, label))
         yield lambda: advanced.append(label)
 
+    from mlsubmit.checker import hygiene
+
+    walked = hygiene.walk(org, secrets_under=("benchmarks", "benchmark"))
+    assert walked is not None and walked.secret_paths  # the code is scanned by the same pool, on the same bar
     run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=jobs), progress=tracker)
-    assert (15, "checking logs") in opened  # and the code scan's own bar, when the tree has code
-    assert {label for _, label in opened} <= {"checking logs", "scanning code for secrets"}
-    logs = advanced.count("checking logs")
-    assert 0 < logs <= 15 if jobs > 1 else logs == 15  # a pool's bar counts this process's share
+    total = 15 + len(walked.secret_paths)
+    assert opened == [(total, "checking logs and code")]
+    done = advanced.count("checking logs and code")
+    assert 0 < done <= total if jobs > 1 else done == total  # a pool's bar counts this process's share
