@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker import secretfilter
 from mlsubmit.checker.options import Tracker, no_progress
 from mlsubmit.checker.secretfilter import candidate_lines, plugin_probes
 
@@ -74,9 +75,9 @@ def _passes(filename: str) -> Iterator[list[str]]:
             return
         yield lines
         f.seek(0)
-        lines = _transformed(f, eager=True)
-        if lines:
-            yield lines
+        eager = _transformed(f, eager=True)
+        if eager:
+            yield eager
 
 
 def _transformed(f: Any, *, eager: bool) -> list[str] | None:
@@ -86,6 +87,7 @@ def _transformed(f: Any, *, eager: bool) -> list[str] | None:
     from detect_secrets.transformers.config import ConfigFileTransformer, EagerConfigFileTransformer
     from detect_secrets.transformers.exceptions import ParsingError
 
+    transformer: Any
     for transformer in get_transformers():
         if not transformer.should_parse_file(f.name) or transformer.is_eager != eager:
             continue
@@ -133,7 +135,7 @@ def _candidate_secrets(lines: list[str], filename: str, plugins: tuple[str, ...]
 
     stripped = [line.rstrip() for line in lines]
     probes = plugin_probes(plugins, filename)
-    wanted = range(len(lines)) if probes is None else candidate_lines(stripped, probes)
+    wanted = range(len(lines)) if probes is None else candidate_lines(stripped, probes, plugins)
     for index in wanted:
         number, line = index + 1, stripped[index]
         snippet = get_code_snippet(lines=lines, line_number=number)
@@ -211,6 +213,7 @@ def scanning(plugins: tuple[str, ...]) -> Iterator[None]:
 
     with transient_settings(settings(plugins)):
         plugin_probes(plugins, "x.py")
+        secretfilter.gate(plugins)  # loaded (or compiled) once here, before any fork
         yield
 
 

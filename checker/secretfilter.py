@@ -26,6 +26,8 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
+from mlsubmit.checker.secretgate import Gate, build
+
 # non-ASCII characters that re's IGNORECASE matches to an ASCII letter, mapped to that letter
 FOLD_EXTRA = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
 _FOLD_TABLE = {**FOLD_EXTRA, **{c: chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}}
@@ -145,17 +147,22 @@ def probe(pattern: re.Pattern[str]) -> Probe:
     return Probe(rx, needs[0][0], needs[0][1], tuple(dict.fromkeys(needs[1:])))
 
 
-def candidate_lines(lines: list[str], probes: Iterable[Probe]) -> list[int]:
-    """0-based indexes of the lines (already right-stripped) that some probe's pattern matches, sorted."""
-    plan = _plan(probes if isinstance(probes, tuple) else tuple(probes))
+def candidate_lines(lines: list[str], probes: Iterable[Probe], plugins: tuple[str, ...] = ()) -> list[int]:
+    """0-based indexes of the lines (already right-stripped) that some probe's pattern matches, sorted.
+    `plugins`: those the probes come from (`plugin_probes`), whose gate then passes over most patterns at once."""
+    plan = _plan(probes if isinstance(probes, tuple) else tuple(probes), plugins)
     text = _Text(lines, plan.literals)
+    found_by = gate(plan.plugins)
+    possible = found_by.possible(text.text) if found_by is not None else None
     found: set[int] = set()
-    for needs, patterns in plan.groups:
-        if not all(text.holds(need) for need in needs):
+    for needs, patterns, ids in plan.groups:
+        wanted = [rx for rx, i in zip(patterns, ids, strict=True) if possible is None or i in possible
+                  or i not in found_by.gated]  # type: ignore[union-attr]  # fmt: skip
+        if not wanted or not all(text.holds(need) for need in needs):
             continue
         spans = text.lines_meeting(needs)
         region = text.text if spans is None else "\n".join(text.text[a:b] for a, b in spans)
-        for rx in patterns:
+        for rx in wanted:
             if rx.search(region):
                 found.update(text.matching_lines(rx, spans))
     return sorted(found)
@@ -168,24 +175,46 @@ Needs = tuple[tuple[frozenset[str], bool], ...]  # every one must hold: one of i
 class _Plan:
     """The probes of one call, grouped by what they require, and every literal they look for."""
 
-    groups: tuple[tuple[Needs, tuple[re.Pattern[str], ...]], ...]
+    groups: tuple[tuple[Needs, tuple[re.Pattern[str], ...], tuple[int, ...]], ...]  # with each pattern's gate id
     literals: _Literals
+    plugins: tuple[str, ...]  # whose gate (`gate`) numbers the patterns
 
 
-_PLANS: dict[int, tuple[tuple[Probe, ...], _Plan]] = {}
+_PLANS: dict[tuple[int, tuple[str, ...]], tuple[tuple[Probe, ...], _Plan]] = {}
 
 
-def _plan(probes: tuple[Probe, ...]) -> _Plan:
+def _plan(probes: tuple[Probe, ...], plugins: tuple[str, ...] = ()) -> _Plan:
     """Kept by the tuple's identity (plugin_probes returns the same tuple for a file type): hashing fifty
     probes on every file cost more than grouping them. The tuple is kept too, so its id is never reused."""
-    kept = _PLANS.get(id(probes))
+    kept = _PLANS.get((id(probes), plugins))
     if kept is None or kept[0] is not probes:
         groups = _grouped(probes)
+        ids = _gate_ids(plugins)
         plan = _Plan(tuple((tuple((frozenset(lits), folded) for lits, folded in ((literals, folded), *also))
-                                if literals else (), tuple(patterns))
-                           for (literals, folded, also), patterns in groups), _universe(groups))  # fmt: skip
-        kept = _PLANS[id(probes)] = (probes, plan)
+                                if literals else (), tuple(patterns), tuple(ids.get(rx, -1) for rx in patterns))
+                           for (literals, folded, also), patterns in groups), _universe(groups), plugins)  # fmt: skip
+        kept = _PLANS[id(probes), plugins] = (probes, plan)
     return kept[1]
+
+
+@functools.cache
+def _every_pattern(plugins: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """The probe patterns of the plugins for every file type detect-secrets knows, each once."""
+    from detect_secrets.util.filetype import FileType
+
+    every = (_probes(plugins, kind) for kind in FileType)
+    return tuple(dict.fromkeys(p.rx for probes in every if probes is not None for p in probes))
+
+
+@functools.cache
+def _gate_ids(plugins: tuple[str, ...]) -> dict[re.Pattern[str], int]:
+    return {rx: i for i, rx in enumerate(_every_pattern(plugins))} if plugins else {}
+
+
+@functools.cache
+def gate(plugins: tuple[str, ...]) -> Gate | None:
+    """One hyperscan pass for the patterns of every file type (secretgate.py): one database to compile."""
+    return build(_every_pattern(plugins)) if plugins else None
 
 
 @functools.cache

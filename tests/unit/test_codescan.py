@@ -21,7 +21,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker import codescan, hygiene, secretfilter
 from mlsubmit.checker.hygiene import SECRET_PLUGINS
@@ -134,6 +134,60 @@ def test_the_config_transformers_are_skipped_only_where_their_parser_fails(text:
     except configparser.Error:
         fails = True
     assert codescan._ini_readable(text, header=header) is not fails
+
+
+# --- the hyperscan gate: a relaxed pattern accepts whatever its pattern accepts ---------------------------------
+
+
+def _gate_patterns() -> list[re.Pattern[str]]:
+    with codescan.scanning(SECRET_PLUGINS):
+        return list(secretfilter._every_pattern(SECRET_PLUGINS))
+
+
+@pytest.mark.parametrize("index", range(len(_gate_patterns())))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_the_gate_lets_through_every_text_a_pattern_matches(index: int, data: st.DataObject) -> None:
+    """Texts drawn to match a plugin pattern (ASCII, with anything around the match): the gate reports the
+    pattern, so the pre-filter runs it there."""
+    with codescan.scanning(SECRET_PLUGINS):
+        gate = secretfilter.gate(SECRET_PLUGINS)
+    assert gate is not None and index in gate.gated  # every pattern of the plugins we use is gated
+    rx = _gate_patterns()[index]
+    text = data.draw(st.from_regex(rx, alphabet=st.characters(max_codepoint=127)))
+    assert rx.search(text)
+    assert index in (gate.possible(text) or set())
+
+
+def test_the_gate_passes_over_what_no_pattern_matches_and_leaves_non_ascii_to_re() -> None:
+    with codescan.scanning(SECRET_PLUGINS):
+        gate = secretfilter.gate(SECRET_PLUGINS)
+    assert gate is not None
+    assert gate.possible("import os\nprint(os.getcwd())\n") == set()
+    assert gate.possible("caf\u00e9 = 1\n") is None  # every pattern runs on a non-ASCII text
+
+
+def test_a_damaged_or_foreign_gate_copy_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlsubmit.checker import secretgate
+
+    assert secretgate._load(["not base64 of a database", [0]]) is None
+    assert secretgate._load({"rcp_data": {}}) is None  # another derived copy's shape
+    monkeypatch.setenv("MLSUBMIT_DATA_CACHE", str(tmp_path))
+    patterns = tuple(_gate_patterns()[:3])
+    first = secretgate.build(patterns)
+    (copy,) = tmp_path.glob("secretgate-*.json")
+    copy.write_text(copy.read_text().replace('"', "'", 3))  # damaged: not read, compiled again
+    again = secretgate.build(patterns)
+    assert first is not None and again is not None and again.gated == first.gated == frozenset(range(3))
+
+
+def test_without_hyperscan_the_same_candidates(monkeypatch: pytest.MonkeyPatch,
+                                               generated: tuple[Path, dict[str, Any]]) -> None:  # fmt: skip
+    out, _ = generated
+    paths = _scanned_files([out])[:400]
+    with_gate = _ours(paths)
+    monkeypatch.setattr(secretfilter, "gate", lambda plugins: None)
+    assert _ours(paths) == with_gate
 
 
 # --- the pre-filter's assumptions, checked against re -------------------------------------------------------
