@@ -314,20 +314,23 @@ def secret_findings(walked: Walk, display: str, found: Iterable[tuple[Path, int,
 
 def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",), cache_dir: Path | None = None,
          workers: int = 0, changed: frozenset[str] | None = None, progress: Tracker = no_progress,
-         walked: Walk | None = None, scanned: Mapping[Path, Scanned] | None = None) -> list[Finding]:
+         walked: Walk | None = None, scanned: Mapping[Path, Scanned] | None = None,
+         entries: list[Finding] | None = None) -> list[Finding]:
     """Hygiene findings for everything under root; paths are shown as display/<relative path>.
 
     `secrets_under` limits the secret scan to these relative folders ("" = the whole tree); the tree check passes
     ("benchmarks", "benchmark") since logs and system files are not code. `cache_dir` keeps secret-scan results by
     file content; `changed` (resolved paths, from --changed-since) limits the secret scan to those files.
-    `walked` and `scanned`: the walk and the files the check's pool already did (see `find_secrets`).
+    `walked`, `scanned` and `entries`: the walk, the files the check's pool already read (see `find_secrets`)
+    and `entry_findings(walked, display)`, when already done.
     """
     walked = walked or walk(root, secrets_under=secrets_under, changed=changed)
     if walked is None:
         return []
     found = find_secrets(walked.secret_paths, cache_dir=cache_dir, workers=workers, pack=walked.pack,
                          complete=changed is None, progress=progress, scanned=scanned)  # fmt: skip
-    return entry_findings(walked, display) + secret_findings(walked, display, found)
+    return (entry_findings(walked, display) if entries is None else entries) + secret_findings(walked, display,
+                                                                                                  found)
 
 
 def _relative(paths: frozenset[str], root_real: str) -> frozenset[str]:

@@ -26,6 +26,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from re import _compiler as sre_compile  # type: ignore[attr-defined]
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -135,17 +136,22 @@ class Gate:
 
 def build(patterns: Sequence[re.Pattern[str]]) -> Gate | None:
     """A gate for the patterns that relax and compile, or None without hyperscan or without any. Compiling
-    takes ~0.3 s, so the compiled database is kept as data (`datafiles.derived`, named by the relaxed patterns
-    and the hyperscan version): a copy that is missing, damaged or does not load is compiled again."""
+    takes ~0.3 s, so the compiled database is kept as data (`datafiles.derived`): a copy that is missing,
+    damaged or does not load is compiled again."""
     try:
         import hyperscan
     except ImportError:
         return None
-    kept = {i: e for i, rx in enumerate(patterns) if (e := relaxed(rx)) is not None and re.fullmatch(e, "") is None}
-    inputs = json.dumps([getattr(hyperscan, "__version__", ""), sorted(kept.items())]).encode()
-    database = _load(derived("secretgate", inputs, lambda: _compiled(kept)))
+    def compile_all() -> list[Any]:
+        return _compiled({i: e for i, rx in enumerate(patterns)
+                          if (e := relaxed(rx)) is not None and re.fullmatch(e, "") is None})  # fmt: skip
+
+    # named by what the database depends on: the patterns, this code, hyperscan (relaxing costs ~0.3 s too)
+    source = [[rx.pattern, rx.flags] for rx in patterns]
+    inputs = json.dumps([getattr(hyperscan, "__version__", ""), source]).encode() + Path(__file__).read_bytes()
+    database = _load(derived("secretgate", inputs, compile_all))
     if database is None:  # a copy that does not load: compiled here
-        database = _load(_compiled(kept))
+        database = _load(compile_all())
     if database is None:
         return None
     return Gate(database[0], frozenset(database[1]))

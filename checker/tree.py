@@ -324,6 +324,8 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
             power.prepare_folder(org, folder)
     if not only_logs_changed(org, options):
         org.prepared["implementations"] = check_implementations(org, _with_results(every, options.ruleset))
+    if (walked := org.prepared.get("walk")) is not None:  # code_to_scan walked the tree
+        org.prepared["entry_findings"] = hygiene.entry_findings(walked, org.display)
 
 
 _T = TypeVar("_T")
@@ -364,7 +366,8 @@ def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
     What the pipeline's pool scanned (`code_to_scan`) is not scanned again."""
     return hygiene.scan(org.root, org.display, secrets_under=SECRETS_UNDER, cache_dir=options.cache_dir,
                         workers=options.jobs, changed=options.changed_paths, progress=options.progress,
-                        walked=org.prepared.pop("walk", None), scanned=org.prepared.pop("scanned", None))
+                        walked=org.prepared.pop("walk", None), scanned=org.prepared.pop("scanned", None),
+                        entries=org.prepared.pop("entry_findings", None))
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
