@@ -199,10 +199,13 @@ def scan_files(jobs: list[Job], plugins: tuple[str, ...], *, cache_dir: Path | N
     return sorted(found)
 
 
-def cached(jobs: list[Job], plugins: tuple[str, ...], cache_dir: Path, pack: str) -> set[str]:
-    """The paths of the jobs whose results the cache entry of `pack` holds for their content."""
-    kept = _load_pack(cache_dir, pack, plugins)
-    return {job.path for job in jobs if _file_key(job) in kept}
+def load_pack(cache_dir: Path, pack: str, plugins: tuple[str, ...]) -> dict[str, list[list[Any]]]:
+    """The cache entry of `pack`: `file_key(path, sha256)` -> hits."""
+    return _load_pack(cache_dir, pack, plugins)
+
+
+def file_key(path: str, sha256: str) -> str:
+    return _file_key(Job(path, sha256))
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mlsubmit.checker.options import Tracker, no_progress
 from mlsubmit.checker.rounds import ROUND_FILE
@@ -210,13 +211,18 @@ def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: i
     return sorted(found, key=lambda t: (str(t[0]), t[1], t[2]))
 
 
-def scan_one(path: Path) -> Scanned:
-    """One file read and, when it is text, scanned for secrets: a task of the check's worker pool, run inside
-    `scanning()`."""
-    from mlsubmit.checker.codescan import scan_in_session
+def scan_one(path: Path, kept: Mapping[str, list[list[Any]]] | None = None) -> Scanned:
+    """One file read and, when it is text, scanned for secrets (unless `kept`, the cache's entry for its tree,
+    holds the answer for its content): a task of the check's worker pool, run inside `scanning()`."""
+    from mlsubmit.checker.codescan import file_key, scan_in_session
 
     kind, digest = _read_kind(path)
-    return Scanned(kind, digest, tuple(scan_in_session(str(path))) if kind == "text" else None)
+    if kind != "text":
+        return Scanned(kind, digest)
+    hits = kept.get(file_key(str(path), digest)) if kept is not None else None
+    if hits is not None:
+        return Scanned(kind, digest, tuple((int(n), str(k)) for n, k in hits))
+    return Scanned(kind, digest, tuple(scan_in_session(str(path))))
 
 
 def scanning() -> AbstractContextManager[None]:
@@ -227,15 +233,11 @@ def scanning() -> AbstractContextManager[None]:
     return session(SECRET_PLUGINS)
 
 
-def pending(paths: list[Path], cache_dir: Path, pack: str) -> tuple[dict[Path, Scanned], list[Path]]:
-    """With a cache: every file read (kind and hash), and the text files whose secrets the cache does not hold,
-    which are left to scan."""
-    from mlsubmit.checker.codescan import Job, cached
+def cached_answers(cache_dir: Path, pack: str) -> dict[str, list[list[Any]]]:
+    """The cache's entry for a scanned tree (`Walk.pack`), for `scan_one`; empty when there is none."""
+    from mlsubmit.checker.codescan import load_pack
 
-    read = {path: Scanned(*_read_kind(path)) for path in paths}
-    texts = [path for path, s in read.items() if s.kind == "text"]
-    hits = cached([Job(str(p), read[p].sha256) for p in texts], SECRET_PLUGINS, cache_dir, pack)
-    return read, [p for p in texts if str(p) not in hits]
+    return load_pack(cache_dir, pack, SECRET_PLUGINS)
 
 
 def _read_kind(path: Path) -> tuple[str, str]:

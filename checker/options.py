@@ -9,7 +9,7 @@ a run of a few logs does not pay for the tree checks. This is the one place a pr
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 LogCheck = Callable[["ParsedLog", "CheckOptions"], list["Finding"]]
 OrgCheck = Callable[["OrgTree", dict[str, "LogFacts"], "CheckOptions"], list["Finding"]]
 OrgPrep = Callable[["OrgTree", "CheckOptions"], None]
-CodePlan = Callable[["OrgTree", "CheckOptions"], list[Path]]
+CodeTask = tuple[Path, Mapping[str, Any] | None]  # a file to scan for secrets, with its tree's cached answers
+CodePlan = Callable[["OrgTree", "CheckOptions"], list[CodeTask]]
 
 # A progress display: given a total and a label, a context that yields the function to call once per item done.
 # The command line passes its terminal bar (mlsubmit.cli.progress.tracker); the checker never draws anything.

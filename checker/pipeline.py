@@ -20,7 +20,7 @@ from mlsubmit.checker.discover import LogRef, OrgTree, Targets, discover
 from mlsubmit.checker.facts import LogFacts, extract
 from mlsubmit.checker.hygiene import Scanned
 from mlsubmit.checker.logs import read_log
-from mlsubmit.checker.options import CheckOptions, LogCheck, OrgCheck, OrgPrep, Tracker, no_progress
+from mlsubmit.checker.options import CheckOptions, CodeTask, LogCheck, OrgCheck, OrgPrep, Tracker, no_progress
 from mlsubmit.checker.rcp import answer_for
 
 from mlsubmit.errors import UsageError
@@ -104,7 +104,7 @@ Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its 
 
 
 def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker = no_progress,
-               code: Sequence[Path] = (), jobs: int = 0) -> tuple[list[LogResult], list[Scanned]]:
+               code: Sequence[CodeTask] = (), jobs: int = 0) -> tuple[list[LogResult], list[Scanned]]:
     """One result per (log, options) pair, in order, and one per file of `code` to scan for secrets; logs of
     several rounds and the code share one pool (`jobs` processes, 0: one per core).
 
@@ -128,14 +128,14 @@ def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker
     return [done[i] for i in range(len(tasks))], scanned
 
 
-def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: list[Path],
+def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: list[CodeTask],
                     prepare: Callable[[], None], progress: Tracker, jobs: int) -> list[Any]:
     """The logs' results, then the code files' (hygiene.scan_one), from one pool."""
     processes = max((options.jobs for _, options, _ in todo), default=jobs) or os.cpu_count() or 1
     count, label = len(todo) + len(code), "checking logs and code" if code else "checking logs"
 
     def work(i: int) -> Any:  # _check_and_store is looked up when called: a worker runs what was here at the fork
-        return _check_and_store(*todo[i]) if i < len(todo) else hygiene.scan_one(code[i - len(todo)])
+        return _check_and_store(*todo[i]) if i < len(todo) else hygiene.scan_one(*code[i - len(todo)])
 
     with hygiene.scanning() if code else nullcontext():
         # in-process (also where there is no fork): rule files load as the logs ask for them
@@ -239,8 +239,8 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
                     prep(org, options)
 
     code = _code_tasks(plans)
-    logs, scanned = check_jobs(tasks, prepare, progress, [path for _, path in code], base.jobs)
-    for (org, path), found in zip(code, scanned, strict=True):  # for the hygiene check (tree.code_to_scan)
+    logs, scanned = check_jobs(tasks, prepare, progress, [task for _, task in code], base.jobs)
+    for (org, (path, _)), found in zip(code, scanned, strict=True):  # for the hygiene check (tree.code_to_scan)
         org.prepared.setdefault("scanned", {})[path] = found
     results = iter(logs)
     for options, run in plans:
@@ -249,13 +249,13 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
     return [run for _, run in plans]
 
 
-def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTree, Path]]:
+def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTree, CodeTask]]:
     """The implementation files to scan for secrets, with their organisation: tasks of the log pool."""
-    out: list[tuple[OrgTree, Path]] = []
+    out: list[tuple[OrgTree, CodeTask]] = []
     for options, run in plans:
         plan = options.profile.code_scan()
         if plan is not None:
-            out += [(org, path) for org in run.targets.orgs for path in plan(org, options)]
+            out += [(org, task) for org in run.targets.orgs for task in plan(org, options)]
     return out
 
 

@@ -13,7 +13,7 @@ import importlib.resources
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -344,21 +344,18 @@ def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
 SECRETS_UNDER = ("benchmarks", "benchmark")  # implementation code: logs and system files are not scanned
 
 
-def code_to_scan(org: OrgTree, options: CheckOptions) -> list[Path]:
-    """The files whose secret scan the pipeline gives its worker pool, beside the logs: the implementation code
-    (with a cache, the files it holds no answer for), unless only logs changed. The walk, and the files read to
-    look in the cache, are kept for the hygiene check."""
+def code_to_scan(org: OrgTree, options: CheckOptions) -> list[tuple[Path, Mapping[str, Any] | None]]:
+    """The files whose secret scan the pipeline gives its worker pool, beside the logs: the implementation code,
+    unless only logs changed, each with the cache's answers for its tree (the task hashes the file and looks
+    there first). The walk is kept for the hygiene check."""
     if only_logs_changed(org, options):
         return []
     walked = hygiene.walk(org.root, secrets_under=SECRETS_UNDER, changed=options.changed_paths)
     if walked is None:
         return []
     org.prepared["walk"] = walked
-    if options.cache_dir is None:
-        return walked.secret_paths
-    read, todo = hygiene.pending(walked.secret_paths, options.cache_dir, walked.pack)
-    org.prepared["scanned"] = read
-    return todo
+    kept = None if options.cache_dir is None else hygiene.cached_answers(options.cache_dir, walked.pack)
+    return [(path, kept) for path in walked.secret_paths]
 
 
 def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
