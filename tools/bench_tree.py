@@ -107,7 +107,10 @@ def bench_corpus(corpus: Path) -> dict[str, object]:
 def _git(repo: Path, *args: str) -> None:
     env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b",
            "PATH": os.environ.get("PATH", "/usr/bin:/bin")}  # fmt: skip
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+    # no automatic gc: after committing the generated round's 850 MB, git would pack it in a detached background
+    # process (a core busy for about a minute) while the figures after it are measured
+    quiet = ["-c", "gc.auto=0", "-c", "maintenance.auto=false"]
+    subprocess.run(["git", "-C", str(repo), *quiet, *args], check=True, capture_output=True, env=env)
 
 
 def bench_recheck(work: Path) -> dict[str, object]:
