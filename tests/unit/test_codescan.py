@@ -150,6 +150,7 @@ def _gate_patterns() -> list[re.Pattern[str]]:
 def test_the_gate_lets_through_every_text_a_pattern_matches(index: int, data: st.DataObject) -> None:
     """Texts drawn to match a plugin pattern (ASCII, with anything around the match): the gate reports the
     pattern, so the pre-filter runs it there."""
+    pytest.importorskip("hyperscan", reason="the gate needs hyperscan (a dependency on Linux x86-64 only)")
     with codescan.scanning(SECRET_PLUGINS):
         gate = secretfilter.gate(SECRET_PLUGINS)
     assert gate is not None and index in gate.gated  # every pattern of the plugins we use is gated
@@ -160,6 +161,7 @@ def test_the_gate_lets_through_every_text_a_pattern_matches(index: int, data: st
 
 
 def test_the_gate_passes_over_what_no_pattern_matches_and_leaves_non_ascii_to_re() -> None:
+    pytest.importorskip("hyperscan", reason="the gate needs hyperscan (a dependency on Linux x86-64 only)")
     with codescan.scanning(SECRET_PLUGINS):
         gate = secretfilter.gate(SECRET_PLUGINS)
     assert gate is not None
@@ -168,6 +170,7 @@ def test_the_gate_passes_over_what_no_pattern_matches_and_leaves_non_ascii_to_re
 
 
 def test_a_damaged_or_foreign_gate_copy_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("hyperscan", reason="the gate needs hyperscan (a dependency on Linux x86-64 only)")
     from mlsubmit.checker import secretgate
 
     assert secretgate._load(["not base64 of a database", [0]]) is None
