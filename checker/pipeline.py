@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mlsubmit.checker import hygiene, pool
 from mlsubmit.checker.cache import LogCache, context_key
@@ -101,6 +101,7 @@ def _cache(options: CheckOptions) -> LogCache | None:
 
 
 Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
+_R = TypeVar("_R")
 
 
 def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker = no_progress,
@@ -145,7 +146,7 @@ def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: l
         return pool.run_shared(count, work, processes, prepare, progress, label)
 
 
-def _advanced(result: LogResult, advance: Callable[[], None]) -> LogResult:
+def _advanced(result: _R, advance: Callable[[], None]) -> _R:
     advance()
     return result
 
