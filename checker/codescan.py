@@ -174,38 +174,28 @@ def scan_files(jobs: list[Job], plugins: tuple[str, ...], *, cache_dir: Path | N
     The cache keeps one entry per `pack` (the scanned tree): each file's results under its content hash and path.
     One entry, not one per file: creating a file costs about a millisecond here, 13 s for a round's code.
     `complete`: the jobs are the whole tree (the entry then drops files that are gone), else they are added."""
-    kept = _load_pack(cache_dir, pack, plugins)
-    kept_all = True  # every result came from the cache entry
+    kept = load_pack(cache_dir, pack, plugins)
     found: list[Found] = []
     todo: list[Job] = []
     fresh: dict[str, list[list[Any]]] = {}
     for job in jobs:
-        hit = kept.get(_file_key(job))
+        hit = kept.get(file_key(job.path, job.sha256))
         if hit is None and done is not None and job.path in done:
             hit = [list(h) for h in done[job.path]]
-            kept_all = False
         if hit is None:
             todo.append(job)
             continue
-        fresh[_file_key(job)] = hit
+        fresh[file_key(job.path, job.sha256)] = hit
         found += [(job.path, line, kind) for line, kind in hit]
     if todo:  # else nothing to scan: no bar, and detect-secrets is not even imported
         with progress(len(todo), label) as advance:
             for job, hits in _scan_all(todo, plugins, workers or os.cpu_count() or 1, advance):
-                fresh[_file_key(job)] = [list(h) for h in hits]
+                fresh[file_key(job.path, job.sha256)] = [list(h) for h in hits]
                 found += [(job.path, line, kind) for line, kind in hits]
-    if todo or not kept_all or (complete and len(fresh) != len(kept)):
-        _store_pack(cache_dir, pack, plugins, fresh if complete else {**kept, **fresh})
+    body = fresh if complete else {**kept, **fresh}
+    if body != kept:  # new or changed files, or (complete) files gone
+        _store_pack(cache_dir, pack, plugins, body)
     return sorted(found)
-
-
-def load_pack(cache_dir: Path, pack: str, plugins: tuple[str, ...]) -> dict[str, list[list[Any]]]:
-    """The cache entry of `pack`: `file_key(path, sha256)` -> hits."""
-    return _load_pack(cache_dir, pack, plugins)
-
-
-def file_key(path: str, sha256: str) -> str:
-    return _file_key(Job(path, sha256))
 
 
 @contextmanager
@@ -274,9 +264,10 @@ def _scanner_key(plugins: tuple[str, ...]) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def _file_key(job: Job) -> str:
-    """The file's content hash and its path as scanned (its name decides detect-secrets' file type and filters)."""
-    return f"{job.sha256}:{job.path}"
+def file_key(path: str, sha256: str) -> str:
+    """A file's key in a cache entry: its content hash and its path as scanned (its name decides detect-secrets'
+    file type and filters)."""
+    return f"{sha256}:{path}"
 
 
 def _pack_entry(cache_dir: Path, pack: str, plugins: tuple[str, ...]) -> tuple[Path, str]:
@@ -292,7 +283,8 @@ def _is_pack(body: Any) -> bool:
     )  # fmt: skip
 
 
-def _load_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...]) -> dict[str, list[list[Any]]]:
+def load_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...]) -> dict[str, list[list[Any]]]:
+    """The cache entry of `pack` (`file_key` -> hits); empty without a cache or a valid entry."""
     if cache_dir is None:
         return {}
     from mlsubmit.checker.cache import MISS, load_entry

@@ -182,20 +182,32 @@ def check_rules(org: OrgTree, folder: BenchFolder, verdict: ReferenceVerdict, ru
     return out
 
 
+def _result_names(folder: BenchFolder) -> dict[str, str]:
+    """result_<i> -> its log, in the folder's order (the reference indexes runs by this order)."""
+    return {os.path.splitext(os.path.basename(p))[0]: p for p in folder.logs}
+
+
 def prepare_folder(org: OrgTree, folder: BenchFolder) -> None:
-    """Read the power logs `check_rules` will read, beside the log checks (tree.prepare_org): they need no
-    result log."""
+    """The reference's verdict and the power logs `check_rules` will read, beside the log checks
+    (tree.prepare_org): they need no result log."""
     power = folder.path / "power"
     if not os.path.isdir(power):
         return
     shown = os.path.join(folder.shown, "power")
-    names = [os.path.splitext(os.path.basename(p))[0] for p in folder.logs]
+    verdict = reference_verdict(power, shown, list(_result_names(folder)))
+    org.prepared.setdefault("power_verdicts", {})[power] = verdict
     kept: dict[Path, PowerLog] = org.prepared.setdefault("power_logs", {})
-    for run in reference_verdict(power, shown, names).listings:
+    for run in verdict.listings:
         for name in run.nodes + run.switches:
             path = power / run.name / name
             if path.is_file():
                 kept[path] = read_power_log(path, os.path.join(shown, run.name, name))
+
+
+def _prepared_verdict(org: OrgTree, power: Path) -> ReferenceVerdict | None:
+    """The verdict prepare_folder reached (taken: a second check judges afresh), else None."""
+    verdict: ReferenceVerdict | None = org.prepared.get("power_verdicts", {}).pop(power, None)
+    return verdict
 
 
 def _power_log(org: OrgTree, path: Path, shown: str) -> PowerLog:
@@ -213,8 +225,8 @@ def check_folder(
     if not os.path.exists(power):
         return [], set()
     shown = os.path.join(folder.shown, "power")
-    by_name = {os.path.splitext(os.path.basename(p))[0]: p for p in folder.logs}
-    verdict = reference_verdict(power, shown, list(by_name))
+    by_name = _result_names(folder)
+    verdict = _prepared_verdict(org, power) or reference_verdict(power, shown, list(by_name))
     out = list(verdict.findings)
     if profile == "reference":  # the failed runs count through the olympic tolerance (TREE007), as run errors do
         out = [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in out]

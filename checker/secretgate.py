@@ -166,33 +166,26 @@ def _compiled(kept: dict[int, str]) -> list[Any]:
     hyperscan does not take (too big)."""
     import hyperscan
 
-    flags = hyperscan.HS_FLAG_SINGLEMATCH
-
-    def compiled(items: dict[int, str]) -> Any:
-        database = hyperscan.Database()
-        database.compile(expressions=[e.encode() for e in items.values()], ids=list(items), elements=len(items),
-                         flags=flags)  # fmt: skip
-        return database
-
-    try:
-        database = compiled(kept)
-    except hyperscan.error:
-        good = {i: e for i, e in kept.items() if _compiles(e)}
-        if not good:
-            return [None, []]
-        kept, database = good, compiled(good)
+    database = _database(kept)
+    if database is None:
+        kept = {i: e for i, e in kept.items() if _database({i: e}) is not None}
+        database = _database(kept) if kept else None
+    if database is None:
+        return [None, []]
     return [base64.b64encode(hyperscan.dumpb(database)).decode(), sorted(kept)]
 
 
-def _compiles(expression: str) -> bool:
+def _database(items: dict[int, str]) -> Any:
+    """The expressions compiled into one database, each reporting its index once; None when hyperscan refuses."""
     import hyperscan
 
+    database = hyperscan.Database()
     try:
-        hyperscan.Database().compile(expressions=[expression.encode()], ids=[0], elements=1,
-                                     flags=hyperscan.HS_FLAG_SINGLEMATCH)  # fmt: skip
+        database.compile(expressions=[e.encode() for e in items.values()], ids=list(items), elements=len(items),
+                         flags=hyperscan.HS_FLAG_SINGLEMATCH)  # fmt: skip
     except hyperscan.error:
-        return False
-    return True
+        return None
+    return database
 
 
 def _load(copy: Any) -> tuple[Any, list[int]] | None:
