@@ -332,11 +332,7 @@ def plugin_probes(names: tuple[str, ...], filename: str) -> tuple[Probe, ...] | 
     cannot be known (then every line is a candidate)."""
     from detect_secrets.util.filetype import determine_file_type
 
-    return _probes(names, determine_file_type(filename))
-
-
-def _probes(names: tuple[str, ...], filetype: Any) -> tuple[Probe, ...] | None:
-    return _probes_by_type(names)[filetype]
+    return _probes_by_type(names)[determine_file_type(filename)]
 
 
 @functools.cache
