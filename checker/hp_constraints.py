@@ -5,7 +5,7 @@ evaluates it against a logged value and returns an `Outcome` saying whether it h
 allowed value where one can be computed. `lookup` gives the values of other keys (for formulas of the global batch
 size, shared multipliers, one key as a multiple of another, and the batch size -> learning rate side tables with
 their in-between rules). Nothing in the data is executed: formulas are sums of constants, other keys and
-ceil(a*b/batch) terms, stated as data.
+a*b/batch terms (rounded up, down or not at all), stated as data.
 """
 
 from __future__ import annotations
@@ -241,12 +241,27 @@ def _any_of(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance)
 # --- formulas of other keys and of the global batch size (TR3.0+ GPT-3, TR5.0+ Llama 3.1, TR6.0 DeepSeek) ----
 
 
+# A batch size term a*b/batch: rounded up as the tables write it, down as some reference code computes it, or
+# left unrounded as some accepted runs log it (the readings of a row, `readings` in the table files).
+_ROUNDINGS = ("ceil", "floor", "ratio")
+
+
+def _batch_term(term: Mapping[str, Any]) -> tuple[str, float, float] | None:
+    how = next((r for r in _ROUNDINGS if r in term), None)
+    if how is None:
+        return None
+    a, b = term[how]
+    return how, a, b
+
+
 def _term_text(term: Mapping[str, Any]) -> str:
     if "constant" in term:
         return show_value(term["constant"])
-    if "ceil" in term:
-        a, b = term["ceil"]
-        return f"ceil({show_value(a)}*{show_value(b)}/{term['batch']})"
+    batch_term = _batch_term(term)
+    if batch_term is not None:
+        how, a, b = batch_term
+        body = f"{show_value(a)}*{show_value(b)}/{term['batch']}"
+        return body if how == "ratio" else f"{how}({body})"
     return term["name"]
 
 
@@ -264,14 +279,20 @@ def _formula_text(spec: Mapping[str, Any]) -> str:
 def _term_value(term: Mapping[str, Any], lookup: Lookup) -> float | None:
     if "constant" in term:
         return float(term["constant"])
-    if "ceil" in term:
+    batch_term = _batch_term(term)
+    if batch_term is not None:
         batch = _num(lookup(term["batch"]))
         if batch is None or batch <= 0 or not batch.is_integer():
             return None
-        a, b = term["ceil"]
+        how, a, b = batch_term
         top = a * b
+        if how == "ratio":
+            return top / batch
         # Integers divide exactly (8000*1152/960 is 9600, not 9600.000000001 rounded up to 9601).
-        return float(-(-int(top) // int(batch))) if float(top).is_integer() else float(math.ceil(top / batch))
+        if float(top).is_integer():
+            quotient = int(top) // int(batch) if how == "floor" else -(-int(top) // int(batch))
+            return float(quotient)
+        return float(math.floor(top / batch) if how == "floor" else math.ceil(top / batch))
     return _num(lookup(term["name"]))
 
 
@@ -303,13 +324,15 @@ def _band_outcome(band: Mapping[str, Any], n: float | None, batch: float, tol: T
                 " or ".join(show_value(v) for v in band["values"]))
     ratio = batch / float(band["reference_batch"])
     exact = float(band["base"]) * (math.sqrt(ratio) if band["scale"] == "sqrt" else ratio)
+    how = "sqrt" if band["scale"] == "sqrt" else ""
+    scaled = f"{show_value(band['base'])} * {how}({band['batch_name']}/{show_value(band['reference_batch'])})"
+    if "decimals" not in band:  # a reading that scales without rounding (as a reference's code computes it)
+        return n is not None and tol.close(n, exact), f"{scaled} = {show_value(exact)}"
     digits = int(band["decimals"])
     rounded = round(exact, digits)
     # "rounded to the Nth decimal place": the value itself, or anything that rounds to it.
     ok = n is not None and (tol.close(n, rounded) or abs(n - exact) <= 0.5 * 10.0**-digits * (1 + 1e-9))
-    how = "sqrt" if band["scale"] == "sqrt" else ""
-    return ok, (f"{show_value(band['base'])} * {how}({band['batch_name']}/{show_value(band['reference_batch'])}) "
-                f"rounded to {digits} decimals = {show_value(rounded)}")
+    return ok, f"{scaled} rounded to {digits} decimals = {show_value(rounded)}"
 
 
 def _batch_table(spec: Mapping[str, Any], value: Any, lookup: Lookup, tol: Tolerance) -> Outcome:

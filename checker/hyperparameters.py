@@ -9,7 +9,9 @@ this module holds the table, its aliases (the table's benchmark and key names ->
 conditions that make a row depend on another key. Nothing in the data is executed.
 
 `check_log` applies the table to logs that claim the closed division (`mlsubmit check`); `closed_advice`
-applies it whatever the log claims (`mlsubmit advise`).
+applies it whatever the log claims (`mlsubmit advise`, through advice.py). A row whose letter differs from the
+reference code or from what the review accepted lists those `readings`: a value that follows one is a warning
+(HP009) naming the letter and the sources, and a value outside every reading stays an error.
 """
 
 from __future__ import annotations
@@ -21,10 +23,8 @@ import importlib.resources
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 from mlsubmit.checker.hp_constraints import Lookup, Outcome, Tolerance, check_value, show_value
 from mlsubmit.checker.logs import ParsedLog, Record
 
@@ -49,6 +49,17 @@ class Condition:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """Another reading of a row, where its letter and the reference code or the accepted results differ: a value
+    that follows it is accepted with a warning (HP009) that says what the letter says and why."""
+
+    constraint: Mapping[str, Any]
+    basis: str  # "reference", "accepted" or both: who computes or logged this reading
+    why: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     benchmark: str
@@ -62,18 +73,20 @@ class Rule:
     note: str = ""
     section: str = ""  # when not the table's own section (the deprecated benchmarks' table, a side table)
     cite: str = ""  # another document the row comes from (6.1: mlperf-logging's rule files)
+    readings: tuple[Reading, ...] = ()
 
     @property
     def code(self) -> str:
         return _CODE_BY_REVIEW[self.review]
 
     def names(self) -> set[str]:
-        """Every policy name the rule reads: its own, its conditions', its formula's."""
+        """Every policy name the rule reads: its own, its conditions', its formulas' (the letter's and readings')."""
         out = {self.name, *(c.name for c in self.when)}
-        out.update(t["name"] for t in self.constraint.get("terms", ()) if "name" in t)
-        out.update(t["batch"] for t in self.constraint.get("terms", ()) if "batch" in t)
-        if "batch" in self.constraint:
-            out.add(self.constraint["batch"])
+        for constraint in (self.constraint, *(r.constraint for r in self.readings)):
+            out.update(t["name"] for t in constraint.get("terms", ()) if "name" in t)
+            out.update(t["batch"] for t in constraint.get("terms", ()) if "batch" in t)
+            if "batch" in constraint:
+                out.add(constraint["batch"])
         return out
 
 
@@ -116,6 +129,8 @@ def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
         note=raw.get("note", ""),
         section=raw.get("section", ""),
         cite=raw.get("cite", ""),
+        readings=tuple(Reading(r["constraint"], r["basis"], r["why"], tuple(r["sources"]))
+                       for r in raw.get("readings", ())),
     )
 
 
@@ -271,10 +286,32 @@ def _rule_findings(rule: Rule, table: Table, records: Sequence[Record], lookup: 
         outcome = check_value(rule.constraint, rec.payload, lookup, table.tolerance)
         if outcome.ok or outcome.skipped:
             continue
-        message = (f"{what} is {show_value(rec.payload)}; closed allows {outcome.allowed}{because}{outcome.detail}"
-                   f"{note} ({table.clause(rule)})")
-        out.append(finding(rule.code, path, message, line=rec.line))
+        letter = f"{what} is {show_value(rec.payload)}; closed allows {outcome.allowed}{because}{outcome.detail}"
+        out.append(_reading_finding(rule, table, rec, lookup, letter, path)
+                   or finding(rule.code, path, f"{letter}{note}{_no_reading(rule, table, rec, lookup)} "
+                              f"({table.clause(rule)})", line=rec.line))
     return out
+
+
+def _reading_finding(rule: Rule, table: Table, rec: Record, lookup: Lookup, letter: str, path: str
+                     ) -> Finding | None:
+    """HP009 when the value breaks the row's letter but follows one of its accepted readings."""
+    for reading in rule.readings:
+        outcome = check_value(reading.constraint, rec.payload, lookup, table.tolerance)
+        if outcome.ok:
+            message = (f"{letter} ({table.clause(rule)}); accepted as {outcome.allowed}: {reading.why} "
+                       f"[{reading.basis}: {'; '.join(reading.sources)}]")
+            return finding("HP009", path, message, line=rec.line)
+    return None
+
+
+def _no_reading(rule: Rule, table: Table, rec: Record, lookup: Lookup) -> str:
+    """What the error adds when the row has readings the value does not follow either."""
+    if not rule.readings:
+        return ""
+    outcomes = [check_value(r.constraint, rec.payload, lookup, table.tolerance) for r in rule.readings]
+    shown = " or ".join(f"{o.allowed}{o.detail}" for o in outcomes)
+    return f"; nor the accepted {'reading' if len(outcomes) == 1 else 'readings'}: {shown}"
 
 
 def apply_table(log: ParsedLog, table: Table, benchmark: str) -> list[Finding]:
@@ -349,41 +386,3 @@ def merge_rule_duplicates(findings: Sequence[Finding]) -> list[Finding]:
         out.append(f)
     return out
 
-
-# --- division advice -----------------------------------------------------------------------------------------
-
-
-def as_closed(records: Sequence[Record]) -> list[Record]:
-    """A copy of the records in which the log claims the closed division (the caller's records are untouched)."""
-    return [
-        msgspec.structs.replace(rec, value={**rec.value, "value": "closed"}) if rec.key == "submission_division"
-        else rec
-        for rec in records
-    ]
-
-
-def advise_log(path: str | Path, display: str, ruleset: str, *, table_only: bool = False, unpack: bool = False
-               ) -> list[Finding]:
-    """Everything that would keep this run out of the closed division of `ruleset`, with lines (see advise_parsed).
-    unpack: raw job output, gzip-compressed or not."""
-    from mlsubmit.checker.logs import read_log
-
-    return advise_parsed(read_log(path, display, unpack=unpack, rcp_lines=False), ruleset, table_only=table_only)
-
-
-def advise_parsed(log: ParsedLog, ruleset: str, *, table_only: bool = False) -> list[Finding]:
-    """Everything that would keep this parsed run out of the closed division of `ruleset`, with lines.
-
-    The table is applied whatever the log claims; unless `table_only`, mlperf-logging's closed rule files are
-    run too (through mlsubmit's own engine), on a copy of the records whose submission_division says closed.
-    A log without a submission_division record is not given one: the missing record is the advice.
-    """
-    from mlsubmit.checker.engine import check_records
-    from mlsubmit.checker.ruleset import get_ruleset
-
-    findings = list(log.findings)
-    if log.records:
-        findings.extend(closed_advice(log, ruleset))
-        if not table_only:
-            findings.extend(check_records(as_closed(log.records), get_ruleset(ruleset), log.path))
-    return merge_rule_duplicates(findings)

@@ -1,5 +1,6 @@
-"""RCP advice for `mlsubmit advise`: the reference convergence point a closed run will be measured against, and
-where the run's hyperparameters differ from the RCP's, before the team spends its runs.
+"""RCP advice for `mlsubmit advise`: the reference convergence point a closed run will be measured against (or an
+open run would be, as closed), and where the run's hyperparameters differ from the RCP's, before the team spends
+its runs.
 
 The data is mlperf-logging's own (`rcp_checker/training_X.Y.Z/rcps_<benchmark>.json`), read here as plain JSON; the
 file is found by listing the ruleset's folder, never built from a log value. The RCPs are pruned as the reference's
@@ -27,7 +28,7 @@ from mlsubmit.checker.logs import ParsedLog
 from mlsubmit.checker.rcp import npstats, rcp_file
 
 from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.findings import Finding, Severity
 
 _SAMPLES = ("llama2_70b_lora", "flux1")  # benchmarks whose RCPs count samples, as the reference reads them
 _TOLERANCE = Tolerance()
@@ -225,27 +226,32 @@ def _hp_findings(log: ParsedLog, m: Match, gbs_line: int | None, benchmark: str)
     return out, "; ".join(parts)
 
 
-def advise_runs(logs: Sequence[ParsedLog], ruleset: str) -> list[Finding]:
-    """RCP advice for closed runs of one results folder (or one log), on the first run of each batch size."""
-    groups: dict[tuple[Any, Any], list[ParsedLog]] = {}
+def advise_runs(logs: Sequence[ParsedLog], ruleset: str, *, fail_on_rcp: bool = False) -> list[Finding]:
+    """RCP advice for the runs of one results folder (or one log), on the first run of each batch size: closed
+    runs as they will be judged, open runs as they would be judged in closed. fail_on_rcp: a predicted RCP
+    failure is an error (HP008), for CI."""
+    groups: dict[tuple[str, str, str], list[ParsedLog]] = {}
     for log in logs:
         division, bench = log.first("submission_division"), log.first("submission_benchmark")
-        if division is None or division.payload != "closed" or bench is None or not isinstance(bench.payload, str):
+        if division is None or division.payload not in ("closed", "open") or bench is None or not isinstance(
+                bench.payload, str):
             continue
         gbs, _ = _last(log, "global_batch_size")
-        key = (bench.payload, json.dumps(gbs, sort_keys=True, default=str))
+        key = (division.payload, bench.payload, json.dumps(gbs, sort_keys=True, default=str))
         groups.setdefault(key, []).append(log)
     out: list[Finding] = []
-    for (benchmark, _), runs in groups.items():
-        out.extend(_advise_group(runs, benchmark, ruleset))
+    for (claimed, benchmark, _), runs in groups.items():
+        out.extend(_advise_group(runs, benchmark, ruleset, claimed, fail_on_rcp))
     return out
 
 
-def _advise_group(runs: Sequence[ParsedLog], benchmark: str, ruleset: str) -> list[Finding]:
+def _advise_group(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, division: str, fail_on_rcp: bool
+                  ) -> list[Finding]:
     log = runs[0]
     gbs, line = _last(log, "global_batch_size")
-    many = f" ({len(runs)} closed runs in {os.path.dirname(log.path) or '.'})" if len(runs) > 1 else ""
-    head = f"closed {benchmark} at global_batch_size {show_value(gbs)}{many}, ruleset {ruleset}: "
+    many = f" ({len(runs)} {division} runs in {os.path.dirname(log.path) or '.'})" if len(runs) > 1 else ""
+    judged = "" if division == "closed" else " as closed"
+    head = f"{division} {benchmark} at global_batch_size {show_value(gbs)}{many}{judged}, ruleset {ruleset}: "
     if isinstance(gbs, bool) or not isinstance(gbs, (int, float)) or not 0 < gbs < math.inf:
         return [finding("HP006", log.path, head + "no usable global_batch_size: the RCP check cannot be made",
                         line=line)]
@@ -257,10 +263,12 @@ def _advise_group(runs: Sequence[ParsedLog], benchmark: str, ruleset: str) -> li
     diffs, summary = _hp_findings(log, m, line, benchmark) if (m.points or m.same_size) else ([], "")
     source = f" [mlperf-logging rcp_checker/training_{ruleset}/rcps_{benchmark}.json]"
     message = head + _where(m, benchmark, gbs) + (f"; {summary}" if summary else "") + source
-    return [finding("HP006", log.path, message, line=line), *diffs, *_prediction(runs, benchmark, ruleset, line)]
+    return [finding("HP006", log.path, message, line=line), *diffs,
+            *_prediction(runs, benchmark, ruleset, line, fail_on_rcp)]
 
 
-def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: int | None) -> list[Finding]:
+def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: int | None, fail_on_rcp: bool
+                ) -> list[Finding]:
     """HP008: the RCP check's verdict on these runs, computed by the tree check's own code (checker/rcp), so the
     advice, `check` and the reference give the same numbers. One trial log stands for a full set of runs that
     all converge as it did: the verdict then says where its convergence point falls in the window."""
@@ -288,4 +296,5 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
     if result.crash:
         text += f" (the reference's check raises: {result.crash})"
-    return [finding("HP008", runs[0].path, text, line=line)]
+    severity = Severity.ERROR if fail_on_rcp and result.status == "fail" else None
+    return [finding("HP008", runs[0].path, text, line=line, severity=severity)]

@@ -38,18 +38,22 @@ def test_open_run_learns_every_closed_rule_it_breaks_with_lines(run_cli: Any, tm
     report = _json(out)
     (entry,) = report["files"]
     lines = {r.key: r.line for r in read_log(log).records}
-    got = sorted((f["code"], f["line"]) for f in entry["findings"])
+    got = sorted((f["code"], f["line"]) for f in entry["findings"] if f["severity"] != "info")
     # HP: momentum (error, L302). The epsilon breaks both the closed rule file's own check and the manual-review
     # row (L300): reported once, as the rule file's finding naming the row.
     assert got == sorted([("HP001", lines["lars_opt_momentum"]), ("RULE001", lines["lars_epsilon"])])
     (eps,) = [f for f in entry["findings"] if f["code"] == "RULE001"]
     assert "the closed table says the same: 'lars_epsilon' is 2e-05" in eps["message"] and "[* RN-L4]" in eps["message"]
     assert report["tool"]["command"] == "advise" and report["tool"]["ruleset"] == "1.0.0"
+    # and the RCP it would be measured against as closed, with the predicted verdict (info)
+    (rcp,) = [f for f in entry["findings"] if f["code"] == "HP006"]
+    assert rcp["message"].startswith("open resnet at global_batch_size 3264 as closed, ruleset 1.0.0: ")
+    assert [f["code"] for f in entry["findings"] if f["code"] == "HP008"] == ["HP008"]
 
 
 def test_table_only_leaves_out_the_rule_files(run_cli: Any, tmp_path: Path) -> None:
     log = _open_ipu_resnet(tmp_path)
-    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "--table-only", "--format", "json", log)
+    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "--table-only", "--no-rcp", "--format", "json", log)
     assert code == 1
     assert sorted(f["code"] for f in _json(out)["files"][0]["findings"]) == ["HP001", "HP002"]
 
@@ -112,10 +116,11 @@ def test_advise_is_read_only_and_takes_folders(run_cli: Any, tmp_path: Path) -> 
     _open_ipu_resnet(tmp_path)
     write_run(tmp_path / "ipu-pod16-open" / "resnet" / "result_1.txt", RunSpec(benchmark="resnet", division="open"))
     before = tree_digest(tmp_path)
-    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "--format", "json", tmp_path)
+    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "--no-rcp", "--format", "json", tmp_path)
     assert tree_digest(tmp_path) == before
     assert code == 1
-    assert [len(f["findings"]) for f in _json(out)["files"]] == [2, 0]
+    # the broken run: its two closed rules; the compliant open run: nothing keeps it out of closed (HP010)
+    assert [sorted(x["code"] for x in f["findings"]) for f in _json(out)["files"]] == [["HP001", "RULE001"], ["HP010"]]
 
 
 def test_bad_input_is_a_finding_and_bad_usage_exits_2(run_cli: Any, tmp_path: Path) -> None:
@@ -175,15 +180,19 @@ def test_graphcore_open_bert_advice(run_cli: Any, corpus: Path, round_dir: str, 
     code, out, _ = run_cli("advise", "--ruleset", ruleset, "--format", "json", folder)
     report = _json(out)
     assert len(report["files"]) == 10
-    codes = {tuple(sorted(x["code"] for x in f["findings"])) for f in report["files"]}
+    found = [x for f in report["files"] for x in f["findings"]]
+    codes = {tuple(sorted(x["code"] for x in f["findings"] if x["severity"] != "info")) for f in report["files"]}
     if ruleset == "1.0.0":
         # Every BERT row of the table is free, and the logs meet the closed rule files: nothing in a record keeps
-        # these runs out of closed (their convergence does: the RCP check, at package level).
+        # these runs out of closed (HP010, each run), their convergence does: the RCP check the advice predicts.
         assert (code, codes) == (0, {()})
+        assert sum(x["code"] == "HP010" for x in found) == 10
     else:
         # 1.1.0 closed rule files want weights_initialization records, which no published v1.1 BERT log has.
         assert (code, codes) == (1, {("RULE002", "RULE005")})
-    assert not any(x["code"].startswith("HP") for f in report["files"] for x in f["findings"])
+    assert not any(x["code"].startswith("HP") and x["severity"] != "info" for x in found)
+    (predicted,) = [x for x in found if x["code"] == "HP008"]  # once for the folder's 10 runs, as closed
+    assert predicted["message"].startswith("the RCP check fails: ")
 
 
 @pytest.mark.corpus
@@ -205,7 +214,7 @@ def test_no_hp_findings_on_the_published_closed_runs(corpus: Path) -> None:
 @pytest.mark.corpus
 def test_published_open_shampoo_resnet_breaks_the_optimizer_row(run_cli: Any, corpus: Path) -> None:
     folder = corpus / "training_results_v1.0" / "Google" / "results" / "tpu-v4-256-JAX-Distributed-Shampoo" / "resnet"
-    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "--table-only", "--format", "json", folder)
+    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "--table-only", "--no-rcp", "--format", "json", folder)
     report = _json(out)
     assert code == 1 and len(report["files"]) == 5
     for f in report["files"]:
@@ -254,11 +263,11 @@ def test_advise_takes_each_paths_round_from_its_folder_without_ruleset(run_cli: 
                                                                                  hyperparameters={"opt_name": "x"}))
     new = write_run(tmp_path / "training_results_v5.1" / "result_0.txt", RunSpec(
         benchmark="llama2_70b_lora", ruleset="5.1.0", division="open", hyperparameters={"lora_alpha": 16}))
-    code, out, _ = run_cli("advise", "--table-only", "--format", "json", old, new)
+    code, out, _ = run_cli("advise", "--table-only", "--no-rcp", "--format", "json", old, new)
     report = _json(out)
     assert code == 1 and report["tool"]["ruleset"] == "1.0.0, 5.1.0"
     by_path = {f["path"]: [x["message"] for x in f["findings"]] for f in report["files"]}
-    assert by_path[str(old)] == []  # bert has no opt_name row
+    assert [m[:9] for m in by_path[str(old)]] == ["open run:"]  # bert has no opt_name row: HP010
     assert len(by_path[str(new)]) == 1 and "[LO-5]" in by_path[str(new)][0]
     loose = write_run(tmp_path / "elsewhere" / "result_0.txt", RunSpec())
     assert run_cli("advise", loose)[0] == 2  # no round folder holds it: --ruleset is needed

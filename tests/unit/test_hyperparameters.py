@@ -9,6 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 from mlsubmit.checker import hyperparameters as hp
+from mlsubmit.checker.advice import as_closed
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.pipeline import CheckOptions
 
@@ -382,7 +383,7 @@ def test_advice_names_a_missing_or_unknown_benchmark(tmp_path: Path) -> None:
 
 def test_as_closed_copies_and_leaves_the_records_alone(tmp_path: Path) -> None:
     log = read_log(write_run(tmp_path / "result_0.txt", RunSpec(division="open")))
-    copy = hp.as_closed(log.records)
+    copy = as_closed(log.records)
     original = log.first("submission_division")
     assert original is not None and original.payload == "open"
     assert next(r for r in copy if r.key == "submission_division").payload == "closed"

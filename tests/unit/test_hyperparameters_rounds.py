@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from mlsubmit.checker import hyperparameters as hp
+from mlsubmit.checker.advice import advise_parsed
 from mlsubmit.checker.hp_constraints import check_value
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.pipeline import CheckOptions
@@ -317,7 +318,7 @@ def test_issue_15_llama31_405b_at_batch_960(tmp_path: Path) -> None:
 def test_a_value_the_rule_file_and_the_table_both_catch_is_reported_once(tmp_path: Path) -> None:
     log = write_run(tmp_path / "result_0.txt", RunSpec(benchmark="llama31_405b", ruleset="5.1.0",
                                                        hyperparameters={**L405, "opt_adamw_weight_decay": 0.2}))
-    findings = hp.advise_log(log, "result_0.txt", "5.1.0")
+    findings = advise_parsed(read_log(log, "result_0.txt"), "5.1.0")
     line = read_log(log).first("opt_adamw_weight_decay").line  # type: ignore[union-attr]
     at_line = [f for f in findings if f.line == line]
     assert [f.code for f in at_line] == ["RULE001"]

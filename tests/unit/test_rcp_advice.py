@@ -11,6 +11,7 @@ from mlsubmit.checker import rcp_advice as ra
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.rcp import rcp_folder
 
+from mlsubmit.findings import Severity
 from mlsubmit.testing.synth import RunSpec, write_run
 
 RULESETS = ("1.0.0", "1.1.0", "2.0.0", "2.1.0", "3.0.0", "3.1.0", "4.0.0", "4.1.0", "5.0.0", "5.1.0", "6.0.0",
@@ -110,7 +111,9 @@ def test_between_below_above_and_open_runs(tmp_path: Path) -> None:
     assert "the check interpolates between llama31_405b_ref_2304" in between and "llama31_405b_ref_4608" in between
     assert "smaller than every RCP; the check compares with llama31_405b_ref_1152" in advice(576)[0]
     assert "larger than every RCP" in advice(100000)[0]
-    assert advice(1152, "open") == []
+    # an open run is told the RCP it would be measured against as closed
+    assert advice(1152, "open")[0].startswith("open llama31_405b at global_batch_size 1152 as closed, ruleset 5.1.0: "
+                                              "RCP found: llama31_405b_ref_1152")
 
 
 def test_no_batch_size_or_no_rcp_data_is_said(tmp_path: Path) -> None:
@@ -152,7 +155,12 @@ def test_a_trial_log_gets_the_window_its_runs_must_land_in(tmp_path: Path) -> No
     fast = read_log(write_run(tmp_path / "fast.txt", RunSpec(benchmark="llama2_70b_lora", ruleset="6.0.0",
                                                               converge_at=2400)))
     (predicted,) = [f for f in ra.advise_runs([fast], "6.0.0") if f.code == "HP008"]
-    assert "the RCP check fails" in predicted.message
+    assert "the RCP check fails" in predicted.message and predicted.severity is Severity.INFO
+    # --fail-on rcp: the same prediction is an error, so CI stops on it; a passing one stays info
+    (failing,) = [f for f in ra.advise_runs([fast], "6.0.0", fail_on_rcp=True) if f.code == "HP008"]
+    assert failing.severity is Severity.ERROR and failing.message == predicted.message
+    (passing,) = [f for f in ra.advise_runs([log], "6.0.0", fail_on_rcp=True) if f.code == "HP008"]
+    assert passing.severity is Severity.INFO
 
 
 @pytest.mark.corpus

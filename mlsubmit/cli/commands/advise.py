@@ -1,11 +1,12 @@
 """mlsubmit advise [--ruleset X.Y.Z|auto] LOG...: every closed-division rule each run breaks, whatever it claims.
 
-An open run learns what would keep it out of closed; a compliant closed run gets no error or warning. The advice
-is the closed hyperparameter table (HP findings) plus mlperf-logging's closed rule files run as if the log said
-closed (RULE findings), unless --table-only. For closed runs it adds the RCP the runs will be measured against
-and each hyperparameter that differs from it (HP006, HP007: info), once per results folder and batch size,
-unless --no-rcp. Without --ruleset, each LOG's round comes from its training_results_vX.Y folder (or the round
-a tree states), as in check.
+An open run learns what would keep it out of closed (or, HP010, that nothing in its log does); a compliant closed
+run gets no error or warning. The advice is the closed hyperparameter table (HP findings) plus mlperf-logging's
+closed rule files run as if the log said closed (RULE findings), unless --table-only. For closed and open runs it
+adds the RCP the runs are (or would be) measured against, each hyperparameter that differs from it and the
+predicted RCP verdict (HP006, HP007, HP008: info), once per results folder and batch size, unless --no-rcp;
+--fail-on rcp makes a predicted RCP failure an error. Without --ruleset, each LOG's round comes from its
+training_results_vX.Y folder (or the round a tree states), as in check.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import argparse
 import os
 
 from mlsubmit import __version__
+from mlsubmit.checker.advice import advise_parsed
 from mlsubmit.checker.discover import discover
-from mlsubmit.checker.hyperparameters import advise_parsed, coverage_findings
+from mlsubmit.checker.hyperparameters import coverage_findings
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.rcp_advice import advise_runs
 from mlsubmit.cli.output import add_output_options, emit
@@ -32,7 +34,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--table-only", action="store_true",
                         help="only the hyperparameter table, not mlperf-logging's closed rule files")
     parser.add_argument("--no-rcp", action="store_true",
-                        help="leave out the RCP a closed run is measured against and how its hyperparameters differ")
+                        help="leave out the RCP a run is measured against and how its hyperparameters differ")
+    parser.add_argument("--fail-on", action="append", choices=["rcp"], default=[], metavar="WHAT",
+                        help="make a predicted verdict an error, for CI: 'rcp', the RCP check failing the runs "
+                             "(HP008)")
     add_output_options(parser)
 
 
@@ -57,5 +62,5 @@ def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse
         if not args.no_rcp and log.records:
             folders.setdefault(os.path.dirname(ref.display), []).append(log)
     for logs in folders.values():  # the runs of one results folder share one RCP
-        for found in advise_runs(logs, ruleset):
+        for found in advise_runs(logs, ruleset, fail_on_rcp="rcp" in args.fail_on):
             report.add(found)
