@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import msgspec
-from mlsubmit.checker.hyperparameters import closed_advice, merge_rule_duplicates, table_for
+from mlsubmit.checker.hp_table import table_for
+from mlsubmit.checker.hyperparameters import closed_advice, merge_rule_duplicates
 from mlsubmit.checker.logs import ParsedLog, Record
 
 from mlsubmit.codes import finding

@@ -51,7 +51,7 @@ def _mlperf_logging_version() -> str:
 
 
 def _hp_tables_digest() -> str:
-    from mlsubmit.checker.hyperparameters import tables_digest
+    from mlsubmit.checker.hp_table import tables_digest
 
     return tables_digest()
 

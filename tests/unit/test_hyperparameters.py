@@ -8,6 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from mlsubmit.checker import hp_table as hpt
 from mlsubmit.checker import hyperparameters as hp
 from mlsubmit.checker.advice import as_closed
 from mlsubmit.checker.logs import read_log
@@ -51,13 +52,13 @@ def hp_findings(path: Path, ruleset: str) -> list[Finding]:
 
 
 def test_schema_is_a_valid_2020_12_schema() -> None:
-    jsonschema.Draft202012Validator.check_schema(load_schema(hp.SCHEMA))
+    jsonschema.Draft202012Validator.check_schema(load_schema(hpt.SCHEMA))
 
 
 def test_tables_cover_rounds_1_0_and_1_1_with_all_eight_benchmarks() -> None:
-    assert set(RULESETS) <= set(hp.covered_rulesets())
+    assert set(RULESETS) <= set(hpt.covered_rulesets())
     for ruleset in RULESETS:
-        table = hp.table_for(ruleset)
+        table = hpt.table_for(ruleset)
         assert table is not None
         assert sorted(table.benchmarks) == list(BENCHMARKS)
         for rules in table.benchmarks.values():
@@ -68,7 +69,7 @@ def test_tables_cover_rounds_1_0_and_1_1_with_all_eight_benchmarks() -> None:
 
 
 def test_round_1_1_differs_from_1_0_only_in_rnnt_buckets() -> None:
-    old, new = hp.table_for("1.0.0"), hp.table_for("1.1.0")
+    old, new = hpt.table_for("1.0.0"), hpt.table_for("1.1.0")
     assert old is not None and new is not None
     changed = [
         (b, a.id) for b in BENCHMARKS for a, c in zip(old.benchmarks[b], new.benchmarks[b], strict=True) if a != c
@@ -78,7 +79,7 @@ def test_round_1_1_differs_from_1_0_only_in_rnnt_buckets() -> None:
 
 
 def test_alias_table_maps_policy_names_to_log_keys() -> None:
-    table = hp.table_for("1.0.0")
+    table = hpt.table_for("1.0.0")
     assert table is not None
     assert table.key("unet3d", "training_oversampling") == "oversampling"
     assert table.key("unet3d", "evaluation_input_shape") == "validation_input_shape"
@@ -104,15 +105,15 @@ def test_schema_refuses_code_unknown_kinds_and_uncited_rules(rule: dict[str, Any
         "benchmarks": {"bert": {"rules": [rule]}},
     }  # fmt: skip
     with pytest.raises(SchemaError):
-        validate_or_raise(table, load_schema(hp.SCHEMA), what="test table")
+        validate_or_raise(table, load_schema(hpt.SCHEMA), what="test table")
 
 
 def test_extending_a_missing_rule_is_an_error() -> None:
-    raw = hp._read_tables()
+    raw = hpt._read_tables()
     raw["1.1"] = {**raw["1.1"], "replace": {"rnnt": [{"id": "RT-99", "name": "x", "line": 339,
                                                       "constraint": {"kind": "any"}}]}}
     with pytest.raises(ValueError, match="no rule RT-99"):
-        hp._build("1.1", raw)
+        hpt._build("1.1", raw)
 
 
 def test_rulesets_without_a_table_get_one_info_finding() -> None:
@@ -137,8 +138,8 @@ def test_fixed_value_with_the_stated_float_tolerance() -> None:
     assert ok({"kind": "fixed", "value": 0}, 0.0) and not ok({"kind": "fixed", "value": 0}, 1e-11)
     assert ok({"kind": "fixed", "value": True}, True) and not ok({"kind": "fixed", "value": True}, 1)
     assert ok({"kind": "fixed", "value": "lamb"}, "lamb") and not ok({"kind": "fixed", "value": "lamb"}, "LAMB")
-    table = hp.table_for("1.0.0")
-    assert table is not None and table.tolerance == hp.Tolerance(1e-6, 1e-12) == hp.Tolerance()
+    table = hpt.table_for("1.0.0")
+    assert table is not None and table.tolerance == hpt.Tolerance(1e-6, 1e-12) == hpt.Tolerance()
 
 
 def test_one_of_a_set() -> None:
@@ -402,7 +403,7 @@ NEVER_A_SETTING: list[Any] = [None, {"a": 1}, math.nan, "x", [math.nan, 1]]  # n
 def test_no_logged_value_makes_a_constraint_raise() -> None:
     """Odd values (unbounded JSON integers, inf, NaN, wrong types) are violations or passes, never exceptions; a
     value no setting can have passes only a row that allows anything, and every outcome says what is allowed."""
-    for table in hp.tables().values():
+    for table in hpt.tables().values():
         for rules in table.benchmarks.values():
             for rule in rules:
                 for constraint in (rule.constraint, *(c.constraint for c in rule.when)):

@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker import hp_table as hpt
 from mlsubmit.checker import hyperparameters as hp
 from mlsubmit.checker.logs import read_log
 from mlsubmit.checker.pipeline import CheckOptions
@@ -51,5 +52,5 @@ def test_every_closed_benchmark_of_the_corpus_is_in_its_rounds_table(corpus: Pat
     for ruleset, path in closed_logs(corpus):
         log = read_log(path)
         bench = log.first("submission_benchmark")
-        table = hp.table_for(ruleset)
+        table = hpt.table_for(ruleset)
         assert table is not None and bench is not None and bench.payload in table.benchmarks, path

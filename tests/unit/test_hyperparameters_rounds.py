@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mlsubmit.checker import hp_table as hpt
 from mlsubmit.checker import hyperparameters as hp
 from mlsubmit.checker.advice import advise_parsed
 from mlsubmit.checker.hp_constraints import check_value
@@ -26,8 +27,8 @@ DOCS = Path(os.environ.get("MLSUBMIT_DOCS", "../shared/docs")) / "policies"
 BATCH = {"gpt3": 2048, "llama31_405b": 1152, "deepseekv3_671b": 16384, "maskrcnn": 32}
 
 
-def table(ruleset: str) -> hp.Table:
-    t = hp.table_for(ruleset)
+def table(ruleset: str) -> hpt.Table:
+    t = hpt.table_for(ruleset)
     assert t is not None
     return t
 
@@ -40,8 +41,8 @@ def cases() -> list[tuple[str, str]]:
 
 
 def test_every_shipped_ruleset_has_a_table_and_hp003_is_silent() -> None:
-    assert hp.covered_rulesets() == tuple(f"{r}.0" for r in ("1.0", "1.1", *ROUNDS))
-    for ruleset in hp.covered_rulesets():
+    assert hpt.covered_rulesets() == tuple(f"{r}.0" for r in ("1.0", "1.1", *ROUNDS))
+    for ruleset in hpt.covered_rulesets():
         assert hp.coverage_findings(ruleset) == []
 
 
@@ -230,7 +231,7 @@ def test_fraction_and_any_of() -> None:
 # --- side tables ----------------------------------------------------------------------------------------------
 
 
-def _lr_rule(ruleset: str, benchmark: str) -> hp.Rule:
+def _lr_rule(ruleset: str, benchmark: str) -> hpt.Rule:
     (rule,) = [r for r in table(ruleset).benchmarks[benchmark]
                if r.name == "opt_base_learning_rate" and r.constraint["kind"] == "batch_table"]
     return rule
@@ -331,7 +332,7 @@ def test_cache_key_changes_with_the_tables(monkeypatch: pytest.MonkeyPatch) -> N
 
     cache.context_key.cache_clear()
     before = cache.context_key("5.1.0", "full", True)
-    monkeypatch.setattr(hp, "tables_digest", lambda: "other tables")
+    monkeypatch.setattr(hpt, "tables_digest", lambda: "other tables")
     cache.context_key.cache_clear()
     assert cache.context_key("5.1.0", "full", True) != before
     assert cache.context_key("5.1.0", "full", False) == cache.context_key("5.1.0", "full", False)
