@@ -4,7 +4,8 @@ The table lives in `checker/rulesets/hyperparameters-<round>.yaml`, one rule per
 §Hyperparameters (and its "Deprecated benchmarks hyperparameters" and side tables), validated against
 `schemas/hyperparameters.schema.json` when first used. A round may extend another: rows replaced or added by id,
 benchmarks the round retired taken out. A row whose letter differs from the reference code or from what the review
-accepted lists those `readings`, each with its sources. hyperparameters.py applies the table to logs.
+accepted has other readings, each with its sources, kept for every round in one file
+(`rulesets/hyperparameter-readings.yaml`). hyperparameters.py applies the table to logs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from importlib.abc import Traversable
 
 SCHEMA = "hyperparameters.schema.json"
+READINGS, READINGS_SCHEMA = "hyperparameter-readings.yaml", "hyperparameter-readings.schema.json"
 _CODE_BY_REVIEW = {None: "HP001", "*": "HP002", "**": "HP002", "ambiguous": "HP004"}
 
 
@@ -119,8 +121,6 @@ def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
         note=raw.get("note", ""),
         section=raw.get("section", ""),
         cite=raw.get("cite", ""),
-        readings=tuple(Reading(r["constraint"], r["basis"], r["why"], tuple(r["sources"]))
-                       for r in raw.get("readings", ())),
     )
 
 
@@ -143,11 +143,38 @@ def _read_tables() -> dict[str, dict[str, Any]]:
 
 
 def tables_digest() -> str:
-    """sha256 of every shipped table file's bytes, by name: a cache entry made with other tables is a miss."""
+    """sha256 of every shipped table file's bytes (readings too), by name: a cache entry made with other tables is
+    a miss."""
     digest = hashlib.sha256()
-    for entry in _table_files():
+    for entry in (*_table_files(), _readings_file()):
         digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _readings_file() -> Traversable:
+    return importlib.resources.files("mlsubmit.checker").joinpath("rulesets").joinpath(READINGS)
+
+
+@functools.cache
+def _readings() -> dict[tuple[str, str, str], tuple[Reading, ...]]:
+    """(round, benchmark, rule id) -> the row's readings other than its letter."""
+    data = load_validated(_readings_file(), READINGS_SCHEMA, what=f"rulesets/{READINGS}")
+    out: dict[tuple[str, str, str], tuple[Reading, ...]] = {}
+    for row in data["rows"]:
+        readings = tuple(Reading(r["constraint"], r["basis"], r["why"], tuple(r["sources"])) for r in row["readings"])
+        for round_ in row["rounds"]:
+            out[(round_, row["benchmark"], row["rule"])] = readings
+    return out
+
+
+def _with_readings(round_: str, benchmarks: Mapping[str, list[Rule]]) -> dict[str, tuple[Rule, ...]]:
+    """The round's rules, each with the readings listed for it in this round (an extended round's are not kept)."""
+    listed = {k: v for k, v in _readings().items() if k[0] == round_}
+    out = {b: tuple(dataclasses.replace(r, readings=listed.pop((round_, b, r.id), ())) for r in rules)
+           for b, rules in benchmarks.items()}
+    if listed:
+        raise ValueError(f"{READINGS}: round {round_} has no row " + ", ".join(f"{b} {i}" for _, b, i in listed))
+    return out
 
 
 def _extend(round_: str, data: Mapping[str, Any], base: Table) -> dict[str, list[Rule]]:
@@ -187,7 +214,7 @@ def _build(round_: str, raw: Mapping[str, dict[str, Any]], seen: tuple[str, ...]
         if len({r.id for r in rules}) != len(rules):
             raise ValueError(f"hyperparameter table {round_}: {bench} repeats a rule id")
     return Table(round_, tuple(data["rulesets"]), data["source"], tolerance, aliases,
-                 {b: tuple(rules) for b, rules in benchmarks.items()}, bench_aliases, dict(data.get("retire", {})))
+                 _with_readings(round_, benchmarks), bench_aliases, dict(data.get("retire", {})))
 
 
 @functools.cache

@@ -24,6 +24,7 @@ from mlsubmit.checker.hp_table import Rule, Table, covered_rulesets, table_for
 from mlsubmit.checker.logs import ParsedLog, Record
 
 from mlsubmit.codes import finding
+from mlsubmit.codes import info as code_info
 from mlsubmit.findings import Finding
 
 if TYPE_CHECKING:
@@ -76,22 +77,23 @@ def _rule_findings(rule: Rule, table: Table, records: Sequence[Record], lookup: 
         outcome = check_value(rule.constraint, rec.payload, lookup, table.tolerance)
         if outcome.ok or outcome.skipped:
             continue
-        letter = f"{what} is {show_value(rec.payload)}; closed allows {outcome.allowed}{because}{outcome.detail}"
-        out.append(_reading_finding(rule, table, rec, lookup, letter, path)
-                   or finding(rule.code, path, f"{letter}{note}{_no_reading(rule, table, rec, lookup)} "
-                              f"({table.clause(rule)})", line=rec.line))
+        value, allowed = f"{what} is {show_value(rec.payload)}", f"{outcome.allowed}{because}{outcome.detail}"
+        out.append(_reading_finding(rule, table, rec, lookup, f"{value}; the table's letter is {allowed}", path)
+                   or finding(rule.code, path, f"{value}; closed allows {allowed}{note}"
+                              f"{_no_reading(rule, table, rec, lookup)} ({table.clause(rule)})", line=rec.line))
     return out
 
 
 def _reading_finding(rule: Rule, table: Table, rec: Record, lookup: Lookup, letter: str, path: str
                      ) -> Finding | None:
-    """HP009 when the value breaks the row's letter but follows one of its accepted readings."""
+    """HP009 when the value breaks the row's letter but follows one of its accepted readings (the sources go in
+    the hint, so the message stays a sentence)."""
     for reading in rule.readings:
         outcome = check_value(reading.constraint, rec.payload, lookup, table.tolerance)
         if outcome.ok:
-            message = (f"{letter} ({table.clause(rule)}); accepted as {outcome.allowed}: {reading.why} "
-                       f"[{reading.basis}: {'; '.join(reading.sources)}]")
-            return finding("HP009", path, message, line=rec.line)
+            message = f"{letter} ({table.clause(rule)}); accepted as {outcome.allowed}: {reading.why}"
+            hint = f"{code_info('HP009').hint} Sources ({reading.basis}): {'; '.join(reading.sources)}."
+            return finding("HP009", path, message, line=rec.line, hint=hint)
     return None
 
 
@@ -162,15 +164,19 @@ def merge_rule_duplicates(findings: Sequence[Finding]) -> list[Finding]:
     """One report per broken value: a row of our table and a rule file's CHECK failing the same record.
 
     The rule file's finding (RULE001, an error: the verifier is the rules' source of truth) is kept and names the
-    table's row too; the HP finding at that path and line is dropped. Anything else passes through unchanged.
+    table's row too; the HP finding at that path and line is dropped (an accepted reading, HP009, without a word in
+    the rule file's message). Anything else passes through unchanged.
     """
     rule_lines = {(f.path, f.line) for f in findings if f.code == "RULE001" and f.line is not None}
-    hp = {(f.path, f.line): f for f in findings if f.family == "HP" and (f.path, f.line) in rule_lines}
-    if not hp:
+    # An accepted reading (HP009) a rule file refuses is dropped too: the verifier is the source of truth.
+    dropped = {(f.path, f.line) for f in findings if f.family == "HP" and (f.path, f.line) in rule_lines}
+    hp = {(f.path, f.line): f for f in findings
+          if f.family == "HP" and f.code != "HP009" and (f.path, f.line) in dropped}
+    if not dropped:
         return list(findings)
     out: list[Finding] = []
     for f in findings:
-        if f.family == "HP" and (f.path, f.line) in hp:
+        if f.family == "HP" and (f.path, f.line) in dropped:
             continue
         if f.code == "RULE001" and (f.path, f.line) in hp:
             same = hp[(f.path, f.line)].message
