@@ -156,10 +156,14 @@ def test_explain_names_the_covered_rounds_and_the_codes(run_cli: Any) -> None:
     code, out, _ = run_cli("explain")
     assert code == 0
     assert "HP001" in out and "HP004" in out
-    assert "1.0 to 6.0 (rulesets 1.0.0 to 6.0.0" in " ".join(out.split()) and "out of scope" in out
-    assert "training_6.1.0" in out
+    flat = " ".join(out.split())
+    assert "1.0 to 6.1 (rulesets 1.0.0 to 6.1.0" in flat and "out of scope" in flat
+    assert "training_6.1.0" in flat and "retired" in flat and "HP009" in flat and "--fail-on rcp" in flat
     code, out, _ = run_cli("explain", "HP004")
     assert code == 0 and "32768" in out
+    for n in range(1, 11):  # every HP code explains itself and how to fix it
+        code, out, _ = run_cli("explain", f"HP{n:03d}")
+        assert code == 0 and out.startswith(f"HP{n:03d} (") and "How to fix:" in out
 
 
 # --- the real corpus ------------------------------------------------------------------------------------------

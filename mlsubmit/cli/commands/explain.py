@@ -14,19 +14,27 @@ NOTES: list[str] = [
     "Rule files: RULE findings come from the compliance rules mlperf-logging ships for the chosen ruleset, run by "
     "mlsubmit's own engine (whitelisted Python subset; nothing else is executed).",
     "Hyperparameter table: HP findings apply the closed-division hyperparameter table of every training round, "
-    "1.0 to 6.0 (rulesets 1.0.0 to 6.0.0; TRX.Y §Hyperparameters with its \"Deprecated benchmarks "
+    "1.0 to 6.1 (rulesets 1.0.0 to 6.1.0; TRX.Y §Hyperparameters with its \"Deprecated benchmarks "
     "hyperparameters\" table and the GPT3, Llama 3.1 405b and DeepSeek-V3-671B batch size -> learning rate side "
     "tables), to closed logs, and to any log with `mlsubmit advise`. Each round has one alias table from the "
     "policy's names to the logs' (dlrmv2 -> dlrm_dcnv2, flux.1 -> flux1, ssd -> retinanet and gnn -> rgat from "
     "5.0, opt_weight_decay -> opt_adamw_weight_decay for llama2_70b_lora, sequence_length -> "
     "max_sequence_length, ...). Round 6.1 has no training_rules.adoc of its own here: its table is the 6.0 table "
-    "plus the hyperparameter rows mlperf-logging 4.1.68's compliance_checker/training_6.1.0 rule files add for "
-    "dlrmv4 and qwen35_397b_grpo, each citing the rule file and line. A value that a rule file and a table row "
-    "both refuse is reported once, as the rule file's finding naming the row. HP003 says a ruleset has no table; "
-    "no ruleset mlperf-logging ships triggers it. Values the rules fix to the reference implementation without "
-    "listing them in the table (for example BERT max_predictions_per_seq 76) are out of scope, as are ** rows, "
-    "which are not logged (label smoothing, truncated-normal initialisation), and rows whose key no log carries "
-    "(dropout, lora_dropout).",
+    "less llama31_405b and dlrm_dcnv2, which the 6.1 rules retired (training_policies PR #590), plus the "
+    "hyperparameter rows mlperf-logging 4.1.68's compliance_checker/training_6.1.0 rule files check for dlrmv4 "
+    "(the rules' dlrm_v4_hstu) and qwen35_397b_grpo, each citing the rule file and line. Where the letter of a "
+    "row and the reference code or the results the review accepted differ (gpt3 and llama31_405b step formulas, "
+    "end learning rate, learning rates below the side table), a value that follows the accepted reading is "
+    "HP009, a warning citing its sources, and a value outside every reading stays HP001. A value that a rule "
+    "file and a table row both refuse is reported once, as the rule file's finding naming the row. HP003 says a "
+    "ruleset has no table; no ruleset mlperf-logging ships triggers it. Values the rules fix to the reference "
+    "implementation without listing them in the table (for example BERT max_predictions_per_seq 76) are out of "
+    "scope, as are ** rows, which are not logged (label smoothing, truncated-normal initialisation), and rows "
+    "whose key no log carries (dropout, lora_dropout).",
+    "Advice: `mlsubmit advise` gives, for closed and open runs (open ones as closed), the RCP the runs are "
+    "measured against (HP006), each hyperparameter that differs from it (HP007) and the predicted RCP verdict "
+    "(HP008; an error with --fail-on rcp when it is a fail); an open run that nothing in its log keeps out of "
+    "closed gets HP010.",
 ]
 
 
