@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import benchmarks
+from mlsubmit.checker.rounds import benchmarks
 
 if TYPE_CHECKING:  # facts imports the log reader, which imports rcp.lines: no cycle at run time
-    from mlsubmit.checker.facts import LogFacts
+    from mlsubmit.checker.logs.facts import LogFacts
 
 NOT_CONVERGED = 1e9  # the reference's stand-in for the epochs of a run that did not converge
 _FOLDER = "/rcp-folder"  # the folder name the reference is shown: its logs are served from memory, never opened
@@ -154,7 +154,7 @@ def evaluate(
     so the tree check passes it explicitly.
     """
     if closed is None:
-        from mlsubmit.checker.division import closed as says_closed
+        from mlsubmit.checker.rounds.division import closed as says_closed
 
         closed = says_closed(None, runs)
     if not closed or benchmark == "minigo":
@@ -265,7 +265,7 @@ def evaluate_cached(
     lines, the ruleset, bypass and division), so an unchanged folder is not judged again."""
     if cache_dir is None:
         return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
-    from mlsubmit.checker.cache import MISS, folder_key, load_entry, store_entry
+    from mlsubmit.checker.run.cache import MISS, folder_key, load_entry, store_entry
 
     inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
     key = folder_key("rcp", benchmark, ruleset, bypass, closed, inputs)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mlsubmit.checker.rounds import AUTO, group_by_round, spelled_ruleset
-from mlsubmit.checker.ruleset import RulesetError, available_rulesets
+from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
+from mlsubmit.checker.rules.files import RulesetError, available_rulesets
 from mlsubmit.errors import UsageError
 
 

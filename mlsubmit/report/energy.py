@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.checker.power_logs import EFFICIENCY, INTERCONNECT, READING, START, STOP, PowerLog, number, read_power_log
+from mlsubmit.checker.power.logs import EFFICIENCY, INTERCONNECT, READING, START, STOP, PowerLog, number, read_power_log
 from mlsubmit.report.scoring import RunResult, Score, max_dropped
 
 

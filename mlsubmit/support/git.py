@@ -31,7 +31,6 @@ _REDIRECTING_ENV = (
 )  # fmt: skip
 
 # git tree entry modes (see git's object format): what an exported path is.
-MODE_FILE = 0o100644
 MODE_EXECUTABLE = 0o100755
 MODE_SYMLINK = 0o120000
 MODE_SUBMODULE = 0o160000

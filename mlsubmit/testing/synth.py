@@ -17,7 +17,7 @@ from typing import Any
 
 from mlperf_logging.mllog.mllog import MLLogger
 
-from mlsubmit.checker.ruleset import get_ruleset
+from mlsubmit.checker.rules.files import get_ruleset
 
 # Closed-compliant values for rounds 1.0/1.1 (TR1.0/TR1.1 "Hyperparameters"); keys as the logs spell them.
 HYPERPARAMETERS: dict[str, dict[str, Any]] = {

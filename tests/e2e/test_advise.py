@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import tree_digest
-from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.logs.reader import read_log
 
 from mlsubmit.support.schema_loader import errors, load_schema
 from mlsubmit.testing.synth import RunSpec, write_run
@@ -201,8 +201,8 @@ def test_graphcore_open_bert_advice(run_cli: Any, corpus: Path, round_dir: str, 
 
 @pytest.mark.corpus
 def test_no_hp_findings_on_the_published_closed_runs(corpus: Path) -> None:
-    from mlsubmit.checker.hyperparameters import check_log
-    from mlsubmit.checker.pipeline import CheckOptions
+    from mlsubmit.checker.hyperparameters.apply import check_log
+    from mlsubmit.checker.run.pipeline import CheckOptions
 
     seen = 0
     for round_dir, ruleset in (("training_results_v1.0", "1.0.0"), ("training_results_v1.1", "1.1.0")):

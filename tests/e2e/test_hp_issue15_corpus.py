@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.logs.reader import read_log
 
 pytestmark = pytest.mark.corpus
 

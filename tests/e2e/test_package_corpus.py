@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import tree_digest
-from mlsubmit.checker.pipeline import CheckOptions, run_check
+from mlsubmit.checker.run.pipeline import CheckOptions, run_check
 
 from mlsubmit.testing.repo import commit_example
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mlsubmit.checker import rcp_advice as ra
-from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.rcp import advice as ra
 
 pytestmark = pytest.mark.corpus
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from differential import corpus_logs, make_mutants, reference_verdicts
-from mlsubmit.checker.engine import check_records
-from mlsubmit.checker.logs import read_log
-from mlsubmit.checker.ruleset import get_ruleset
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.rules.engine import check_records
+from mlsubmit.checker.rules.files import get_ruleset
 
 from mlsubmit.findings import Severity
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from differential import our_kinds
-from mlsubmit.checker import benchmarks
+from mlsubmit.checker.rounds import benchmarks
 from treefix import build_org
 
 from mlsubmit.testing.synth import RunSpec

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker.jsonfile import parse_json
-from mlsubmit.checker.systems import check_system_file
+from mlsubmit.checker.systems.descriptions import check_system_file
+from mlsubmit.checker.systems.jsonfile import parse_json
 from mlsubmit.submission.config import load_config
 
 from mlsubmit.cli import main

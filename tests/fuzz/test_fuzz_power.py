@@ -12,9 +12,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker.facts import LogFacts, Occurrence
-from mlsubmit.checker.power_logs import read_power_log
-from mlsubmit.checker.power_rules import check_node_log, check_switch_log
+from mlsubmit.checker.logs.facts import LogFacts, Occurrence
+from mlsubmit.checker.power.logs import read_power_log
+from mlsubmit.checker.power.rules import check_node_log, check_switch_log
 
 from mlsubmit.codes import catalogue
 from mlsubmit.report.energy import node_energy, switch_energy

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker import pipeline
-from mlsubmit.checker.cache import LogCache, context_key
-from mlsubmit.checker.discover import LogRef
-from mlsubmit.checker.pipeline import CheckOptions, check_log_file
+from mlsubmit.checker.run import pipeline
+from mlsubmit.checker.run.cache import LogCache, context_key
+from mlsubmit.checker.run.discover import LogRef
+from mlsubmit.checker.run.pipeline import CheckOptions, check_log_file
 
 
 def _no_parse(*_a: object, **_k: object) -> None:

@@ -1,6 +1,6 @@
 """The code scan is never less thorough than detect-secrets: the same secrets, file for file, line for line.
 
-Differential: plain detect-secrets (SecretsCollection.scan_file, the same plugins) against checker/codescan.py on
+Differential: plain detect-secrets (SecretsCollection.scan_file, the same plugins) against checker/hygiene/secrets.py on
 every file the tree check hands to the secret scan, over the corpus' implementation code and a generated tree
 with one planted secret of every detector kind. Also the pre-filter's assumptions, checked against re itself, and
 the hygiene cache (content-hashed, faults are misses).
@@ -23,8 +23,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker import codescan, hygiene, secretfilter
-from mlsubmit.checker.hygiene import SECRET_PLUGINS
+from mlsubmit.checker.hygiene import check as hygiene
+from mlsubmit.checker.hygiene import prefilter as secretfilter
+from mlsubmit.checker.hygiene import secrets as codescan
+from mlsubmit.checker.hygiene.check import SECRET_PLUGINS
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = ("training_results_v4.0", "training_results_v5.0", "training_results_v5.1")
@@ -171,7 +173,7 @@ def test_the_gate_passes_over_what_no_pattern_matches_and_leaves_non_ascii_to_re
 
 def test_a_damaged_or_foreign_gate_copy_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("hyperscan", reason="the gate needs hyperscan (a dependency on Linux x86-64 only)")
-    from mlsubmit.checker import secretgate
+    from mlsubmit.checker.hygiene import gate as secretgate
 
     assert secretgate._load(["not base64 of a database", [0]]) is None
     assert secretgate._load({"rcp_data": {}}) is None  # another derived copy's shape

@@ -102,10 +102,10 @@ def test_data_json_cannot_hold_exactly_is_not_copied(tmp_path: Path) -> None:
 
 def test_every_shipped_data_file_round_trips_through_its_copy(copies: Path) -> None:
     """The loaders give the same data from a fresh validation and from the copy, for every shipped file."""
-    from mlsubmit.checker.engine import _notes
-    from mlsubmit.checker.hp_table import _read_tables
-    from mlsubmit.checker.systems import knowledge
-    from mlsubmit.checker.tree import policy
+    from mlsubmit.checker.hyperparameters.table import _read_tables
+    from mlsubmit.checker.rules.engine import _notes
+    from mlsubmit.checker.systems.descriptions import knowledge
+    from mlsubmit.checker.tree.check import policy
 
     from mlsubmit.codes import families, family_codes
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mlsubmit.checker.division import closed, reference_closed, stated
-from mlsubmit.checker.facts import LogFacts, Occurrence
+from mlsubmit.checker.logs.facts import LogFacts, Occurrence
+from mlsubmit.checker.rounds.division import closed, reference_closed, stated
 
 
 def run(division: str | None) -> LogFacts:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.power_logs import read_power_log
+from mlsubmit.checker.power.logs import read_power_log
 from powerfix import PowerSpec, power_for, render, render_switch, write
 from treefix import build_org, resnet_runs
 

@@ -8,9 +8,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.engine import check_records
-from mlsubmit.checker.logs import Record, read_log
-from mlsubmit.checker.ruleset import Ruleset, get_ruleset
+from mlsubmit.checker.logs.reader import Record, read_log
+from mlsubmit.checker.rules.engine import check_records
+from mlsubmit.checker.rules.files import Ruleset, get_ruleset
 
 from mlsubmit.testing.synth import RunSpec, write_run
 
@@ -209,7 +209,7 @@ def test_checks_joined_into_one_give_the_findings_of_each_check(tmp_path: Path,
 
 
 def test_checks_that_may_write_are_never_joined() -> None:
-    from mlsubmit.checker.safe_eval import compile_snippet, conjunction
+    from mlsubmit.checker.rules.safe_eval import compile_snippet, conjunction
 
     pure = compile_snippet("v['value'] > 0", "eval", origin="t")
     writes = compile_snippet("s.update({'x': 1}) is None", "eval", origin="t")

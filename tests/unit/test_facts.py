@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlsubmit.checker.facts import SERIES_KEYS, extract
-from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.logs.facts import SERIES_KEYS, extract
+from mlsubmit.checker.logs.reader import read_log
 
 from mlsubmit.testing.synth import RunSpec, write_run
 

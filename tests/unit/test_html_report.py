@@ -7,7 +7,7 @@ import hashlib
 import re
 
 import pytest
-from mlsubmit.checker.systems import summarize
+from mlsubmit.checker.systems.descriptions import summarize
 
 from mlsubmit.codes import finding
 from mlsubmit.report import html as html_report

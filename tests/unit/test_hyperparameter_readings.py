@@ -7,18 +7,19 @@ HP001, which names the readings too).
 
 from __future__ import annotations
 
+import importlib.resources
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mlsubmit.checker import hp_table as hpt
-from mlsubmit.checker import hyperparameters as hp
-from mlsubmit.checker.advice import advise_parsed
-from mlsubmit.checker.hp_constraints import check_value
-from mlsubmit.checker.logs import read_log
-from mlsubmit.checker.pipeline import CheckOptions
+from mlsubmit.checker.hyperparameters import apply as hp
+from mlsubmit.checker.hyperparameters import table as hpt
+from mlsubmit.checker.hyperparameters.advice import advise_parsed
+from mlsubmit.checker.hyperparameters.constraints import check_value
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.findings import Finding, Severity
 from mlsubmit.support.datafiles import load_yaml
@@ -33,7 +34,7 @@ RUNS: dict[str, dict[str, Any]] = {
 
 
 def _readings_rows() -> list[dict[str, Any]]:
-    text = (Path(hpt.__file__).parent / "rulesets" / hpt.READINGS).read_text(encoding="utf-8")
+    text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets", hpt.READINGS).read_text(encoding="utf-8")
     return list(load_yaml(text)["rows"])
 
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mlsubmit.checker import hp_table as hpt
-from mlsubmit.checker import hyperparameters as hp
-from mlsubmit.checker.advice import as_closed
-from mlsubmit.checker.logs import read_log
-from mlsubmit.checker.pipeline import CheckOptions
+from mlsubmit.checker.hyperparameters import apply as hp
+from mlsubmit.checker.hyperparameters import table as hpt
+from mlsubmit.checker.hyperparameters.advice import as_closed
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.findings import Finding, Severity
 from mlsubmit.support.schema_loader import SchemaError, load_schema, validate_or_raise

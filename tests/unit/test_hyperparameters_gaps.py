@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from differential import reference_verdicts
-from mlsubmit.checker import hyperparameters as hp
-from mlsubmit.checker.logs import read_log
-from mlsubmit.checker.pipeline import CheckOptions
+from mlsubmit.checker.hyperparameters import apply as hp
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.testing.synth import HYPERPARAMETERS, RunSpec, write_run
 

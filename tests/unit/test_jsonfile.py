@@ -1,4 +1,4 @@
-"""checker/jsonfile.py: every defect of a JSON document is a finding with a line, never a traceback."""
+"""checker/systems/jsonfile.py: every defect of a JSON document is a finding with a line, never a traceback."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker.jsonfile import JsonCodes, escape, parse_json, read_json
+from mlsubmit.checker.systems.jsonfile import JsonCodes, escape, parse_json, read_json
 
 from mlsubmit.findings import Severity
 

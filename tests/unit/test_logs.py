@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker import logs
-from mlsubmit.checker.logs import read_log, read_stream
+from mlsubmit.checker.logs import reader as logs
+from mlsubmit.checker.logs.reader import read_log, read_stream
 
 REC = (
     ':::MLLOG {"namespace": "", "time_ms": 5, "event_type": "POINT_IN_TIME", "key": "k%d", "value": %d, '
@@ -153,7 +153,7 @@ def test_the_hash_can_be_left_out_and_nothing_else_changes() -> None:
     import hashlib
     import io
 
-    from mlsubmit.checker.logs import read_stream
+    from mlsubmit.checker.logs.reader import read_stream
 
     text = b':::MLLOG {"time_ms": 5, "key": "k", "value": 1, "metadata": {}}\nnoise\n' * 3
     hashed = read_stream(io.BytesIO(text), "x")

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker import logs
-from mlsubmit.checker.logs import read_stream
+from mlsubmit.checker.logs import reader as logs
+from mlsubmit.checker.logs.reader import read_stream
 
 
 def _refuse(raw: bytes) -> Any:

@@ -3,34 +3,34 @@
 from __future__ import annotations
 
 import pytest
-from mlsubmit.checker.cache import context_key
-from mlsubmit.checker.options import CheckOptions, Profile
+from mlsubmit.checker.run.cache import context_key
+from mlsubmit.checker.run.options import CheckOptions, Profile
 
 
 def _names(functions: list[object]) -> list[str]:
-    return [f"{f.__module__.rsplit('.', 1)[-1]}:{f.__name__}" for f in functions]  # type: ignore[attr-defined]
+    return [f"{f.__module__.removeprefix('mlsubmit.checker.')}:{f.__name__}" for f in functions]  # type: ignore[attr-defined]
 
 
 def test_the_full_profile_runs_rules_and_the_hp_table_then_systems_and_tree() -> None:
     full = CheckOptions(ruleset="1.0.0").profile
     assert full is Profile.FULL
-    assert _names(full.log_checks()) == ["engine:check_log", "hyperparameters:check_log"]
-    assert _names(full.preparations()) == ["system_agreement:prepare_org", "tree:prepare_org"]
-    assert _names(full.org_checks()) == ["system_agreement:check_org", "tree:check_org"]
+    assert _names(full.log_checks()) == ["rules.engine:check_log", "hyperparameters.apply:check_log"]
+    assert _names(full.preparations()) == ["systems.agreement:prepare_org", "tree.check:prepare_org"]
+    assert _names(full.org_checks()) == ["systems.agreement:check_org", "tree.check:check_org"]
 
 
 def test_the_reference_profile_runs_only_what_the_package_checker_runs() -> None:
     ref = CheckOptions(ruleset="1.0.0", profile=Profile.REFERENCE)
-    assert _names(ref.profile.log_checks(hyperparameters=ref.hp_table)) == ["engine:check_log"]
-    assert _names(ref.profile.preparations()) == ["tree:prepare_org"]
-    assert _names(ref.profile.org_checks()) == ["tree:check_org"]
+    assert _names(ref.profile.log_checks(hyperparameters=ref.hp_table)) == ["rules.engine:check_log"]
+    assert _names(ref.profile.preparations()) == ["tree.check:prepare_org"]
+    assert _names(ref.profile.org_checks()) == ["tree.check:check_org"]
     assert not ref.hp_table and ref.profile.plan.demote_run_errors
 
 
 def test_turning_the_hp_table_off_drops_its_log_check() -> None:
     options = CheckOptions(ruleset="1.0.0", hyperparameters=False)
     assert not options.hp_table
-    assert _names(options.profile.log_checks(hyperparameters=options.hp_table)) == ["engine:check_log"]
+    assert _names(options.profile.log_checks(hyperparameters=options.hp_table)) == ["rules.engine:check_log"]
 
 
 @pytest.mark.parametrize("name", ["full", "reference"])

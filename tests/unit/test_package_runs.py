@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.log_input import MAX_LINE, record_lines
-from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.logs.input import MAX_LINE, record_lines
+from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.submission.config import load_config
 from mlsubmit.submission.runs import collect, olympic, stage_run
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mlsubmit.checker.pipeline as pipeline
-import mlsubmit.checker.pool as pool
+import mlsubmit.checker.run.pipeline as pipeline
+import mlsubmit.checker.run.pool as pool
 import pytest
-from mlsubmit.checker.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
+from mlsubmit.checker.run.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
 from treefix import build_org, resnet_runs
 
 
@@ -71,7 +71,7 @@ def test_an_error_in_the_preparation_reaches_the_caller(org: Path, monkeypatch: 
 
 
 def test_prepared_system_files_are_used_once(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import mlsubmit.checker.system_agreement as agreement
+    import mlsubmit.checker.systems.agreement as agreement
 
     checked: list[str] = []
     real = agreement.check_system_file
@@ -89,7 +89,7 @@ def test_prepared_system_files_are_used_once(org: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_the_hygiene_scan_runs_once(org: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     """With a pool it runs in the preparation, beside the log checks; without one, in the tree check."""
-    import mlsubmit.checker.hygiene as hygiene
+    import mlsubmit.checker.hygiene.check as hygiene
 
     (org / "benchmarks" / "notes.txt~").parent.mkdir(exist_ok=True)
     (org / "benchmarks" / "notes.txt~").write_text("editor backup")
@@ -196,7 +196,7 @@ def test_the_command_runs_without_the_cyclic_collector_and_main_leaves_it_alone(
 def test_loose_logs_skip_their_facts_only_when_the_caller_reads_only_reports(org: Path, tmp_path: Path) -> None:
     import shutil
 
-    from mlsubmit.checker.pipeline import run_rounds
+    from mlsubmit.checker.run.pipeline import run_rounds
 
     loose = tmp_path / "result_0.txt"  # outside the tree
     shutil.copy(next(org.glob("results/*/*/result_*.txt")), loose)
@@ -244,7 +244,7 @@ def test_progress_goes_to_the_callers_tracker(org: Path, jobs: int) -> None:
         opened.append((total, label))
         yield lambda: advanced.append(label)
 
-    from mlsubmit.checker import hygiene
+    from mlsubmit.checker.hygiene import check as hygiene
 
     walked = hygiene.walk(org, secrets_under=("benchmarks", "benchmark"))
     assert walked is not None and walked.secret_paths  # the code is scanned by the same pool, on the same bar

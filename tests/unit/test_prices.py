@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.systems import summarize
+from mlsubmit.checker.systems.descriptions import summarize
 
 from mlsubmit.errors import FatalError
 from mlsubmit.report.inputs import Price, PriceBook, SystemFacts, load_prices, parse_prices, performance_per_price

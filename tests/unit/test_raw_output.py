@@ -7,10 +7,10 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.discover import discover
-from mlsubmit.checker.log_input import CHUNK, holds_records
-from mlsubmit.checker.logs import read_log
-from mlsubmit.checker.pipeline import CheckOptions, run_check
+from mlsubmit.checker.logs.input import CHUNK, holds_records
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.run.discover import discover
+from mlsubmit.checker.run.pipeline import CheckOptions, run_check
 from mlsubmit.submission.runs import stage_run
 
 from mlsubmit.testing.demo import raw_run

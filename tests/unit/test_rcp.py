@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker.facts import LogFacts, extract
-from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.logs.facts import LogFacts, extract
+from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rcp import RcpResult, evaluate, run_convergence
 from rcpfix import run_lines
 

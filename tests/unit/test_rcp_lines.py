@@ -8,8 +8,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.facts import extract
-from mlsubmit.checker.logs import read_log
+from mlsubmit.checker.logs.facts import extract
+from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rcp import run_convergence
 from mlsubmit.checker.rcp.lines import TRIGGERS, as_text, collect
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.rounds import group_by_round, round_of
+from mlsubmit.checker.rounds.detect import group_by_round, round_of
 
 from mlsubmit.errors import UsageError
 
@@ -93,6 +93,6 @@ def test_parts_after_the_last_dotdot_decide_without_touching_the_disk(monkeypatc
     "plain/result_0.txt",
 ])
 def test_a_name_split_as_text_gives_the_round_its_path_parts_give(given: str) -> None:
-    from mlsubmit.checker.rounds import _named_round
+    from mlsubmit.checker.rounds.detect import _named_round
 
     assert _named_round(tuple(given.split("/"))) == _named_round(Path(given).parts)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from mlsubmit.checker.ruleset import available_rulesets, get_ruleset
-from mlsubmit.checker.safe_eval import compile_snippet, namespace, run
+from mlsubmit.checker.rules.files import available_rulesets, get_ruleset
+from mlsubmit.checker.rules.safe_eval import compile_snippet, namespace, run
 
 
 def test_every_snippet_mlperf_logging_ships_is_accepted() -> None:
@@ -79,7 +79,7 @@ def test_power_and_repetition_are_bounded() -> None:
 
 
 def test_the_one_import_the_rules_use_is_a_safe_copy() -> None:
-    from mlsubmit.checker.logs import Record
+    from mlsubmit.checker.logs.reader import Record
 
     ns = _ns()
     rec = Record("eval_accuracy", {"value": 1, "metadata": {}}, 1.0, 3, 0)

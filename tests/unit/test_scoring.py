@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.facts import LogFacts, Occurrence
+from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rcp import RcpResult
 from rcpfix import line
 

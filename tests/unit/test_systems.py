@@ -1,4 +1,4 @@
-"""checker/systems.py: per-round schemas, IPU-POD semantics from data, and the summary for the report."""
+"""checker/systems/descriptions.py: per-round schemas, IPU-POD semantics from data, and the summary for the report."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mlsubmit.checker.jsonfile import parse_json
-from mlsubmit.checker.systems import check_system_file, knowledge, summarize, validate
+from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, summarize, validate
+from mlsubmit.checker.systems.jsonfile import parse_json
 
 from mlsubmit.codes import info
 from mlsubmit.findings import Finding, Severity

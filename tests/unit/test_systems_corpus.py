@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.systems import check_system_file
+from mlsubmit.checker.systems.descriptions import check_system_file
 
 pytestmark = pytest.mark.corpus
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker import benchmarks
-from mlsubmit.checker.discover import OrgTree
-from mlsubmit.checker.division import closed as closed_division
-from mlsubmit.checker.facts import LogFacts, Occurrence
-from mlsubmit.checker.tree import (
+from mlsubmit.checker.logs.facts import LogFacts, Occurrence
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.division import closed as closed_division
+from mlsubmit.checker.run.discover import OrgTree
+from mlsubmit.checker.tree.check import (
     BenchFolder,
     bench_folders,
     bypass_flags,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mlsubmit.checker.facts import LogFacts, Occurrence
-from mlsubmit.checker.seeds import check_seeds
+from mlsubmit.checker.logs.facts import LogFacts, Occurrence
+from mlsubmit.checker.tree.seeds import check_seeds
 
 
 def run(name: str, *seeds: tuple[object, object], parse_errors: int = 0) -> LogFacts:

@@ -1,0 +1,143 @@
+"""What the tree-level checks, the scorer and the report need from a log, extracted once while it is checked.
+
+Facts are small and picklable, so a worker process can hand them back and the cache can store them; no check
+above the log level reads a log file again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from mlsubmit.checker.logs.reader import ParsedLog
+from mlsubmit.checker.rcp.lines import as_text
+
+# Keys whose every occurrence is kept, because a tree check or the scorer reads them all (the rest keep their
+# first occurrence only). Per-epoch keys nobody reads (block_stop, epoch_stop, eval_stop) stay out: they were
+# half of what workers pickled back to the parent.
+SERIES_KEYS = frozenset(
+    {
+        "eval_accuracy", "seed", "run_start", "run_stop", "init_start", "init_stop", "submission_benchmark",
+        "submission_division", "submission_org", "submission_platform", "submission_status", "train_samples",
+        "global_batch_size",
+    }
+)  # fmt: skip
+
+
+class Occurrence(NamedTuple):
+    """One record's value, metadata, time and line (a tuple: facts cross process boundaries by the thousand)."""
+
+    value: Any
+    metadata: Any
+    time_ms: float
+    line: int
+
+
+@dataclass
+class LogFacts:
+    path: str
+    sha256: str = ""
+    size: int = 0
+    readable: bool = True
+    record_count: int = 0
+    parse_errors: int = 0  # MLLOG lines that gave no record (the reference's seed checker fails such a log)
+    # Codes of the error findings the log-level checks gave this log, set by the pipeline: a run with any is
+    # "non-compliant" for olympic scoring (tree checks, score).
+    error_codes: tuple[str, ...] = ()
+    # The lines mlperf-logging's RCP reader acts on, as it reads them (rcp/lines.py): the RCP check and each
+    # run's convergence come from the reference's own reader run on these, so no log is read twice.
+    rcp_lines: tuple[str, ...] = ()
+    # [ruleset, the reference reader's answer on rcp_lines], computed where the log was read (a worker) for closed
+    # runs, so the RCP check in the main process reads no run again; None: not computed, or the reader raises.
+    rcp_answer: list[Any] | None = None
+    first: dict[str, Occurrence] = field(default_factory=dict)
+    series: dict[str, list[Occurrence]] = field(default_factory=dict)
+
+    def value(self, key: str, default: Any = None) -> Any:
+        occ = self.first.get(key)
+        return occ.value if occ is not None else default
+
+    def line(self, key: str) -> int | None:
+        occ = self.first.get(key)
+        return occ.line if occ is not None else None
+
+    def all(self, key: str) -> list[Occurrence]:
+        return self.series.get(key, [])
+
+    @property
+    def benchmark(self) -> str | None:
+        v = self.value("submission_benchmark")
+        return v if isinstance(v, str) else None
+
+    @property
+    def division(self) -> str | None:
+        v = self.value("submission_division")
+        return v if isinstance(v, str) else None
+
+    @property
+    def run_start_ms(self) -> float | None:
+        occ = self.first.get("run_start")
+        return occ.time_ms if occ else None
+
+    @property
+    def run_stop(self) -> Occurrence | None:
+        stops = self.all("run_stop")
+        return stops[0] if stops else None
+
+    @property
+    def status(self) -> str | None:
+        stop = self.run_stop
+        if stop is None or not isinstance(stop.metadata, dict):
+            return None
+        status = stop.metadata.get("status")
+        return status if isinstance(status, str) else None
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "success"
+
+    @property
+    def minutes(self) -> float | None:
+        """Time to train: run_start to run_stop, in minutes (TR1.0/TR1.1 "Benchmark results")."""
+        start, stop = self.run_start_ms, self.run_stop
+        if start is None or stop is None:
+            return None
+        return (stop.time_ms - start) / 60000.0
+
+
+# mllog's call-site metadata: only the seed check reads it (the reference tells seeds apart by call site). Dropping
+# it elsewhere shrinks what workers hand back to the parent by more than half.
+_CALL_SITE = ("file", "lineno")
+_KEEPS_CALL_SITE = frozenset({"seed"})
+
+
+_NO_META: dict[str, Any] = {}  # shared by every occurrence whose metadata was only its call site; never mutated
+
+
+def _meta(key: str, meta: Any) -> Any:
+    if key in _KEEPS_CALL_SITE or type(meta) is not dict or "file" not in meta:
+        return meta
+    if len(meta) == 2 and "lineno" in meta:  # mllog's usual {"file", "lineno"}: nothing else to keep
+        return _NO_META
+    return {k: v for k, v in meta.items() if k not in _CALL_SITE}
+
+
+def extract(log: ParsedLog) -> LogFacts:
+    facts = LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,
+                     record_count=len(log.records), parse_errors=log.parse_errors,
+                     rcp_lines=as_text(log.rcp_lines))
+    first = facts.first
+    series = facts.series
+    for rec in log.records:
+        key = rec.key
+        occ = None
+        if key not in first:
+            value = rec.value
+            occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
+            first[key] = occ
+        if key in SERIES_KEYS:
+            if occ is None:
+                value = rec.value
+                occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
+            series.setdefault(key, []).append(occ)
+    return facts

@@ -1,0 +1,425 @@
+"""Stream `:::MLLOG` records out of a run log, as mlperf-logging's parser reads them, with real line numbers.
+
+What mlperf-logging does (mlp_parser/ruleset_1xx.py and later, identical for training 1.0.0 to 6.1.0): open the
+file as latin-1 text with universal newlines, keep the lines that contain `:::MLLOG `, drop everything before the
+*last* token on the line, strip whitespace, JSON-decode the rest, and number the kept lines from 0. We do the same
+on bytes, one line at a time, so memory does not grow with the file (only the records are kept), and give each
+record the 1-based number of the physical line (counted by `\\n`) it sits on. Records separated by a bare CR share
+their physical line's number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from itertools import repeat
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
+from mlsubmit.checker.rcp.lines import collect
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+
+_SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
+_REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
+
+
+class Record(msgspec.Struct):
+    """One MLLOG record. Attribute names follow mlperf-logging's LogLine, which the rule files read.
+
+    `value` is `{"value": ..., "metadata": ...}` as in LogLine; `lineno` is mlperf-logging's 0-based index among
+    MLLOG lines (what its messages call "line"); `line` is the real 1-based line in the file. A msgspec Struct
+    rather than a dataclass: tens of thousands are made per log, and its constructor runs in C (5x faster).
+    Mutable, as LogLine is (rule snippets may set its fields); copy.copy and msgspec.structs.replace copy it.
+    """
+
+    key: str
+    value: dict[str, Any]
+    timestamp: float
+    line: int
+    lineno: int
+    full_string: str = ""
+
+    @property
+    def payload(self) -> Any:
+        return self.value["value"]
+
+    @property
+    def metadata(self) -> Any:
+        return self.value["metadata"]
+
+
+@dataclass
+class ParsedLog:
+    path: str
+    records: list[Record] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    sha256: str = ""
+    size: int = 0
+    lines: int = 0
+    parse_errors: int = 0  # MLLOG lines that did not give a record (mlperf-logging fails the log for these)
+    readable: bool = True
+    rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (rcp/lines.py)
+
+    def first(self, key: str) -> Record | None:
+        return next((r for r in self.records if r.key == key), None)
+
+
+class _RecordError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        dups = sorted({k for k, _ in pairs if k in seen or seen.add(k)})  # type: ignore[func-returns-value]
+        raise _DuplicateKeys(out, dups)
+    return out
+
+
+class _DuplicateKeys(Exception):
+    def __init__(self, obj: dict[str, Any], keys: list[str]) -> None:
+        super().__init__(keys)
+        self.obj = obj
+        self.keys = keys
+
+
+def _nonfinite(name: str) -> float:
+    _NONFINITE_SEEN[0] = True
+    return float(name.replace("Infinity", "inf"))
+
+
+_NONFINITE_SEEN = [False]
+_DECODER = json.JSONDecoder(parse_constant=_nonfinite)
+_DECODE = _DECODER.decode
+# json's C scanner, without decode()'s two regex passes (the fast path only); typeshed does not declare it
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
+# msgspec decodes an ASCII record ~6x faster than json and gives the same value whenever it succeeds: big ints stay
+# exact, and it refuses what json would take differently (NaN, overflowing floats, lone surrogates, deep nesting),
+# so those lines fall back to the json path and its findings (tests/unit/test_logs_fast.py checks this).
+_FAST = msgspec.json.Decoder().decode
+# msgspec.DecodeError is a ValueError
+_FAST_ERRORS = (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError)
+
+
+def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
+    """Decode the JSON after the token; return key, LogLine-style value, time and warnings, or raise."""
+    _NONFINITE_SEEN[0] = False
+    warnings: list[str] = []
+    try:
+        obj = _DECODE(text)
+    except RecursionError:
+        raise _RecordError("LOG004", "record is nested too deeply to decode") from None
+    except ValueError as exc:
+        raise _RecordError("LOG004", f"record is not valid JSON: {exc}") from None
+    if _NONFINITE_SEEN[0]:
+        warnings.append("LOG008")
+    if not isinstance(obj, dict):
+        raise _RecordError("LOG005", f"record is a JSON {type(obj).__name__}, not an object")
+    missing = [k for k in ("time_ms", "key", "value", "metadata") if k not in obj]
+    if missing:
+        raise _RecordError("LOG005", "record has no " + ", ".join(f"'{k}'" for k in missing))
+    try:
+        ts = float(obj["time_ms"])
+    except (TypeError, ValueError, OverflowError):
+        raise _RecordError("LOG006", f"time_ms {obj['time_ms']!r} is not a number") from None
+    key = obj["key"]
+    if not isinstance(key, str):
+        raise _RecordError("LOG005", f"record key {key!r} is not a string")
+    if text.count(":") > _shallow_keys(obj):
+        warnings.append("LOG007")
+    return key, {"value": obj["value"], "metadata": obj["metadata"]}, ts, warnings
+
+
+def _shallow_keys(obj: dict[str, Any]) -> int:
+    """Keys in the record, its value and its metadata.
+
+    Every key in JSON text is followed by a colon, so the record's text holds at least this many colons, and
+    more exactly when it repeats a key (at any depth), nests a deeper object or has a colon inside a string. Only
+    then is the slower, exact duplicate scan run, so ordinary records pay one count of colons for the check.
+    """
+    n = len(obj)
+    for part in (obj["value"], obj["metadata"]):
+        if isinstance(part, dict):
+            n += len(part)
+    return n
+
+
+def _duplicate_keys(text: str) -> list[str]:
+    """Second, slower decode only for records that might repeat a key: collect the repeated names."""
+    try:
+        json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKeys as dup:
+        return dup.keys
+    except (ValueError, RecursionError):
+        pass
+    return []
+
+
+
+
+def _open_end(data: bytes) -> int:
+    """1 when `data` ends inside a line (the last line of a file without a final newline), else 0."""
+    return 0 if data.endswith(b"\n") or not data else 1
+
+
+class _Reader:
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.log = ParsedLog(path=display)
+        self.index = 0  # mlperf-logging's lineno: count of MLLOG lines
+        self.nul_lines: list[int] = []
+        self.bad_utf8: list[int] = []
+
+    def feed(self, data: bytes, first_line: int) -> int:
+        """Read the complete lines in `data` (it ends just after a newline, or at EOF); return the lines seen.
+
+        An ASCII chunk whose lines are mostly ordinary records is read whole (`_feed_plain`). Otherwise only the
+        token's occurrences are visited (bytes.find), so text between records costs C-speed scans. A line with one
+        well-formed record and no bare CR is decoded right here (msgspec when the chunk is ASCII, json's scanner on
+        the latin-1 text otherwise); anything unusual (a bare CR, NaN, a possibly repeated key, bad JSON) goes
+        through `_line` and `_record`, which redo the line with every check and message.
+        """
+        ascii_only = data.isascii()
+        if b"\x00" in data or not ascii_only:
+            self._scan_bytes(data, first_line)
+        elif self._plain(data) and (lines := self._feed_plain(data, first_line)) is not None:
+            return lines
+        fast = _FAST
+        find, rfind, count = data.find, data.rfind, data.count
+        records = self.log.records
+        seen = _NONFINITE_SEEN
+        lineno = first_line
+        counted_to = 0
+        pos = find(_BTOKEN)
+        while pos >= 0:
+            start = rfind(b"\n", 0, pos) + 1
+            end = find(b"\n", pos)
+            if end < 0:
+                end = len(data)
+            lineno += count(b"\n", counted_to, start)
+            counted_to = start
+            stop = end - 1 if end > start and data[end - 1] == 13 else end  # a CRLF line end
+            at = rfind(_BTOKEN, pos, stop)
+            if at >= 0 and find(b"\r", start, stop) < 0:
+                raw = data[at + _TOKEN_LEN : stop]
+                try:
+                    if ascii_only:  # the bytes as they are: latin-1 and UTF-8 agree on ASCII
+                        obj = fast(raw)
+                        colons = raw.count(b":")
+                    else:
+                        body = raw.decode("latin-1")
+                        seen[0] = False
+                        obj, used = _SCAN(body, 0)
+                        if seen[0] or not (used == len(body) or body[used:].isspace()):
+                            obj = None
+                        colons = body.count(":")
+                    if type(obj) is dict:
+                        key = obj["key"]
+                        ts = float(obj["time_ms"])
+                        value, meta = obj["value"], obj["metadata"]
+                        if type(key) is str and colons <= _shallow_keys(obj):
+                            records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
+                            self.index += 1
+                            pos = find(_BTOKEN, end)
+                            continue
+                except _FAST_ERRORS:
+                    pass
+            self._line(data[start:end], lineno)
+            pos = find(_BTOKEN, end)
+        # the newlines counted so far plus the rest: one pass over the text between records, not two
+        return lineno - first_line + count(b"\n", counted_to) + _open_end(data)
+
+    @staticmethod
+    def _plain(data: bytes) -> bool:
+        """Worth reading whole: no bare CR, and records on at least a fifth of the lines (a header of job output
+        before the records is common). Raw job output with a record now and then is faster to read by jumping from
+        token to token (the loop in `feed`) than by splitting it into lines."""
+        sample = data[:_SAMPLE]  # a guess is enough: either way gives the same records
+        if sample.count(_BTOKEN) * 5 < sample.count(b"\n"):
+            return False
+        return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
+
+    def _feed_plain(self, data: bytes, first_line: int) -> int | None:
+        """The whole chunk at once, when it is ASCII with no NUL and no bare CR and every record in it is
+        ordinary: each step is one C-level pass over all its records (split, find, decode, check, build), where
+        the loop in `feed` runs a dozen Python steps per record. Returns the lines read, as `feed` does, or None,
+        with nothing added, as soon as one record is not ordinary: `feed` then reads the chunk line by line, with
+        every check and message."""
+        fast = _FAST
+        lines = data.split(b"\n")
+        read = len(lines) - 1 + _open_end(data)  # the newlines, counted by the split rather than a second pass
+        # each line searched once, from the end: the last token on a line is the one that counts
+        hits = [(n, line[at + _TOKEN_LEN :])
+                for n, line in enumerate(lines, first_line) if (at := line.rfind(_BTOKEN)) >= 0]
+        if not hits:
+            return read
+        raws = [raw for _, raw in hits]
+        try:
+            objs = list(map(fast, raws))  # a CRLF's CR is JSON whitespace, as it is line-end to mlperf-logging
+            if not all(type(o) is dict for o in objs):
+                return None
+            keys = [o["key"] for o in objs]
+            stamps = list(map(float, [o["time_ms"] for o in objs]))
+            payloads = [o["value"] for o in objs]
+            metadata = [o["metadata"] for o in objs]
+        except _FAST_ERRORS:
+            return None
+        if not all(type(k) is str for k in keys):
+            return None
+        # _shallow_keys for the whole chunk: each record has at least as many colons as keys, so equal totals mean
+        # no record can repeat a key; otherwise the line-by-line path finds which one (and the exact repeats)
+        keys_in_all = sum(map(len, objs)) + sum([len(x) for x in (*payloads, *metadata) if type(x) is dict])
+        if sum(map(bytes.count, raws, repeat(b":"))) != keys_in_all:
+            return None
+        values = [{"value": v, "metadata": m} for v, m in zip(payloads, metadata, strict=True)]
+        start = self.index
+        self.index += len(objs)
+        self.log.records.extend(map(Record, keys, values, stamps, [n for n, _ in hits], range(start, self.index)))
+        return read
+
+    def _scan_bytes(self, data: bytes, first_line: int) -> None:
+        for offset, raw in enumerate(data.split(b"\n")):
+            if b"\x00" in raw:
+                self.nul_lines.append(first_line + offset)
+            if not raw.isascii():
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.bad_utf8.append(first_line + offset)
+
+    def _line(self, raw: bytes, lineno: int) -> None:
+        body = raw[:-1] if raw.endswith(b"\r") else raw
+        for piece in body.split(b"\r"):  # universal newlines: a bare CR ends a line for mlperf-logging's reader
+            if _BTOKEN in piece:
+                self._record(piece.decode("latin-1"), lineno)
+
+    def _record(self, text: str, lineno: int) -> None:
+        text = text[text.rindex(TOKEN) :].strip()
+        index = self.index
+        self.index += 1
+        body = text[len(TOKEN) :] if text.startswith(TOKEN) else None
+        try:
+            if body is None:
+                raise _RecordError("LOG004", "record is empty after the :::MLLOG token")
+            key, value, ts, warnings = decode_record(body)
+        except _RecordError as err:
+            self.log.parse_errors += 1
+            self.log.findings.append(finding(err.code, self.display, err.message, line=lineno))
+            return
+        if warnings:
+            self._warn(key, body, warnings, lineno)
+        self.log.records.append(Record(key, value, ts, lineno, index))
+
+    def _warn(self, key: str, body: str, warnings: list[str], lineno: int) -> None:
+        if "LOG008" in warnings:
+            self.log.findings.append(
+                finding("LOG008", self.display, f"record '{key}' holds NaN or Infinity", line=lineno)
+            )
+        dups = _duplicate_keys(body) if "LOG007" in warnings else []
+        if dups:
+            self.log.findings.append(
+                finding(
+                    "LOG007",
+                    self.display,
+                    f"record '{key}' repeats key(s) {', '.join(dups)}; the last value is used",
+                    line=lineno,
+                )
+            )
+
+    def finish(self, lines: int) -> ParsedLog:
+        self.log.lines = lines
+        self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
+        self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
+        if not self.log.records and self.log.parse_errors == 0:
+            self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
+        return self.log
+
+    def _summarise(self, code: str, lines: list[int], what: str) -> None:
+        for ln in lines[:_REPORT_EACH]:
+            more = len(lines) - _REPORT_EACH
+            tail = f" ({more} more line(s) like it)" if more > 0 and ln == lines[_REPORT_EACH - 1] else ""
+            self.log.findings.append(finding(code, self.display, f"line holds {what}{tail}", line=ln))
+
+
+
+
+def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True) -> ParsedLog:
+    """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010).
+    digest=False leaves `sha256` empty, for callers that never read it (hashing is ~7% of reading)."""
+    reader = _Reader(display)
+    kept: list[bytes] = []
+    hasher = hashlib.sha256() if digest else None
+    line = 1  # number of the line the next byte belongs to
+    rest = b""
+    overlong = False
+    size = 0
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            break
+        if hasher is not None:
+            hasher.update(chunk)
+        size += len(chunk)
+        if overlong:  # drop bytes up to the end of the overlong line
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                continue
+            chunk = chunk[cut + 1 :]
+            overlong = False
+            line += 1
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            block = data[:cut]
+            if rcp_lines:  # the lines the RCP check reads (rcp/lines.py), where one follows
+                collect(block, kept)
+            line += reader.feed(block, line)
+        rest = data[cut:]
+        if len(rest) > MAX_LINE:
+            reader.log.findings.append(
+                finding("LOG010", display, f"line is longer than {MAX_LINE} bytes; skipped", line=line)
+            )
+            rest = b""
+            overlong = True
+    if rest:
+        if rcp_lines:
+            collect(rest, kept)
+        reader.feed(rest, line)
+    lines = line - 1 + (1 if rest or overlong else 0)
+    log = reader.finish(lines)
+    log.rcp_lines = kept
+    log.sha256 = hasher.hexdigest() if hasher is not None else ""
+    log.size = size
+    return log
+
+
+def read_log(path: str | Path, display: str | None = None, *, digest: bool = True, unpack: bool = False,
+             rcp_lines: bool = True) -> ParsedLog:
+    """Read one log file. Never raises for bad content or an unreadable file: both become findings. unpack: raw job
+    output, maybe gzip-compressed (open_log), lines numbered in the content; rcp_lines: see read_stream."""
+    display = display if display is not None else str(path)
+    try:
+        hasher = hashlib.sha256() if digest and unpack else None
+        with open_log(path, unpack=unpack, hasher=hasher) as stream:
+            compressed = not isinstance(stream, io.BufferedReader)
+            log = read_stream(stream, display, digest=digest and not compressed, rcp_lines=rcp_lines)
+        if compressed and hasher is not None:
+            log.sha256 = hasher.hexdigest()
+        return log
+    except GZIP_ERRORS as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        log = ParsedLog(path=display, readable=False)
+        log.findings.append(finding("LOG001", display, f"cannot read the log: {reason}"))
+        return log
+
+

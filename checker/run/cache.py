@@ -1,0 +1,154 @@
+"""`--cache DIR`: reuse a log's findings and facts when nothing that decides them has changed; and the one place
+where every cache of mlsubmit (logs, RCP verdicts, hygiene and secret results, the data copies) stores and reads
+its entries.
+
+The key is the log's sha256 plus everything else its result depends on: the ruleset, the profile and options that
+pick log-level checks, mlsubmit's and mlperf-logging's versions, the closed hyperparameter tables' bytes and the
+cache format. Entries are JSON (never
+pickle: a shared cache folder must not be a way to run code) written to a temporary file and moved into place with
+os.replace, so concurrent checks sharing a cache only ever see whole entries.
+
+Caches cannot lie (`store_entry` / `load_entry`): an entry is a header line (JSON: the format, the entry's full
+key, the sha256 and length of its body) and the body (JSON). On reading, the header must name the key asked for,
+the body must have that digest, and the decoded body must pass the cache's own shape check; an entry reached
+through a symbolic link, or lying outside the cache folder, is never opened. Anything else is a miss, and the
+caller computes the answer and writes the entry again. Writing is best effort: a read-only folder or a full disk
+leaves the cache as it was and the check goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mlsubmit import __version__
+from mlsubmit.support.entries import MISS, load_entry, store_entry
+
+__all__ = ["MISS", "LogCache", "context_key", "folder_key", "load_entry", "store_entry"]
+
+if TYPE_CHECKING:  # imported where used: mlsubmit.support.datafiles reads its copies through this module at start-up
+    from mlsubmit.checker.logs.facts import LogFacts
+
+    from mlsubmit.findings import Finding
+
+FORMAT = 5  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer
+
+
+@functools.cache
+def _mlperf_logging_version() -> str:
+    """Looked up once per process: each lookup scans the installed distributions (~0.3 ms), and every log asks."""
+    import importlib.metadata  # only with --cache: the module costs ~15 ms to import
+
+    try:
+        return importlib.metadata.version("mlperf-logging")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
+
+def _hp_tables_digest() -> str:
+    from mlsubmit.checker.hyperparameters.table import tables_digest
+
+    return tables_digest()
+
+
+@functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
+def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
+    from mlsubmit.checker.logs.facts import SERIES_KEYS
+
+    parts = {
+        "format": FORMAT,
+        "mlsubmit": __version__,
+        "mlperf_logging": _mlperf_logging_version(),
+        "ruleset": ruleset,
+        "profile": profile,
+        "hyperparameters": hyperparameters,
+        "hp_tables": _hp_tables_digest() if hyperparameters else "",  # the tables are data: edited without a release
+        "series": sorted(SERIES_KEYS),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --- JSON codec for what a log check returns ----------------------------------------------------------------
+
+
+def _finding_to_json(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code, "severity": f.severity.value, "path": f.path, "message": f.message, "hint": f.hint,
+        "line": f.line, "pointer": f.pointer, "related": [[r.path, r.line, r.pointer] for r in f.related],
+    }  # fmt: skip
+
+
+def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
+    from mlsubmit.findings import Finding, Location, Severity
+
+    path = new if d["path"] == old else d["path"]
+    related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
+    return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related)
+
+
+def _occ(o: Any) -> list[Any]:
+    return [o.value, o.metadata, o.time_ms, o.line]
+
+
+def _facts_to_json(f: LogFacts) -> dict[str, Any]:
+    plain = {fl.name: getattr(f, fl.name) for fl in fields(f) if fl.name not in ("first", "series", "error_codes")}
+    plain["error_codes"] = list(f.error_codes)
+    plain["first"] = {k: _occ(o) for k, o in f.first.items()}
+    plain["series"] = {k: [_occ(o) for o in v] for k, v in f.series.items()}
+    return plain
+
+
+def _facts_from_json(d: dict[str, Any], new: str) -> LogFacts:
+    from mlsubmit.checker.logs.facts import LogFacts, Occurrence
+
+    first = {k: Occurrence(*v) for k, v in d.pop("first").items()}
+    series = {k: [Occurrence(*o) for o in v] for k, v in d.pop("series").items()}
+    d["error_codes"] = tuple(d["error_codes"])
+    d["rcp_lines"] = tuple(d["rcp_lines"])
+    d["path"] = new
+    return LogFacts(first=first, series=series, **d)
+
+
+class LogCache:
+    def __init__(self, root: Path, context: str) -> None:
+        self.root = Path(root)
+        self.context = context
+
+    def _entry(self, sha256: str) -> Path:
+        return self.root / self.context / sha256[:2] / f"{sha256}.json"
+
+    def _key(self, sha256: str) -> str:
+        return f"log/{self.context}/{sha256}"
+
+    def get(self, sha256: str, display: str) -> tuple[list[Finding], LogFacts] | None:
+        data = load_entry(self.root, self._entry(sha256), self._key(sha256), _is_log_body)
+        if data is MISS:
+            return None
+        try:
+            old = data["display"]
+            findings = [_finding_from_json(d, old, display) for d in data["findings"]]
+            return findings, _facts_from_json(data["facts"], display)
+        except (ValueError, KeyError, TypeError, AttributeError):  # the right digest over a body of another shape
+            return None
+
+    def put(self, sha256: str, display: str, findings: list[Finding], facts: LogFacts) -> None:
+        payload = {"display": display, "findings": [_finding_to_json(f) for f in findings],
+                   "facts": _facts_to_json(facts)}  # fmt: skip
+        store_entry(self.root, self._entry(sha256), self._key(sha256), payload)
+
+
+def _is_log_body(body: Any) -> bool:
+    return (isinstance(body, dict) and isinstance(body.get("display"), str)
+            and isinstance(body.get("findings"), list) and isinstance(body.get("facts"), dict)
+            and all(isinstance(f, dict) for f in body["findings"]))  # fmt: skip
+
+
+def folder_key(*parts: Any) -> str:
+    """Key of a folder-level result (the RCP check) from the inputs that decide it."""
+    text = json.dumps([FORMAT, __version__, _mlperf_logging_version(), *parts], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()

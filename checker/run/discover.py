@@ -1,0 +1,163 @@
+"""Turn the PATHs given on the command line into logs and organisation trees to check.
+
+A PATH is a log file, a folder of logs (a benchmark folder, `results/<system>/`, `results/`), an organisation
+folder (it has `systems/`, `results/` or `benchmarks/`), or a folder of organisation folders (a round). A file given
+by name that is not a `result_*.txt` is raw job output, read as `package` reads it (gzip-compressed or not); so is
+every file holding MLLOG records in a folder without `result_*.txt` logs (a folder of a run's job output).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlsubmit.errors import UsageError
+
+ORG_MARKERS = ("systems", "results", "benchmarks")
+# A round's own documents (README.md, CONTRIBUTING.md, LICENSE.md at the top of training_results_vX.Y): named by
+# a shell glob such as `training_results_v4.0/*`, they are passed over, not read as run logs.
+DOCUMENT_SUFFIXES = (".md",)
+
+
+@dataclass(frozen=True)
+class LogRef:
+    path: Path
+    display: str
+    system: str | None = None
+    benchmark: str | None = None
+    unpack: bool = False  # raw job output: gzip-compressed content is read (a result file is read as stored)
+
+
+@dataclass
+class OrgTree:
+    root: Path
+    display: str
+    logs: list[LogRef] = field(default_factory=list)
+    # Results of tree-level work done before the logs' facts exist, by the check that will use them (the
+    # pipeline runs those preparations beside the log checks).
+    prepared: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.root.resolve().name
+
+    def sub(self, *parts: str) -> Path:
+        return self.root.joinpath(*parts)
+
+    def shown(self, *parts: str) -> str:
+        return os.path.join(self.display, *parts)
+
+
+@dataclass(frozen=True)
+class SystemFileRef:
+    """A system description given on its own (a .json PATH, or the files of a `systems/` folder)."""
+
+    path: Path
+    display: str
+
+
+@dataclass
+class Targets:
+    loose_logs: list[LogRef] = field(default_factory=list)
+    orgs: list[OrgTree] = field(default_factory=list)
+    system_files: list[SystemFileRef] = field(default_factory=list)
+    documents: list[str] = field(default_factory=list)  # PATHs passed over as documentation (DOCUMENT_SUFFIXES)
+
+    def all_logs(self) -> list[LogRef]:
+        return [*self.loose_logs, *(ref for org in self.orgs for ref in org.logs)]
+
+
+def is_org(path: Path) -> bool:
+    return path.is_dir() and any((path / m).is_dir() for m in ORG_MARKERS)
+
+
+def is_result_log(name: str) -> bool:
+    return name.startswith("result_") and name.endswith(".txt")
+
+
+def org_logs(org: Path, display: str) -> list[LogRef]:
+    """`results/<system>/<benchmark>/result_*.txt`, the files the reference package checker reads."""
+    out: list[LogRef] = []
+    results = org / "results"
+    if not results.is_dir():
+        return out
+    for system in sorted(p for p in results.iterdir() if p.is_dir()):
+        for bench in sorted(p for p in system.iterdir() if p.is_dir()):
+            for log in sorted(p for p in bench.iterdir() if p.is_file() and is_result_log(p.name)):
+                shown = os.path.join(display, "results", system.name, bench.name, log.name)
+                out.append(LogRef(log, shown, system.name, bench.name))
+    return out
+
+
+def _loose_logs(folder: Path, display: str) -> list[LogRef]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if is_result_log(name):
+                full = Path(dirpath) / name
+                rel = os.path.relpath(full, folder)
+                out.append(LogRef(full, os.path.join(display, rel)))
+    return out
+
+
+def _raw_outputs(folder: Path, display: str) -> list[LogRef]:
+    """Files of raw job output under a folder, compressed or not: every visible file with MLLOG records."""
+    from mlsubmit.checker.logs.input import holds_records
+
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            if not name.startswith(".") and holds_records(full):
+                out.append(LogRef(full, os.path.join(display, os.path.relpath(full, folder)), unpack=True))
+    return out
+
+
+def _system_files(folder: Path, display: str) -> list[SystemFileRef]:
+    """The *.json files of a `systems/` folder given on its own (hidden files such as vim swaps are skipped)."""
+    names = sorted(p.name for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    return [SystemFileRef(folder / name, os.path.join(display, name)) for name in names]
+
+
+def _add_file(targets: Targets, path: Path, given: str) -> None:
+    """A regular file given as a PATH: a system description (.json), a document passed over, or a run log."""
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"{given}: not readable")
+    if path.suffix.lower() == ".json":
+        targets.system_files.append(SystemFileRef(path, given))
+    elif path.suffix.lower() in DOCUMENT_SUFFIXES:
+        targets.documents.append(given)
+    else:
+        targets.loose_logs.append(LogRef(path, given, unpack=not is_result_log(path.name)))
+
+
+def discover(paths: list[str]) -> Targets:
+    targets = Targets()
+    for given in paths:
+        path = Path(given)
+        try:
+            mode = os.stat(path).st_mode  # one system call per PATH: a run may name thousands of logs
+        except OSError:
+            raise UsageError(f"{given}: no such file or folder") from None
+        if stat.S_ISREG(mode):
+            _add_file(targets, path, given)
+        elif is_org(path):
+            targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
+        elif stat.S_ISDIR(mode) and path.name == "systems":
+            targets.system_files.extend(_system_files(path, given))
+        elif stat.S_ISDIR(mode):
+            orgs = sorted(p for p in path.iterdir() if is_org(p))
+            if orgs:
+                for org in orgs:
+                    shown = os.path.join(given, org.name)
+                    targets.orgs.append(OrgTree(org, shown, org_logs(org, shown)))
+            else:
+                targets.loose_logs.extend(_loose_logs(path, given) or _raw_outputs(path, given))
+        else:
+            raise UsageError(f"{given}: not a regular file or folder")
+    return targets

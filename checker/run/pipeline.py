@@ -1,0 +1,293 @@
+"""`mlsubmit check`: read every log once, run the log-level checks on it, then the tree-level checks.
+
+Log-level checks take a parsed log and return findings; tree-level checks take an organisation tree and the facts
+of its logs. Logs are spread over a process pool; the rule files are loaded before the pool forks, so every worker
+starts with compiled rules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mlsubmit.checker.hygiene import check as hygiene
+from mlsubmit.checker.hygiene.check import Scanned
+from mlsubmit.checker.logs.facts import LogFacts, extract
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.rcp import answer_for
+from mlsubmit.checker.run import pool
+from mlsubmit.checker.run.cache import LogCache, context_key
+from mlsubmit.checker.run.discover import LogRef, OrgTree, Targets, discover
+from mlsubmit.checker.run.options import CheckOptions, CodeTask, LogCheck, OrgCheck, OrgPrep, Tracker, no_progress
+
+from mlsubmit.errors import UsageError
+from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.support.safe_io import sha256_file as file_sha256
+
+POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
+
+
+@dataclass
+class LogResult:
+    findings: list[Finding]
+    facts: LogFacts
+
+
+def log_checks(options: CheckOptions) -> list[LogCheck]:
+    return options.profile.log_checks(hyperparameters=options.hp_table)
+
+
+def org_checks(options: CheckOptions) -> list[OrgCheck]:
+    return options.profile.org_checks()
+
+
+def org_preparations(options: CheckOptions) -> list[OrgPrep]:
+    """Work of the org checks that needs no log (system files, RCP statistics), run beside the log checks."""
+    return options.profile.preparations()
+
+
+def check_log_file(ref: LogRef, options: CheckOptions) -> LogResult:
+    """One log's findings and facts: from the cache when it holds them, else read and checked (and stored)."""
+    sha, hit = _lookup(ref, options)
+    return hit if hit is not None else _check_and_store(ref, options, sha)
+
+
+def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult | None]:
+    """(content hash, cached result) when a cache is in use; the hash is kept to store the result after a miss."""
+    cache = _cache(options)
+    if cache is None:
+        return None, None
+    try:
+        sha = file_sha256(ref.path)
+    except OSError:
+        return None, None  # unreadable: read_log turns it into a finding
+    hit = cache.get(_key(ref, sha), ref.display)
+    return sha, LogResult(*hit) if hit is not None else None
+
+
+def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
+    cache = _cache(options)
+    whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
+    log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole)
+    findings = list(log.findings)
+    if log.records:
+        for check in log_checks(options):
+            findings.extend(check(log, options))
+        if options.hyperparameters and options.profile == "full":  # a value two checks catch is reported once
+            from mlsubmit.checker.hyperparameters.apply import merge_rule_duplicates
+
+            findings = merge_rule_duplicates(findings)
+    facts = extract(log) if whole else LogFacts(path=log.path)
+    if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
+        facts.rcp_answer = answer_for(facts, options.ruleset)
+    facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
+    if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
+        cache.put(_key(ref, sha), ref.display, findings, facts)
+    return LogResult(findings, facts)
+
+
+def _key(ref: LogRef, sha: str) -> str:
+    """Raw job output is read unpacked, a result file as stored: the same bytes can give two results."""
+    return f"{sha}-raw" if ref.unpack else sha
+
+
+def _cache(options: CheckOptions) -> LogCache | None:
+    if options.cache_dir is None:
+        return None
+    return LogCache(options.cache_dir, context_key(options.ruleset, options.profile, options.hyperparameters))
+
+
+Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
+_R = TypeVar("_R")
+
+
+def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker = no_progress,
+               code: Sequence[CodeTask] = (), jobs: int = 0) -> tuple[list[LogResult], list[Scanned]]:
+    """One result per (log, options) pair, in order, and one per file of `code` to scan for secrets; logs of
+    several rounds and the code share one pool (`jobs` processes, 0: one per core).
+
+    Cached logs are answered in this process (hashing is cheap; a pool is not); the rest are checked.
+    `prepare` (tree-level work that needs no log) runs in this process beside the workers when there is a pool;
+    without one there is nothing to overlap, and the org checks do that work themselves, only where needed.
+    """
+    done: dict[int, LogResult] = {}
+    todo: list[tuple[int, LogRef, CheckOptions, str | None]] = []
+    for i, (ref, options) in enumerate(tasks):  # each file is hashed once; a miss carries its hash to its worker
+        sha, hit = _lookup(ref, options)
+        if hit is not None:
+            done[i] = hit
+        else:
+            todo.append((i, ref, options, sha))
+    scanned: list[Scanned] = []
+    if todo or code:
+        checked = _check_uncached([t[1:] for t in todo], list(code), prepare, progress, jobs)
+        done.update(zip((t[0] for t in todo), checked[: len(todo)], strict=True))
+        scanned = checked[len(todo) :]
+    return [done[i] for i in range(len(tasks))], scanned
+
+
+def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: list[CodeTask],
+                    prepare: Callable[[], None], progress: Tracker, jobs: int) -> list[Any]:
+    """The logs' results, then the code files' (hygiene.scan_one), from one pool."""
+    processes = max((options.jobs for _, options, _ in todo), default=jobs) or os.cpu_count() or 1
+    count, label = len(todo) + len(code), "checking logs and code" if code else "checking logs"
+
+    def work(i: int) -> Any:  # _check_and_store is looked up when called: a worker runs what was here at the fork
+        return _check_and_store(*todo[i]) if i < len(todo) else hygiene.scan_one(*code[i - len(todo)])
+
+    with hygiene.scanning() if code else nullcontext():
+        # in-process (also where there is no fork): rule files load as the logs ask for them
+        if processes == 1 or count < POOL_THRESHOLD or not hasattr(os, "fork"):
+            with progress(count, label) as advance:  # the CLI's bar: on a terminal, after a few seconds
+                return [_advanced(work(i), advance) for i in range(count)]
+        return pool.run_shared(count, work, processes, prepare, progress, label)
+
+
+def _advanced(result: _R, advance: Callable[[], None]) -> _R:
+    advance()
+    return result
+
+
+@dataclass
+class CheckRun:
+    targets: Targets
+    results: dict[str, LogResult] = field(default_factory=dict)
+    report: Report = field(default_factory=Report)
+
+
+def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
+    """System descriptions given on their own are checked here; those of org trees are listed (so each shows a
+    verdict) and checked with their tree by the systems org check."""
+    if not (run.targets.system_files or run.targets.orgs):
+        return  # logs alone: the system modules (and jsonschema) are not imported
+    from mlsubmit.checker.systems.agreement import org_system_files
+    from mlsubmit.checker.systems.descriptions import check_system_file
+
+    for sref in run.targets.system_files:
+        run.report.add_file(sref.display, check_system_file(sref.path, sref.display, options.ruleset)[1])
+    for org in run.targets.orgs:
+        for _path, shown in org_system_files(org):
+            run.report.add_file(shown)
+
+
+def _logs_folder(path: str) -> str:
+    """The folder whose logs a changed path concerns: for a power log (<bench>/power/result_<i>/node_<j>.txt) the
+    results folder above power/, whose runs its checks compare with; else the path's own folder."""
+    head, sep, _ = path.rpartition(os.sep + "power" + os.sep)
+    return (head if sep else str(Path(path).parent)) + os.sep
+
+
+def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
+    """--changed-since: keep the logs changed since the revision, and every log of a results folder holding a
+    change (the folder's counts, seeds and RCP need all its runs; unchanged ones come from the cache when given).
+    Organisation trees without a change are dropped."""
+    from mlsubmit.support.git import changed_paths
+
+    given = [ref.path for ref in targets.loose_logs] + [org.root for org in targets.orgs]
+    changed: set[str] = set()
+    for start in {str(Path(p).resolve().parent if Path(p).is_file() else Path(p).resolve()) for p in given}:
+        changed |= changed_paths(Path(start), options.changed_since or "HEAD")
+    targets.loose_logs = [r for r in targets.loose_logs if str(r.path.resolve()) in changed]
+    kept = []
+    for org in targets.orgs:
+        root = str(org.root.resolve()) + os.sep
+        if not any(p.startswith(root) for p in changed):
+            continue
+        folders = {_logs_folder(p) for p in changed if p.startswith(root)}
+        org.logs = [r for r in org.logs if any(str(r.path.resolve()).startswith(f) for f in folders)]
+        kept.append(org)
+    targets.orgs = kept
+    return replace(options, changed_paths=frozenset(changed))
+
+
+def _demote_run_errors(run: CheckRun) -> None:
+    """--profile reference: a run's own errors count through its folder's olympic tolerance (TREE007), as in the
+    package checker, so inside organisation trees they are shown as warnings."""
+    for org in run.targets.orgs:
+        for ref in org.logs:
+            found = run.report.files.get(ref.display, [])
+            run.report.files[ref.display] = [
+                replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in found
+            ]
+
+
+def run_check(paths: Iterable[str], options: CheckOptions, *, progress: Tracker = no_progress) -> CheckRun:
+    """Every check that applies to `paths`, with one ruleset."""
+    return run_rounds({options.ruleset: list(paths)}, options, progress=progress)[0]
+
+
+def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose_facts: bool = True,
+               progress: Tracker = no_progress) -> list[CheckRun]:
+    """One CheckRun per ruleset (`base` with that ruleset); the logs of every round go through one pool.
+
+    loose_facts=False: the caller reads only the reports, so logs outside an organisation tree (which no tree
+    check reads) skip fact extraction, and their workers send back less."""
+    base = replace(base, progress=progress) if progress is not no_progress else base
+    plans = [_plan(list(paths), replace(base, ruleset=ruleset)) for ruleset, paths in groups.items()]
+    tasks: list[Task] = []
+    for options, run in plans:
+        loose = options if loose_facts else replace(options, facts=False)
+        tasks += [(ref, loose) for ref in run.targets.loose_logs]
+        tasks += [(ref, options) for org in run.targets.orgs for ref in org.logs]
+
+    def prepare() -> None:
+        for options, run in plans:
+            for org in run.targets.orgs:
+                for prep in org_preparations(options):
+                    prep(org, options)
+
+    code = _code_tasks(plans)
+    logs, scanned = check_jobs(tasks, prepare, progress, [task for _, task in code], base.jobs)
+    for (org, (path, _)), found in zip(code, scanned, strict=True):  # for the hygiene check (tree.code_to_scan)
+        org.prepared.setdefault("scanned", {})[path] = found
+    results = iter(logs)
+    for options, run in plans:
+        run.results = {ref.display: next(results) for ref in run.targets.all_logs()}
+        _finish(run, options)
+    return [run for _, run in plans]
+
+
+def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTree, CodeTask]]:
+    """The implementation files to scan for secrets, with their organisation: tasks of the log pool."""
+    out: list[tuple[OrgTree, CodeTask]] = []
+    for options, run in plans:
+        plan = options.profile.code_scan()
+        if plan is not None:
+            out += [(org, task) for org in run.targets.orgs for task in plan(org, options)]
+    return out
+
+
+def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckRun]:
+    targets = discover(paths)
+    if not (targets.all_logs() or targets.orgs or targets.system_files):
+        raise UsageError(
+            "nothing to check: no result logs (result_*.txt), files with :::MLLOG records, system descriptions or "
+            "organisation folders under "
+            + ", ".join(paths)
+            + (f" (passed over as documents: {', '.join(targets.documents)})" if targets.documents else "")
+        )
+    if options.changed_since:
+        options = _only_changed(targets, options)
+    run = CheckRun(targets, report=Report(strict=options.strict))
+    if options.hp_table:  # said once; also loads the HP table before forking
+        from mlsubmit.checker.hyperparameters.apply import coverage_findings
+
+        run.report.extend(coverage_findings(options.ruleset))
+    return options, run
+
+
+def _finish(run: CheckRun, options: CheckOptions) -> None:
+    """File the logs' findings, then the system files and the tree-level checks of every organisation."""
+    for ref in run.targets.all_logs():
+        run.report.add_file(ref.display, run.results[ref.display].findings)
+    if options.profile.plan.demote_run_errors:  # before the tree checks add their own findings to these files
+        _demote_run_errors(run)
+    _add_system_files(run, options)
+    for org in run.targets.orgs:
+        facts = {ref.display: run.results[ref.display].facts for ref in org.logs}
+        for check in org_checks(options):
+            run.report.extend(check(org, facts, options))

@@ -1,0 +1,398 @@
+"""Organisation-level tree checks: layout, run counts, names, olympic tolerance, seeds, RCPs, init time, hygiene.
+
+Input is the organisation folder and the facts of its logs (each log was read once by the pipeline); nothing here
+reads a log again or writes anything. `--profile reference` is answered by `tree_reference`, which runs only what
+mlperf-logging's package checker runs; the default profile runs everything below. The system-file pairing and the
+log/system-file agreement are `systems.py`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mlsubmit.checker import rcp
+from mlsubmit.checker.hygiene import check as hygiene
+from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.power import check as power
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds import division as division_of
+from mlsubmit.checker.run.discover import OrgTree, is_result_log
+from mlsubmit.checker.tree import seeds
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+from mlsubmit.support.datafiles import load_validated
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.run.options import CheckOptions
+
+_NUMBERED = re.compile(r"^result_(\d+)\.txt$")
+
+
+@functools.cache
+def policy() -> dict[str, Any]:
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/tree-policy.yaml")
+    data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="rulesets/tree-policy.yaml")
+    return data
+
+
+def round_of(ruleset: str) -> str:
+    return ".".join(ruleset.split(".")[:2])
+
+
+@dataclass
+class BenchFolder:
+    """One results/<system>/<benchmark>/ folder as listed on disk (the reference's view plus what it ignores)."""
+
+    system: str
+    name: str
+    path: Path
+    shown: str
+    logs: list[str] = field(default_factory=list)  # display paths of result_*.txt files, sorted
+    others: list[str] = field(default_factory=list)  # other non-hidden entry names
+    nested_logs: dict[str, int] = field(default_factory=dict)  # sub-folder name -> result logs in it
+
+    def facts(self, all_facts: dict[str, LogFacts]) -> list[LogFacts]:
+        return [all_facts[d] for d in self.logs if d in all_facts]
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def bench_folders(org: OrgTree) -> list[BenchFolder]:
+    out: list[BenchFolder] = []
+    results = org.sub("results")
+    for system in _listdir(results):
+        if not (results / system).is_dir():
+            continue
+        for bench in _listdir(results / system):
+            path = results / system / bench
+            if not path.is_dir():
+                continue
+            folder = BenchFolder(system, bench, path, org.shown("results", system, bench))
+            for name in _listdir(path):
+                entry = path / name
+                if is_result_log(name) and entry.is_file():
+                    folder.logs.append(os.path.join(folder.shown, name))
+                elif name.startswith("."):
+                    continue  # the reference's glob skips hidden names; hygiene reports them
+                elif entry.is_dir() and name != "power":
+                    nested = sum(1 for n in _listdir(entry) if is_result_log(n))
+                    if nested:
+                        folder.nested_logs[name] = nested
+                    else:
+                        folder.others.append(name)
+                else:
+                    folder.others.append(name)
+            out.append(folder)
+    return out
+
+
+def read_division(org: OrgTree, system: str) -> str | None:
+    """The system file's `division` as written, or None when the file is missing or unreadable (systems.py reports
+    those); the name comes from the folder listing, never from a log."""
+    path = org.sub("systems", system + ".json")
+    if not path.is_file():  # missing, or a FIFO or device that a read would block on
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    value = data.get("division") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def bypass_flags(folder: Path) -> tuple[set[str], set[str]]:
+    """(flags the reference honours, flags written) from a package_checker_params file in the folder."""
+    path = folder / "package_checker_params"
+    if not path.is_file():
+        return set(), set()
+    try:
+        lines = path.read_bytes().decode("utf-8", "replace").splitlines(keepends=True)
+    except OSError:
+        return set(), set()
+    exact = {line for line in lines if line in ("rcp-bypass", "seed-checker-bypass")}
+    written = {line.strip() for line in lines if line.strip() in ("rcp-bypass", "seed-checker-bypass")}
+    return exact, written
+
+
+def init_minutes(facts: LogFacts) -> tuple[float, int] | None:
+    starts, stops = facts.all("init_start"), facts.all("init_stop")
+    if not starts or not stops:
+        return None
+    return (stops[0].time_ms - starts[0].time_ms) / 60000.0, stops[0].line
+
+
+def init_limit(ruleset: str, division: str) -> float:
+    table = policy()["init_limit_minutes"]
+    limits = table.get(round_of(ruleset), table["default"])
+    return float(limits["open" if division == "open" else "closed"])
+
+
+# --- checks of one benchmark folder -------------------------------------------------------------------------
+
+
+def check_counts(folder: BenchFolder) -> list[Finding]:
+    want = benchmarks.runs(folder.name)
+    have = len(folder.logs)
+    if want is None or have == want:
+        return []
+    return [finding("TREE003", folder.shown, f"{have} result file(s) for {folder.name}, the round asks for {want}")]
+
+
+def check_names(folder: BenchFolder) -> list[Finding]:
+    out = []
+    numbers = []
+    for shown in folder.logs:
+        m = _NUMBERED.match(os.path.basename(shown))
+        if m:
+            numbers.append(int(m.group(1)))
+        else:
+            out.append(finding("TREE006", shown, f"{os.path.basename(shown)!r} is not numbered result_<i>.txt"))
+    if numbers and not out:
+        first = min(numbers)
+        if first not in (0, 1) or sorted(numbers) != list(range(first, first + len(numbers))):
+            out.append(finding("TREE006", folder.shown, f"runs are numbered {sorted(numbers)}, not 0..N-1 or 1..N"))
+    return out
+
+
+def check_entries(folder: BenchFolder) -> list[Finding]:
+    out = []
+    for name in folder.others:
+        shown = os.path.join(folder.shown, name)
+        if name == "scaling.json":
+            out.append(finding("TREE005", shown, "scaling.json written by an earlier run of the reference checker"))
+        elif name not in policy()["results_folder_allowed"]:
+            out.append(finding("TREE004", shown, f"{name!r} is not a result_<i>.txt log"))
+    for name, count in folder.nested_logs.items():
+        out.append(
+            finding("TREE009", os.path.join(folder.shown, name), f"{count} result log(s) one level too deep: unchecked")
+        )
+    return out
+
+
+def check_olympic(folder: BenchFolder, runs: list[LogFacts], also: set[str] | None = None) -> list[Finding]:
+    bad = sorted({f.path for f in runs if f.error_codes} | (also or set()))  # `also`: runs failed by power checks
+    allowed = benchmarks.dropped(folder.name)
+    names = ", ".join(os.path.basename(p) for p in bad)
+    if not bad:
+        return []
+    if len(bad) <= allowed:
+        return [finding("TREE008", folder.shown, f"{len(bad)} non-compliant run(s) accepted: {names}")]
+    return [finding("TREE007", folder.shown, f"{len(bad)} runs do not comply (at most {allowed} allowed): {names}")]
+
+
+def check_init(runs: list[LogFacts], ruleset: str) -> list[Finding]:
+    out = []
+    for facts in runs:
+        got = init_minutes(facts)
+        if got is None:
+            continue
+        minutes, line = got
+        limit = init_limit(ruleset, facts.division or "closed")
+        if minutes > limit:
+            out.append(
+                finding(
+                    "TREE023",
+                    facts.path,
+                    f"initialisation took {minutes:.1f} min; round {round_of(ruleset)} allows {limit:g} min",
+                    line=line,
+                )
+            )
+    return out
+
+
+def rcp_findings(folder: BenchFolder, result: rcp.RcpResult) -> list[Finding]:
+    if result.status in ("not_applicable", "not_checked"):  # not_checked: the crash itself is TREE024
+        return []
+    if result.status in ("pass", "bypassed"):
+        return [finding("TREE019", folder.shown, result.message)]
+    if result.status == "fail":
+        return [finding("TREE018", folder.shown, result.message)]
+    code = "TREE021" if result.reference == "Batch sizes in files do not match" else "TREE020"
+    return [finding(code, folder.shown, result.message)]
+
+
+def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
+    if folder.name not in benchmarks.allowed(options.ruleset):
+        return [
+            finding("TREE002", folder.shown, f"{folder.name!r} is not a benchmark of ruleset {options.ruleset}"),
+            *check_entries(folder),
+        ]
+    runs = folder.facts(facts)
+    powered, power_failed = power.check_folder(org, folder, runs, profile=options.profile)
+    out = [*check_counts(folder), *check_names(folder), *check_entries(folder), *powered]
+    out += check_olympic(folder, runs, power_failed)
+    out += check_init(runs, options.ruleset)
+    division = read_division(org, folder.system)
+    if not division_of.closed(division, runs):
+        return out
+    if division != "closed":
+        said = (f"system file says division {division!r}" if division is not None
+                else f"systems/{folder.system}.json gives no division (missing, unreadable or without the field)")
+        out.append(finding("TREE025", folder.shown, f"{said}; the logs say closed"))
+    honoured, written = bypass_flags(folder.path)
+    sys_honoured, sys_written = bypass_flags(folder.path.parent)
+    for flag in sorted((written | sys_written) - (honoured | sys_honoured)):
+        why = f"{flag} requested, but the reference ignores it (trailing newline)"
+        out.append(finding("TREE022", folder.shown, why))
+    for flag in sorted(honoured | sys_honoured):
+        out.append(finding("TREE022", folder.shown, f"{flag} requested in package_checker_params"))
+    if not ({"seed-checker-bypass"} & (written | sys_written)):
+        out += seeds.check_seeds(runs).findings
+    if folder.name != "minigo":
+        result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
+                                     bypass="rcp-bypass" in (written | sys_written))  # fmt: skip
+        out += rcp_findings(folder, result)
+        if result.crash:
+            out.append(finding("TREE024", folder.shown, f"RCP checker: {result.crash}"))
+    return out
+
+
+# --- organisation-level checks ------------------------------------------------------------------------------
+
+
+def check_layout(org: OrgTree) -> list[Finding]:
+    out = []
+    if not org.sub("results").is_dir():
+        out.append(finding("TREE001", org.display, "no results/ folder"))
+    if org.sub("benchmark").is_dir():
+        out.append(finding("TREE010", org.shown("benchmark"), "implementation code is in benchmark/, not benchmarks/"))
+    allowed = set(policy()["org_folder_allowed"]) | {"benchmark"}
+    out += [
+        finding("TREE026", org.shown(name), f"{name!r} is not part of a submission")
+        for name in _listdir(org.root)
+        if name not in allowed and not name.startswith(".")
+    ]
+    return out
+
+
+def _has_file(root: Path, name: str) -> bool:
+    return any(name in files for _, _, files in os.walk(root))
+
+
+def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
+    out = []
+    code_dir = "benchmarks" if org.sub("benchmarks").is_dir() or not org.sub("benchmark").is_dir() else "benchmark"
+    for bench in sorted(benchmarks):
+        root = org.sub(code_dir, bench)
+        if not root.is_dir():
+            out.append(finding("TREE013", org.shown(code_dir, bench), f"no implementation for {bench}"))
+            continue
+        impl = root / "implementations" if (root / "implementations").is_dir() else root
+        shown = org.shown(code_dir, bench, *(["implementations"] if impl != root else []))
+        if not _has_file(impl, "README.md"):
+            out.append(finding("TREE011", shown, f"no README.md in the {bench} implementation"))
+        if not _has_file(impl, "run_and_time.sh"):
+            out.append(finding("TREE012", shown, f"no run_and_time.sh in the {bench} implementation"))
+    return out
+
+
+def touched(folder: BenchFolder, options: CheckOptions) -> bool:
+    """With --changed-since, only folders holding a changed path are checked again."""
+    changed = options.changed_paths
+    if changed is None:
+        return True
+    prefix = str(folder.path.resolve()) + os.sep
+    return any(p.startswith(prefix) for p in changed)
+
+
+def prepare_org(org: OrgTree, options: CheckOptions) -> None:
+    """What check_org will need that no log decides, done beside the log checks (the pipeline runs this only
+    with a pool, so a run answered from --cache skips it): the folder listing, the RCP statistics of the
+    benchmarks whose system file says closed and, in the full profile, the layout, implementation and hygiene
+    checks, which look only at files (the secret scan of the code is a task of the pool: `code_to_scan`)."""
+    every = bench_folders(org)
+    org.prepared["folders"] = every
+    known = set(benchmarks.allowed(options.ruleset))
+    folders = [f for f in every if f.name in known]
+    divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
+    rcp.prepare(options.ruleset, {f.name for f in folders if division_of.closed(divisions[f.system], [])})
+    if options.profile == "reference":
+        return
+    org.prepared["layout"] = check_layout(org)
+    for folder in folders:
+        if touched(folder, options):
+            power.prepare_folder(org, folder)
+    if not only_logs_changed(org, options):
+        org.prepared["implementations"] = check_implementations(org, _with_results(every, options.ruleset))
+    if (walked := org.prepared.get("walk")) is not None:  # code_to_scan walked the tree
+        org.prepared["entry_findings"] = hygiene.entry_findings(walked, org.display)
+
+
+_T = TypeVar("_T")
+
+
+def prepared(org: OrgTree, name: str, compute: Callable[[], _T]) -> _T:
+    """What prepare_org stored under `name` (taken, so a second check computes afresh), else `compute()`."""
+    return org.prepared.pop(name) if name in org.prepared else compute()
+
+
+def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
+    known = set(benchmarks.allowed(ruleset))
+    return {f.name for f in folders if f.logs and f.name in known}
+
+
+SECRETS_UNDER = ("benchmarks", "benchmark")  # implementation code: logs and system files are not scanned
+
+
+def code_to_scan(org: OrgTree, options: CheckOptions) -> list[tuple[Path, Mapping[str, Any] | None]]:
+    """The files whose secret scan the pipeline gives its worker pool, beside the logs: the implementation code,
+    unless only logs changed, each with the cache's answers for its tree (the task hashes the file and looks
+    there first). The walk is kept for the hygiene check."""
+    if only_logs_changed(org, options):
+        return []
+    walked = hygiene.walk(org.root, secrets_under=SECRETS_UNDER, changed=options.changed_paths)
+    if walked is None:
+        return []
+    org.prepared["walk"] = walked
+    kept = None if options.cache_dir is None else hygiene.cached_answers(options.cache_dir, walked.pack)
+    return [(path, kept) for path in walked.secret_paths]
+
+
+def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
+    """With --changed-since, only changed files are scanned for secrets (the others were, when they changed).
+    What the pipeline's pool scanned (`code_to_scan`) is not scanned again."""
+    return hygiene.scan(org.root, org.display, secrets_under=SECRETS_UNDER, cache_dir=options.cache_dir,
+                        workers=options.jobs, changed=options.changed_paths, progress=options.progress,
+                        walked=org.prepared.pop("walk", None), scanned=org.prepared.pop("scanned", None),
+                        entries=org.prepared.pop("entry_findings", None))
+
+
+def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
+    if options.profile == "reference":
+        from mlsubmit.checker.tree.reference import check_org as reference_check
+
+        return reference_check(org, facts, options)
+    folders = prepared(org, "folders", lambda: bench_folders(org))
+    out = prepared(org, "layout", lambda: check_layout(org))
+    for folder in folders:
+        if touched(folder, options):
+            out += check_folder(org, folder, facts, options)
+    if only_logs_changed(org, options):  # code, names and files did not change: their checks cannot change
+        return out
+    out += prepared(org, "implementations", lambda: check_implementations(org, _with_results(folders,
+                                                                                             options.ruleset)))
+    out += prepared(org, "hygiene", lambda: _hygiene(org, options))
+    return out
+
+
+def only_logs_changed(org: OrgTree, options: CheckOptions) -> bool:
+    """With --changed-since: every change inside this organisation is an existing result log."""
+    if options.changed_paths is None:
+        return False
+    root = str(org.root.resolve()) + os.sep
+    mine = [Path(p) for p in options.changed_paths if p.startswith(root)]
+    return all(p.is_file() and is_result_log(p.name) and p.parent.parent.parent.name == "results" for p in mine)
