@@ -1,1 +1,88 @@
-"""mlsubmit.checker: reading run logs and checking logs, systems and submission trees."""
+"""The checks: mlperf-logging's rule files, the closed hyperparameter table, system descriptions, organisation trees,
+power logs, convergence and RCPs, and the code's hygiene. This module is the front door the command line, `report`
+and `submission` use (an import-linter contract keeps them out of the rooms); tests may reach inside.
+
+The rooms, each named for what it holds:
+
+- `run/`: options and profiles, discovery of what PATHs hold, the pipeline, the worker pool, the cache;
+- `rounds/`: what a round is: its benchmarks, the division a result counts in, the round a path states;
+- `logs/`: the input (plain, gzip, raw job output), the record reader, the facts a tree check needs;
+- `rules/`: mlperf-logging's rule files, run by our own engine through the AST whitelist;
+- `hyperparameters/`: the closed table as data, its constraint vocabulary, its application, the advice;
+- `systems/`: system descriptions and their agreement with the logs;
+- `tree/`: the organisation tree check (default profile and the reference package checker's verdict), seeds;
+- `power/`: power logs and their rules;
+- `rcp/`: convergence and the RCP check, run by mlperf-logging's own RCP checker, and the RCP advice;
+- `hygiene/`: junk, names, big files, links and secrets in a tree.
+
+Names are imported from their room when first used, so a command that never checks (`explain`) loads none of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the front door's names; imported from their rooms when first used (__getattr__)
+    from mlsubmit.checker.hygiene.check import scan as scan_hygiene
+    from mlsubmit.checker.hyperparameters.advice import advise_parsed
+    from mlsubmit.checker.hyperparameters.apply import coverage_findings
+    from mlsubmit.checker.logs.facts import LogFacts, extract
+    from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
+    from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.power.logs import (
+        EFFICIENCY,
+        INTERCONNECT,
+        READING,
+        START,
+        STOP,
+        PowerLog,
+        read_power_log,
+    )
+    from mlsubmit.checker.power.logs import number as power_number
+    from mlsubmit.checker.rcp import RcpResult, run_convergence
+    from mlsubmit.checker.rcp import evaluate as rcp_evaluate
+    from mlsubmit.checker.rcp.advice import advise_runs
+    from mlsubmit.checker.rounds import benchmarks
+    from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
+    from mlsubmit.checker.rounds.division import reference_closed, stated
+    from mlsubmit.checker.rules.files import RulesetError, available_rulesets, get_ruleset
+    from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
+    from mlsubmit.checker.run.options import CheckOptions, Profile, Tracker, no_progress
+    from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
+    from mlsubmit.checker.systems.descriptions import SystemSummary, summarize
+    from mlsubmit.checker.systems.jsonfile import read_json
+
+
+
+@functools.cache
+def _public() -> dict[str, tuple[str, str]]:
+    """Public name -> (module, its name there; "" for a module itself), read from the TYPE_CHECKING block above,
+    the one list of the front door's names (type checkers read it; at run time nothing there is imported)."""
+    here = Path(__file__).parent
+    tree = ast.parse((here / "__init__.py").read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    out: dict[str, tuple[str, str]] = {}
+    for node in block.body:
+        if not (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(__name__)):
+            continue
+        folder = here.joinpath(*node.module[len(__name__):].split(".")[1:])
+        for alias in node.names:
+            is_module = (folder / f"{alias.name}.py").is_file()  # told from the files: nothing imported yet
+            out[alias.asname or alias.name] = (f"{node.module}.{alias.name}", "") if is_module else (
+                node.module, alias.name)
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its room the first time it is asked for (PEP 562)."""
+    if name.startswith("__") or name not in _public():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    where, attribute = _public()[name]
+    module = importlib.import_module(where)
+    value = getattr(module, attribute) if attribute else module
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker.run.options import Tracker, no_progress
+from mlsubmit.checker import Tracker, no_progress
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.config import PackageConfig
@@ -207,7 +207,7 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
 
 
 def _check_tree(org_root: Path, tmp: Path, out: Path, cfg: PackageConfig, options: PackageOptions) -> Report:
-    from mlsubmit.checker.run.pipeline import CheckOptions, run_check
+    from mlsubmit.checker import CheckOptions, run_check
 
     run = run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
     return remap(run.report, str(tmp), _shown(out))

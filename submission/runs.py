@@ -16,10 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.checker.logs.facts import LogFacts, extract
-from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
-from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker import GZIP_ERRORS, LogFacts, benchmarks, extract, open_log, read_log, record_lines
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 
 from mlsubmit.codes import finding

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.checker.run.options import Tracker, no_progress
+from mlsubmit.checker import Tracker, no_progress
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.build import remap
@@ -128,7 +128,7 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     if data is None:
         return None
     report.extend(f.with_path(f"{display}:{f.path}") for f in mf.compare(tree, data, mf.NAME))
-    from mlsubmit.checker.rules.files import RulesetError, available_rulesets
+    from mlsubmit.checker import RulesetError, available_rulesets
 
     ruleset = data.get("ruleset")
     try:
@@ -142,8 +142,7 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
 
 
 def _check(tree: Path, ruleset: str, jobs: int, report: Report, progress: Tracker) -> None:
-    from mlsubmit.checker.run.discover import is_org
-    from mlsubmit.checker.run.pipeline import CheckOptions, run_check
+    from mlsubmit.checker import CheckOptions, is_org, run_check
 
     orgs = sorted(p for p in tree.iterdir() if is_org(p))
     if not orgs:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
-from mlsubmit.checker.rules.files import RulesetError, available_rulesets
+from mlsubmit.checker import AUTO, RulesetError, available_rulesets, group_by_round, spelled_ruleset
 from mlsubmit.errors import UsageError
 
 

@@ -13,10 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsubmit import __version__
-from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rounds.division import reference_closed, stated
-from mlsubmit.checker.run.discover import LogRef, OrgTree
-from mlsubmit.checker.run.pipeline import CheckRun
+from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, reference_closed, stated
 from mlsubmit.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
 from mlsubmit.report.energy import EnergyResult, result_energy

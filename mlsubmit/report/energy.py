@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.checker.power.logs import EFFICIENCY, INTERCONNECT, READING, START, STOP, PowerLog, number, read_power_log
+from mlsubmit.checker import EFFICIENCY, INTERCONNECT, READING, START, STOP, PowerLog, power_number, read_power_log
 from mlsubmit.report.scoring import RunResult, Score, max_dropped
 
 
@@ -43,7 +43,7 @@ def node_energy(log: PowerLog, time_to_train_ms: float) -> RunEnergy:
             start = prev = mark.time_ms
             started = True
         elif mark.key == READING and started and not stopped:
-            watts = number(mark.value)
+            watts = power_number(mark.value)
             if watts is None:
                 return RunEnergy(None, f"{log.path}:{mark.line}: power_reading {mark.value!r} is not a number")
             agg += watts * (mark.time_ms - prev)
@@ -52,7 +52,7 @@ def node_energy(log: PowerLog, time_to_train_ms: float) -> RunEnergy:
         elif mark.key == STOP:
             stop, stopped = mark.time_ms, True
         elif mark.key == EFFICIENCY:
-            value = number(mark.value)
+            value = power_number(mark.value)
             if value is None:
                 return RunEnergy(None, f"{log.path}:{mark.line}: conversion_eff {mark.value!r} is not a number")
             eff = value
@@ -70,12 +70,12 @@ def switch_energy(log: PowerLog, time_to_train_ms: float) -> RunEnergy:
     eff, watts = 1.0, 0.0
     for mark in log.marks:
         if mark.key == EFFICIENCY:
-            value = number(mark.value)
+            value = power_number(mark.value)
             if value is None:
                 return RunEnergy(None, f"{log.path}:{mark.line}: conversion_eff {mark.value!r} is not a number")
             eff = value
         elif mark.key == INTERCONNECT:
-            value = number(mark.value)
+            value = power_number(mark.value)
             if value is None:
                 return RunEnergy(None, f"{log.path}:{mark.line}: {INTERCONNECT} {mark.value!r} is not a number")
             watts = value

@@ -27,7 +27,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.systems.descriptions import SystemSummary
+    from mlsubmit.checker import SystemSummary
 
 PRICES_FILE = "prices.toml"
 MAX_SYSTEM_BYTES = 1 << 20  # a system description is a few KB; a bigger file is not shown (the checks report it)
@@ -86,8 +86,7 @@ def _text(value: Any) -> str:
 
 def read_system(path: Path, shown: str) -> SystemFacts:
     """Decode a system file for display; the systems checks report what is wrong with it."""
-    from mlsubmit.checker.systems.descriptions import summarize
-    from mlsubmit.checker.systems.jsonfile import read_json
+    from mlsubmit.checker import read_json, summarize
 
     system_id = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
     doc = read_json(path, shown, max_bytes=MAX_SYSTEM_BYTES)

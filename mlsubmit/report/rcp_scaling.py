@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rcp import RcpResult
-from mlsubmit.checker.rcp import evaluate as rcp_evaluate
+from mlsubmit.checker import LogFacts, RcpResult, rcp_evaluate
 from mlsubmit.report.scoring import RcpOutcome
 
 

@@ -23,9 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rcp import run_convergence
-from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker import LogFacts, benchmarks, run_convergence
 from mlsubmit.findings import Finding, Severity
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.

@@ -15,11 +15,7 @@ import argparse
 import os
 
 from mlsubmit import __version__
-from mlsubmit.checker.hyperparameters.advice import advise_parsed
-from mlsubmit.checker.hyperparameters.apply import coverage_findings
-from mlsubmit.checker.logs.reader import ParsedLog, read_log
-from mlsubmit.checker.rcp.advice import advise_runs
-from mlsubmit.checker.run.discover import discover
+from mlsubmit.checker import ParsedLog, advise_parsed, advise_runs, coverage_findings, discover, read_log
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import UsageError

@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker.run.options import CheckOptions, Profile
-from mlsubmit.checker.run.pipeline import run_rounds
+from mlsubmit.checker import CheckOptions, Profile, run_rounds
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for

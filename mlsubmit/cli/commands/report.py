@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlsubmit.checker.run.pipeline import CheckOptions, run_check
+from mlsubmit.checker import CheckOptions, run_check
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import FatalError, UsageError
