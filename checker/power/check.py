@@ -218,9 +218,10 @@ def _power_log(org: OrgTree, path: Path, shown: str) -> PowerLog:
 
 
 def check_folder(
-    org: OrgTree, folder: BenchFolder, runs: list[LogFacts], *, profile: str
+    org: OrgTree, folder: BenchFolder, runs: list[LogFacts], *, as_reference: bool
 ) -> tuple[list[Finding], set[str]]:
-    """Findings on a benchmark folder's power/ and the result logs (display paths) its power checks fail."""
+    """Findings on a benchmark folder's power/ and the result logs (display paths) its power checks fail.
+    as_reference: judged as the reference package checker judges it (the reference profile's tree check)."""
     power = folder.path / "power"
     if not os.path.exists(power):
         return [], set()
@@ -228,11 +229,11 @@ def check_folder(
     by_name = _result_names(folder)
     verdict = _prepared_verdict(org, power) or reference_verdict(power, shown, list(by_name))
     out = list(verdict.findings)
-    if profile == "reference":  # the failed runs count through the olympic tolerance (TREE007), as run errors do
+    if as_reference:  # the failed runs count through the olympic tolerance (TREE007), as run errors do
         out = [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in out]
     if verdict.crash:
-        severity = Severity.ERROR if profile == "reference" else Severity.WARNING
+        severity = Severity.ERROR if as_reference else Severity.WARNING
         out.append(finding("TREE024", shown, f"power checker: {verdict.crash}", severity=severity))
-    elif profile != "reference":
+    elif not as_reference:
         out += check_rules(org, folder, verdict, runs)
     return out, {by_name[n] for n in verdict.failed if n in by_name}

@@ -52,6 +52,8 @@ class _Plan:
     org_checks: tuple[str, ...]
     hyperparameters: bool  # the closed-division table applies (unless --no-hyperparameters)
     demote_run_errors: bool  # a run's errors inside a tree count through the folder's olympic tolerance (TREE007)
+    # the tree check is the reference package checker's own (no layout, implementation, hygiene or power rules)
+    reference_tree: bool
 
 
 HP_CHECK = "hyperparameters.apply:check_log"
@@ -64,6 +66,7 @@ _PLANS: dict[str, _Plan] = {
         org_checks=("systems.agreement:check_org", "tree.check:check_org"),
         hyperparameters=True,
         demote_run_errors=False,
+        reference_tree=False,
     ),
     # only what mlperf-logging's package checker checks; its system-file check is part of the tree check
     "reference": _Plan(
@@ -73,6 +76,7 @@ _PLANS: dict[str, _Plan] = {
         org_checks=("tree.check:check_org",),
         hyperparameters=False,
         demote_run_errors=True,
+        reference_tree=True,
     ),
 }
 

@@ -77,7 +77,7 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     if log.records:
         for check in log_checks(options):
             findings.extend(check(log, options))
-        if options.hyperparameters and options.profile == "full":  # a value two checks catch is reported once
+        if options.hp_table:  # a value the table and a rule file both catch is reported once
             from mlsubmit.checker.hyperparameters.apply import merge_rule_duplicates
 
             findings = merge_rule_duplicates(findings)

@@ -232,7 +232,7 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
             *check_entries(folder),
         ]
     runs = folder.facts(facts)
-    powered, power_failed = power.check_folder(org, folder, runs, profile=options.profile)
+    powered, power_failed = power.check_folder(org, folder, runs, as_reference=False)
     out = [*check_counts(folder), *check_names(folder), *check_entries(folder), *powered]
     out += check_olympic(folder, runs, power_failed)
     out += check_init(runs, options.ruleset)
@@ -320,7 +320,7 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     folders = [f for f in every if f.name in known]
     divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
     rcp.prepare(options.ruleset, {f.name for f in folders if division_of.closed(divisions[f.system], [])})
-    if options.profile == "reference":
+    if options.profile.plan.reference_tree:
         return
     org.prepared["layout"] = check_layout(org)
     for folder in folders:
@@ -372,7 +372,7 @@ def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
-    if options.profile == "reference":
+    if options.profile.plan.reference_tree:
         from mlsubmit.checker.tree.reference import check_org as reference_check
 
         return reference_check(org, facts, options)

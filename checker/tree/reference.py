@@ -152,7 +152,7 @@ def check_folder(
         raising = sorted(set(run.error_codes) & CRASH_CODES)
         if raising:
             out.append(crash(run.path, f"compliance checker raises on this log ({', '.join(raising)})"))
-    powered, power_failed = power.check_folder(org, folder, runs, profile="reference")
+    powered, power_failed = power.check_folder(org, folder, runs, as_reference=True)
     out += [*powered, *check_olympic(folder, runs, power_failed)]
     if division != "closed":
         return out

@@ -43,3 +43,16 @@ def test_a_profile_name_is_turned_into_the_profile_and_keys_the_cache_as_before(
 def test_an_unknown_profile_is_refused() -> None:
     with pytest.raises(ValueError, match="nosuch"):
         CheckOptions(ruleset="1.0.0", profile="nosuch")  # type: ignore[arg-type]
+
+
+def test_no_module_but_options_tests_a_profile_name() -> None:
+    """What a profile means is data in Profile's plan; nobody else compares its name."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    name_test = re.compile(r"""profile\s*[!=]=\s*["']|[!=]=\s*["'](full|reference)["']""")
+    offenders = [f"{p.relative_to(root)}:{n}" for folder in ("checker", "mlsubmit", "submission")
+                 for p in sorted((root / folder).rglob("*.py")) if p.name != "options.py"
+                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if name_test.search(line)]
+    assert offenders == []

@@ -134,7 +134,7 @@ def org(tmp_path: Path) -> Callable[..., tuple[OrgTree, list[LogFacts]]]:
 
 def rules(tree: OrgTree, facts: list[LogFacts]) -> list[str]:
     folder = next(f for f in bench_folders(tree) if f.name == "resnet")
-    found, failed = power.check_folder(tree, folder, facts, profile="full")
+    found, failed = power.check_folder(tree, folder, facts, as_reference=False)
     assert not failed
     return sorted({f.code for f in found})
 
@@ -171,7 +171,7 @@ def test_short_runs_need_sixty_readings(org: Callable[..., tuple], tmp_path: Pat
 def test_no_readings_at_all_is_an_error(org: Callable[..., tuple]) -> None:  # type: ignore[type-arg]
     tree, facts = org(readings=[])
     folder = next(f for f in bench_folders(tree) if f.name == "resnet")
-    found, _ = power.check_folder(tree, folder, facts, profile="full")
+    found, _ = power.check_folder(tree, folder, facts, as_reference=False)
     gaps = [f for f in found if f.code == "POW014"]
     assert len(gaps) == 5 and all(f.severity.value == "error" and "no power reading" in f.message for f in gaps)
 
