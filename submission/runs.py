@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.checker import GZIP_ERRORS, LogFacts, benchmarks, extract, open_log, read_log, record_lines
+from mlsubmit.checker import (
+    GZIP_ERRORS,
+    LogFacts,
+    benchmarks,
+    extract,
+    olympic_mean,
+    open_log,
+    read_log,
+    record_lines,
+)
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 
 from mlsubmit.codes import finding
@@ -70,21 +79,10 @@ class Selection:
     findings: list[Finding] = field(default_factory=list)
 
 
-def required_runs(benchmark: str) -> int | None:
-    from mlperf_logging.benchmark_meta import get_result_file_counts
-
-    count = get_result_file_counts("training").get(benchmark)
-    return int(count) if count is not None else None
-
-
 def olympic(minutes: Sequence[float], benchmark: str) -> float:
     """Mean after dropping the fastest and slowest run(s); infinite when too many runs did not converge."""
-    drop = benchmarks.dropped(benchmark)
-    times = sorted(minutes)
-    if len(times) <= 2 * drop:
-        return math.inf
-    kept = times[drop : len(times) - drop]
-    return math.inf if any(math.isinf(t) for t in kept) else sum(kept) / len(kept)
+    score = olympic_mean(minutes, benchmarks.dropped(benchmark))
+    return math.inf if score is None else score  # a kept run that did not converge (inf) makes the mean inf
 
 
 def _display(path: Path, base: Path) -> str:
@@ -153,7 +151,7 @@ def _order_key(run: Run) -> tuple[float, str]:
 
 def collect(cfg: PackageConfig, entry: ResultEntry, staging: Path) -> Selection:
     """Stage every matched run of the entry, then choose the scored ones."""
-    sel = Selection(entry, required_runs(entry.benchmark))
+    sel = Selection(entry, benchmarks.runs(entry.benchmark))
     sources, sel.findings = expand_logs(cfg, entry)
     by_content: dict[str, Run] = {}
     for k, source in enumerate(sources):

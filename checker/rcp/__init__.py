@@ -157,8 +157,8 @@ def evaluate(
         from mlsubmit.checker.rounds.division import closed as says_closed
 
         closed = says_closed(None, runs)
-    if not closed or benchmark == "minigo":
-        why = "open division" if not closed else "no RCP check for minigo (TR1.x)"
+    if not closed or not benchmarks.has_rcp(benchmark):
+        why = "open division" if not closed else f"no RCP check for {benchmark} (TR1.x)"
         return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
     from mlsubmit.checker.rcp.reference import module, serving
 
@@ -249,7 +249,7 @@ def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float 
 def prepare(ruleset: str, names: Iterable[str]) -> None:
     """Load the reference's module (and with it the RCP statistics' code) before the logs are read, so the tree
     checks do not wait for it; the statistics themselves are kept as data (reference.py)."""
-    if any(b != "minigo" and benchmarks.runs(b) for b in names):
+    if any(benchmarks.has_rcp(b) and benchmarks.runs(b) for b in names):
         from mlsubmit.checker.rcp.reference import module
 
         try:

@@ -26,6 +26,7 @@ from typing import Any
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
 from mlsubmit.checker.logs.reader import ParsedLog
 from mlsubmit.checker.rcp import npstats, rcp_file
+from mlsubmit.checker.rounds import benchmarks
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
@@ -85,11 +86,8 @@ def _point(name: str, raw: Any) -> Point | None:
         return None
     if isinstance(bs, bool) or not isinstance(bs, (int, float)) or not isinstance(hps, dict):
         return None
-    cut = 4 if benchmark == "unet3d" else 1
-    kept = sorted(runs)[cut : len(runs) - cut]
-    if not kept:
-        return None
-    return Point(name, bs, hps, float(npstats.mean(kept)), len(runs))
+    mean = benchmarks.olympic_mean(runs, benchmarks.dropped(str(benchmark)), mean=npstats.mean)
+    return None if mean is None else Point(name, bs, hps, float(mean), len(runs))
 
 
 @functools.cache
@@ -174,8 +172,6 @@ def _last(log: ParsedLog, key: str) -> tuple[Any, int | None]:
 
 
 def _describe(point: Point, benchmark: str) -> str:
-    from mlsubmit.checker.rounds import benchmarks
-
     unit = benchmarks.unit(benchmark)
     return (f"{point.name} (batch size {show_value(point.batch_size)}, {point.runs} reference runs, "
             f"olympic mean {show_value(round(point.mean, 4))} {unit} to converge)")
@@ -276,7 +272,6 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
 
     from mlsubmit.checker import rcp
     from mlsubmit.checker.logs.facts import extract
-    from mlsubmit.checker.rounds import benchmarks
 
     facts = [extract(log) for log in runs]
     trial = len(facts) == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlsubmit.support.datafiles import load_validated
@@ -40,6 +41,19 @@ def dropped(benchmark: str) -> int:
     """Runs the olympic mean drops at each end: as many non-compliant or non-converged runs are tolerated."""
     row = _row(benchmark)
     return int(row["dropped"]) if row else 1
+
+
+def olympic_mean(values: Sequence[float], drop: int, *, failed: int = 0,
+                 mean: Callable[[Sequence[float]], float] | None = None) -> float | None:
+    """The olympic mean, the one implementation: the values less the `drop` lowest and `drop` highest, where
+    `failed` runs (not in `values`) stand in for highest ones. None when more runs failed than `drop` or nothing
+    is left. `mean`: another summation (the reference's numpy order), else the plain one."""
+    if failed > drop:
+        return None
+    kept = sorted(values)[drop : len(values) - (drop - failed)]
+    if not kept:
+        return None
+    return mean(kept) if mean is not None else sum(kept) / len(kept)
 
 
 def unit(benchmark: str, ruleset: str = "") -> str:

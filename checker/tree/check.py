@@ -252,7 +252,7 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
         out.append(finding("TREE022", folder.shown, f"{flag} requested in package_checker_params"))
     if not ({"seed-checker-bypass"} & (written | sys_written)):
         out += seeds.check_seeds(runs).findings
-    if folder.name != "minigo":
+    if benchmarks.has_rcp(folder.name):
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
                                      bypass="rcp-bypass" in (written | sys_written))  # fmt: skip
         out += rcp_findings(folder, result)

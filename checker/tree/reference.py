@@ -161,7 +161,7 @@ def check_folder(
     if "seed-checker-bypass" not in flags:
         report = seeds.check_seeds(runs)
         out += report.findings
-    if folder.name != "minigo":
+    if benchmarks.has_rcp(folder.name):
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, bypass="rcp-bypass" in flags, closed=True,
                                      cache_dir=options.cache_dir)  # fmt: skip
         if result.crash:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker import LogFacts, benchmarks, run_convergence
+from mlsubmit.checker import olympic_mean as olympic
 from mlsubmit.findings import Finding, Severity
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.
@@ -89,7 +90,8 @@ def convergence_point(facts: LogFacts, ruleset: str = "") -> float | None:
 
 def throughput(facts: LogFacts, benchmark: str, point: float | None, minutes: float | None) -> float | None:
     """Training samples per second to convergence: samples for BERT, epochs × dataset size for the others."""
-    if point is None or not minutes or minutes <= 0 or benchmark == "minigo":
+    # a benchmark without an RCP (minigo) counts no dataset epochs or samples to convergence
+    if point is None or not minutes or minutes <= 0 or not benchmarks.has_rcp(benchmark):
         return None
     if benchmarks.unit(benchmark) == "samples":
         # NVIDIA's v1.0 BERT logs write epoch_num 1 at every evaluation: not a samples count. A real one is at
@@ -133,16 +135,8 @@ def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmar
 
 
 def olympic_mean(minutes: Sequence[float], dropped: int, benchmark: str) -> float | None:
-    """The reference's olympic mean: runs that do not count stand in for the slowest ones.
-
-    None when more runs fail than the round tolerates or when nothing is left to average.
-    """
-    k = max_dropped(benchmark)
-    if dropped > k:
-        return None
-    ordered = sorted(minutes)
-    kept = ordered[k : len(ordered) - (k - dropped)]
-    return sum(kept) / len(kept) if kept else None
+    """The reference's olympic mean of a result: runs that do not count stand in for the slowest ones."""
+    return olympic(minutes, max_dropped(benchmark), failed=dropped)
 
 
 def mark_olympic_drops(runs: Sequence[RunResult], benchmark: str) -> list[RunResult]:
@@ -198,9 +192,7 @@ def samples_to_converge(facts: Sequence[LogFacts], benchmark: str, ruleset: str 
     points = [convergence_point(f, ruleset) for f in facts]
     if sum(p is None for p in points) > max_dropped(benchmark) or len(points) < 3:
         return None
-    ordered = sorted(NOT_CONVERGED if p is None else p for p in points)
-    kept = ordered[1 : len(ordered) - 1]
-    return sum(kept) / len(kept)
+    return olympic([NOT_CONVERGED if p is None else p for p in points], 1)  # the summarizer drops one at each end
 
 
 def committed_scaling(folder: Path | None) -> float | None:

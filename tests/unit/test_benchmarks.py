@@ -38,3 +38,13 @@ def test_units_and_drops(name: str, ruleset: str, unit: str, dropped: int) -> No
 def test_unknown_benchmarks_and_rulesets() -> None:
     assert benchmarks.runs("gpt9") is None and benchmarks.allowed("9.9.0") == []
     assert not benchmarks.has_rcp("minigo") and benchmarks.has_rcp("resnet")
+
+
+def test_the_one_olympic_mean() -> None:
+    from mlsubmit.checker.rounds.benchmarks import olympic_mean
+
+    assert olympic_mean([5.0, 1.0, 3.0, 2.0, 4.0], 1) == 3.0  # drops 1.0 and 5.0
+    assert olympic_mean([5.0, 1.0, 3.0, 2.0], 1, failed=1) == 2.5  # the failed run stands in for the slowest
+    assert olympic_mean([1.0, 2.0, 3.0], 1, failed=2) is None  # more failed runs than the round tolerates
+    assert olympic_mean([1.0, 2.0], 1) is None  # nothing left
+    assert olympic_mean([1.0, 2.0, 3.0, 4.0], 1, mean=lambda kept: -1.0) == -1.0  # another summation
