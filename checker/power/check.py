@@ -195,8 +195,8 @@ def prepare_folder(org: OrgTree, folder: BenchFolder) -> None:
         return
     shown = os.path.join(folder.shown, "power")
     verdict = reference_verdict(power, shown, list(_result_names(folder)))
-    org.prepared.setdefault("power_verdicts", {})[power] = verdict
-    kept: dict[Path, PowerLog] = org.prepared.setdefault("power_logs", {})
+    org.prepared.power_verdicts[power] = verdict
+    kept = org.prepared.power_logs
     for run in verdict.listings:
         for name in run.nodes + run.switches:
             path = power / run.name / name
@@ -206,14 +206,12 @@ def prepare_folder(org: OrgTree, folder: BenchFolder) -> None:
 
 def _prepared_verdict(org: OrgTree, power: Path) -> ReferenceVerdict | None:
     """The verdict prepare_folder reached (taken: a second check judges afresh), else None."""
-    verdict: ReferenceVerdict | None = org.prepared.get("power_verdicts", {}).pop(power, None)
-    return verdict
+    return org.prepared.power_verdicts.pop(power, None)
 
 
 def _power_log(org: OrgTree, path: Path, shown: str) -> PowerLog:
     """The log as prepare_folder read it (taken: a second check reads afresh), else read now."""
-    kept = org.prepared.get("power_logs", {})
-    log = kept.pop(path, None)
+    log = org.prepared.power_logs.pop(path, None)
     return log if log is not None and log.path == shown else read_power_log(path, shown)
 
 

@@ -12,9 +12,18 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mlsubmit.errors import UsageError
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.hygiene.check import Scanned, Walk
+    from mlsubmit.checker.power.check import ReferenceVerdict
+    from mlsubmit.checker.power.logs import PowerLog
+    from mlsubmit.checker.systems.jsonfile import JsonDocument
+    from mlsubmit.checker.tree.check import BenchFolder
+
+    from mlsubmit.findings import Finding
 
 ORG_MARKERS = ("systems", "results", "benchmarks")
 # A round's own documents (README.md, CONTRIBUTING.md, LICENSE.md at the top of training_results_vX.Y): named by
@@ -32,13 +41,28 @@ class LogRef:
 
 
 @dataclass
+class Preparation:
+    """Tree-level work done before the logs' facts exist, beside the log checks (the profile's preparations, and
+    the pool's secret scan), kept for the org check that uses it. Each check takes its part (sets it back to
+    empty), so a second check of the same tree works afresh."""
+
+    folders: list[BenchFolder] | None = None  # tree: the results' benchmark folders
+    layout: list[Finding] | None = None  # tree: the layout findings
+    implementations: list[Finding] | None = None  # tree: the implementation findings
+    walk: Walk | None = None  # tree.code_to_scan: the hygiene walk of the tree
+    entry_findings: list[Finding] | None = None  # hygiene: the walk's findings but the secrets
+    scanned: dict[Path, Scanned] | None = None  # the pipeline's pool: each code file read and scanned
+    systems: dict[str, tuple[JsonDocument, list[Finding]]] = field(default_factory=dict)  # systems.agreement
+    power_verdicts: dict[Path, ReferenceVerdict] = field(default_factory=dict)  # power: per power/ folder
+    power_logs: dict[Path, PowerLog] = field(default_factory=dict)  # power: the logs the verdicts listed
+
+
+@dataclass
 class OrgTree:
     root: Path
     display: str
     logs: list[LogRef] = field(default_factory=list)
-    # Results of tree-level work done before the logs' facts exist, by the check that will use them (the
-    # pipeline runs those preparations beside the log checks).
-    prepared: dict[str, Any] = field(default_factory=dict)
+    prepared: Preparation = field(default_factory=Preparation)
 
     @property
     def name(self) -> str:

@@ -243,7 +243,9 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
     code = _code_tasks(plans)
     logs, scanned = check_jobs(tasks, prepare, progress, [task for _, task in code], base.jobs)
     for (org, (path, _)), found in zip(code, scanned, strict=True):  # for the hygiene check (tree.code_to_scan)
-        org.prepared.setdefault("scanned", {})[path] = found
+        if org.prepared.scanned is None:
+            org.prepared.scanned = {}
+        org.prepared.scanned[path] = found
     results = iter(logs)
     for options, run in plans:
         run.results = {ref.display: next(results) for ref in run.targets.all_logs()}

@@ -152,7 +152,7 @@ def agreement_findings(org: OrgTree, facts: dict[str, LogFacts], docs: dict[str,
 
 def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     """Read and validate the system files before the logs' facts exist; check_org uses the results."""
-    org.prepared["systems"] = {
+    org.prepared.systems = {
         str(path): check_system_file(path, shown, options.ruleset) for path, shown in org_system_files(org)
     }
 
@@ -161,7 +161,7 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     """System files of the tree, their pairing with results/, and the logs' agreement with them."""
     findings: list[Finding] = []
     docs: dict[str, JsonDocument] = {}
-    prepared = org.prepared.pop("systems", {})
+    prepared, org.prepared.systems = org.prepared.systems, {}
     for path, shown in org_system_files(org):
         doc, found = prepared.get(str(path)) or check_system_file(path, shown, options.ruleset)
         docs[path.stem] = doc

@@ -13,10 +13,10 @@ import importlib.resources
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import rcp
 from mlsubmit.checker.hygiene import check as hygiene
@@ -314,30 +314,27 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     with a pool, so a run answered from --cache skips it): the folder listing, the RCP statistics of the
     benchmarks whose system file says closed and, in the full profile, the layout, implementation and hygiene
     checks, which look only at files (the secret scan of the code is a task of the pool: `code_to_scan`)."""
-    every = bench_folders(org)
-    org.prepared["folders"] = every
+    every = org.prepared.folders = bench_folders(org)
     known = set(benchmarks.allowed(options.ruleset))
     folders = [f for f in every if f.name in known]
     divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
     rcp.prepare(options.ruleset, {f.name for f in folders if division_of.closed(divisions[f.system], [])})
     if options.profile.plan.reference_tree:
         return
-    org.prepared["layout"] = check_layout(org)
+    org.prepared.layout = check_layout(org)
     for folder in folders:
         if touched(folder, options):
             power.prepare_folder(org, folder)
     if not only_logs_changed(org, options):
-        org.prepared["implementations"] = check_implementations(org, _with_results(every, options.ruleset))
-    if (walked := org.prepared.get("walk")) is not None:  # code_to_scan walked the tree
-        org.prepared["entry_findings"] = hygiene.entry_findings(walked, org.display)
+        org.prepared.implementations = check_implementations(org, _with_results(every, options.ruleset))
+    if org.prepared.walk is not None:  # code_to_scan walked the tree
+        org.prepared.entry_findings = hygiene.entry_findings(org.prepared.walk, org.display)
 
 
-_T = TypeVar("_T")
-
-
-def prepared(org: OrgTree, name: str, compute: Callable[[], _T]) -> _T:
-    """What prepare_org stored under `name` (taken, so a second check computes afresh), else `compute()`."""
-    return org.prepared.pop(name) if name in org.prepared else compute()
+def prepared_folders(org: OrgTree) -> list[BenchFolder]:
+    """The folders prepare_org listed (taken, so a second check lists afresh), else listed now."""
+    folders, org.prepared.folders = org.prepared.folders, None
+    return bench_folders(org) if folders is None else folders
 
 
 def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
@@ -357,7 +354,7 @@ def code_to_scan(org: OrgTree, options: CheckOptions) -> list[tuple[Path, Mappin
     walked = hygiene.walk(org.root, secrets_under=SECRETS_UNDER, changed=options.changed_paths)
     if walked is None:
         return []
-    org.prepared["walk"] = walked
+    org.prepared.walk = walked
     kept = None if options.cache_dir is None else hygiene.cached_answers(options.cache_dir, walked.pack)
     return [(path, kept) for path in walked.secret_paths]
 
@@ -365,10 +362,12 @@ def code_to_scan(org: OrgTree, options: CheckOptions) -> list[tuple[Path, Mappin
 def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
     """With --changed-since, only changed files are scanned for secrets (the others were, when they changed).
     What the pipeline's pool scanned (`code_to_scan`) is not scanned again."""
+    prep = org.prepared
+    walked, scanned, entries = prep.walk, prep.scanned, prep.entry_findings
+    prep.walk, prep.scanned, prep.entry_findings = None, None, None  # taken: a second check scans afresh
     return hygiene.scan(org.root, org.display, secrets_under=SECRETS_UNDER, cache_dir=options.cache_dir,
                         workers=options.jobs, changed=options.changed_paths, progress=options.progress,
-                        walked=org.prepared.pop("walk", None), scanned=org.prepared.pop("scanned", None),
-                        entries=org.prepared.pop("entry_findings", None))
+                        walked=walked, scanned=scanned, entries=entries)
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
@@ -376,17 +375,17 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
         from mlsubmit.checker.tree.reference import check_org as reference_check
 
         return reference_check(org, facts, options)
-    folders = prepared(org, "folders", lambda: bench_folders(org))
-    out = prepared(org, "layout", lambda: check_layout(org))
+    prep = org.prepared
+    folders = prepared_folders(org)
+    out, prep.layout = (check_layout(org) if prep.layout is None else prep.layout), None
     for folder in folders:
         if touched(folder, options):
             out += check_folder(org, folder, facts, options)
     if only_logs_changed(org, options):  # code, names and files did not change: their checks cannot change
         return out
-    out += prepared(org, "implementations", lambda: check_implementations(org, _with_results(folders,
-                                                                                             options.ruleset)))
-    out += prepared(org, "hygiene", lambda: _hygiene(org, options))
-    return out
+    done, prep.implementations = prep.implementations, None
+    out += check_implementations(org, _with_results(folders, options.ruleset)) if done is None else done
+    return out + _hygiene(org, options)
 
 
 def only_logs_changed(org: OrgTree, options: CheckOptions) -> bool:

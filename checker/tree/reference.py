@@ -25,11 +25,10 @@ from mlsubmit.checker.tree import seeds
 from mlsubmit.checker.tree.check import (
     BenchFolder,
     _listdir,
-    bench_folders,
     bypass_flags,
     check_counts,
     check_olympic,
-    prepared,
+    prepared_folders,
     rcp_findings,
     touched,
 )
@@ -176,7 +175,7 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     if not org.sub("results").is_dir():
         return [*out, crash(org.display, "no results/ folder (FileNotFoundError listing it)")]
     by_system: dict[str, list[BenchFolder]] = {}
-    for folder in prepared(org, "folders", lambda: bench_folders(org)):
+    for folder in prepared_folders(org):
         by_system.setdefault(folder.system, []).append(folder)
     for system, folders in by_system.items():
         system_flags, _ = bypass_flags(org.sub("results", system))
