@@ -31,7 +31,7 @@ from mlsubmit.findings import Finding, Severity
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.discover import OrgTree
-    from mlsubmit.checker.tree.check import BenchFolder
+    from mlsubmit.checker.tree.folders import BenchFolder
 
 
 @dataclass

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.power.check import ReferenceVerdict
     from mlsubmit.checker.power.logs import PowerLog
     from mlsubmit.checker.systems.jsonfile import JsonDocument
-    from mlsubmit.checker.tree.check import BenchFolder
+    from mlsubmit.checker.tree.folders import BenchFolder
 
     from mlsubmit.findings import Finding
 

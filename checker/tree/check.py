@@ -1,20 +1,15 @@
 """Organisation-level tree checks: layout, run counts, names, olympic tolerance, seeds, RCPs, init time, hygiene.
 
 Input is the organisation folder and the facts of its logs (each log was read once by the pipeline); nothing here
-reads a log again or writes anything. `--profile reference` is answered by `tree_reference`, which runs only what
-mlperf-logging's package checker runs; the default profile runs everything below. The system-file pairing and the
-log/system-file agreement are `systems.py`'s.
+reads a log again or writes anything. `--profile reference` is answered by `reference.py`, which runs only what
+mlperf-logging's package checker runs; the default profile runs everything below. Both build on `folders.py`. The
+system-file pairing and the log/system-file agreement are `systems/agreement.py`'s.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.resources
-import json
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,106 +21,27 @@ from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.run.discover import OrgTree, is_result_log
 from mlsubmit.checker.tree import seeds
+from mlsubmit.checker.tree.folders import (
+    NUMBERED,
+    BenchFolder,
+    bench_folders,
+    bypass_flags,
+    check_counts,
+    check_olympic,
+    listdir,
+    policy,
+    prepared_folders,
+    rcp_findings,
+    read_division,
+    round_of,
+    touched,
+)
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
-from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
-
-_NUMBERED = re.compile(r"^result_(\d+)\.txt$")
-
-
-@functools.cache
-def policy() -> dict[str, Any]:
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/tree-policy.yaml")
-    data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="rulesets/tree-policy.yaml")
-    return data
-
-
-def round_of(ruleset: str) -> str:
-    return ".".join(ruleset.split(".")[:2])
-
-
-@dataclass
-class BenchFolder:
-    """One results/<system>/<benchmark>/ folder as listed on disk (the reference's view plus what it ignores)."""
-
-    system: str
-    name: str
-    path: Path
-    shown: str
-    logs: list[str] = field(default_factory=list)  # display paths of result_*.txt files, sorted
-    others: list[str] = field(default_factory=list)  # other non-hidden entry names
-    nested_logs: dict[str, int] = field(default_factory=dict)  # sub-folder name -> result logs in it
-
-    def facts(self, all_facts: dict[str, LogFacts]) -> list[LogFacts]:
-        return [all_facts[d] for d in self.logs if d in all_facts]
-
-
-def _listdir(path: Path) -> list[str]:
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
-
-
-def bench_folders(org: OrgTree) -> list[BenchFolder]:
-    out: list[BenchFolder] = []
-    results = org.sub("results")
-    for system in _listdir(results):
-        if not (results / system).is_dir():
-            continue
-        for bench in _listdir(results / system):
-            path = results / system / bench
-            if not path.is_dir():
-                continue
-            folder = BenchFolder(system, bench, path, org.shown("results", system, bench))
-            for name in _listdir(path):
-                entry = path / name
-                if is_result_log(name) and entry.is_file():
-                    folder.logs.append(os.path.join(folder.shown, name))
-                elif name.startswith("."):
-                    continue  # the reference's glob skips hidden names; hygiene reports them
-                elif entry.is_dir() and name != "power":
-                    nested = sum(1 for n in _listdir(entry) if is_result_log(n))
-                    if nested:
-                        folder.nested_logs[name] = nested
-                    else:
-                        folder.others.append(name)
-                else:
-                    folder.others.append(name)
-            out.append(folder)
-    return out
-
-
-def read_division(org: OrgTree, system: str) -> str | None:
-    """The system file's `division` as written, or None when the file is missing or unreadable (systems.py reports
-    those); the name comes from the folder listing, never from a log."""
-    path = org.sub("systems", system + ".json")
-    if not path.is_file():  # missing, or a FIFO or device that a read would block on
-        return None
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return None
-    value = data.get("division") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def bypass_flags(folder: Path) -> tuple[set[str], set[str]]:
-    """(flags the reference honours, flags written) from a package_checker_params file in the folder."""
-    path = folder / "package_checker_params"
-    if not path.is_file():
-        return set(), set()
-    try:
-        lines = path.read_bytes().decode("utf-8", "replace").splitlines(keepends=True)
-    except OSError:
-        return set(), set()
-    exact = {line for line in lines if line in ("rcp-bypass", "seed-checker-bypass")}
-    written = {line.strip() for line in lines if line.strip() in ("rcp-bypass", "seed-checker-bypass")}
-    return exact, written
 
 
 def init_minutes(facts: LogFacts) -> tuple[float, int] | None:
@@ -144,19 +60,11 @@ def init_limit(ruleset: str, division: str) -> float:
 # --- checks of one benchmark folder -------------------------------------------------------------------------
 
 
-def check_counts(folder: BenchFolder) -> list[Finding]:
-    want = benchmarks.runs(folder.name)
-    have = len(folder.logs)
-    if want is None or have == want:
-        return []
-    return [finding("TREE003", folder.shown, f"{have} result file(s) for {folder.name}, the round asks for {want}")]
-
-
 def check_names(folder: BenchFolder) -> list[Finding]:
     out = []
     numbers = []
     for shown in folder.logs:
-        m = _NUMBERED.match(os.path.basename(shown))
+        m = NUMBERED.match(os.path.basename(shown))
         if m:
             numbers.append(int(m.group(1)))
         else:
@@ -183,17 +91,6 @@ def check_entries(folder: BenchFolder) -> list[Finding]:
     return out
 
 
-def check_olympic(folder: BenchFolder, runs: list[LogFacts], also: set[str] | None = None) -> list[Finding]:
-    bad = sorted({f.path for f in runs if f.error_codes} | (also or set()))  # `also`: runs failed by power checks
-    allowed = benchmarks.dropped(folder.name)
-    names = ", ".join(os.path.basename(p) for p in bad)
-    if not bad:
-        return []
-    if len(bad) <= allowed:
-        return [finding("TREE008", folder.shown, f"{len(bad)} non-compliant run(s) accepted: {names}")]
-    return [finding("TREE007", folder.shown, f"{len(bad)} runs do not comply (at most {allowed} allowed): {names}")]
-
-
 def check_init(runs: list[LogFacts], ruleset: str) -> list[Finding]:
     out = []
     for facts in runs:
@@ -212,17 +109,6 @@ def check_init(runs: list[LogFacts], ruleset: str) -> list[Finding]:
                 )
             )
     return out
-
-
-def rcp_findings(folder: BenchFolder, result: rcp.RcpResult) -> list[Finding]:
-    if result.status in ("not_applicable", "not_checked"):  # not_checked: the crash itself is TREE024
-        return []
-    if result.status in ("pass", "bypassed"):
-        return [finding("TREE019", folder.shown, result.message)]
-    if result.status == "fail":
-        return [finding("TREE018", folder.shown, result.message)]
-    code = "TREE021" if result.reference == "Batch sizes in files do not match" else "TREE020"
-    return [finding(code, folder.shown, result.message)]
 
 
 def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
@@ -273,7 +159,7 @@ def check_layout(org: OrgTree) -> list[Finding]:
     allowed = set(policy()["org_folder_allowed"]) | {"benchmark"}
     out += [
         finding("TREE026", org.shown(name), f"{name!r} is not part of a submission")
-        for name in _listdir(org.root)
+        for name in listdir(org.root)
         if name not in allowed and not name.startswith(".")
     ]
     return out
@@ -300,15 +186,6 @@ def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
     return out
 
 
-def touched(folder: BenchFolder, options: CheckOptions) -> bool:
-    """With --changed-since, only folders holding a changed path are checked again."""
-    changed = options.changed_paths
-    if changed is None:
-        return True
-    prefix = str(folder.path.resolve()) + os.sep
-    return any(p.startswith(prefix) for p in changed)
-
-
 def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     """What check_org will need that no log decides, done beside the log checks (the pipeline runs this only
     with a pool, so a run answered from --cache skips it): the folder listing, the RCP statistics of the
@@ -329,12 +206,6 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
         org.prepared.implementations = check_implementations(org, _with_results(every, options.ruleset))
     if org.prepared.walk is not None:  # code_to_scan walked the tree
         org.prepared.entry_findings = hygiene.entry_findings(org.prepared.walk, org.display)
-
-
-def prepared_folders(org: OrgTree) -> list[BenchFolder]:
-    """The folders prepare_org listed (taken, so a second check lists afresh), else listed now."""
-    folders, org.prepared.folders = org.prepared.folders, None
-    return bench_folders(org) if folders is None else folders
 
 
 def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:

@@ -22,12 +22,12 @@ from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import reference_closed
 from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree import seeds
-from mlsubmit.checker.tree.check import (
+from mlsubmit.checker.tree.folders import (
     BenchFolder,
-    _listdir,
     bypass_flags,
     check_counts,
     check_olympic,
+    listdir,
     prepared_folders,
     rcp_findings,
     touched,
@@ -104,7 +104,7 @@ def check_system_file(path: Path, shown: str, ruleset: str) -> list[Finding]:
 def check_systems(org: OrgTree, ruleset: str) -> list[Finding]:
     out: list[Finding] = []
     folder = org.sub("systems")
-    for name in _listdir(folder):
+    for name in listdir(folder):
         if not name.endswith(".json") or name.startswith("."):
             continue  # the reference's glob('*.json') skips hidden names
         shown = org.shown("systems", name)

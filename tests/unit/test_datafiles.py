@@ -105,7 +105,7 @@ def test_every_shipped_data_file_round_trips_through_its_copy(copies: Path) -> N
     from mlsubmit.checker.hyperparameters.table import _read_tables
     from mlsubmit.checker.rules.engine import _notes
     from mlsubmit.checker.systems.descriptions import knowledge
-    from mlsubmit.checker.tree.check import policy
+    from mlsubmit.checker.tree.folders import policy
 
     from mlsubmit.codes import families, family_codes
 

@@ -13,7 +13,7 @@ from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.power import check as power
 from mlsubmit.checker.run.discover import OrgTree
-from mlsubmit.checker.tree.check import bench_folders
+from mlsubmit.checker.tree.folders import bench_folders
 from powerfix import PowerSpec, power_for, render, render_switch, write
 from treefix import build_org, resnet_runs
 

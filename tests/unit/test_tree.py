@@ -9,16 +9,8 @@ from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import closed as closed_division
 from mlsubmit.checker.run.discover import OrgTree
-from mlsubmit.checker.tree.check import (
-    BenchFolder,
-    bench_folders,
-    bypass_flags,
-    check_init,
-    check_names,
-    check_olympic,
-    init_limit,
-    policy,
-)
+from mlsubmit.checker.tree.check import check_init, check_names, init_limit
+from mlsubmit.checker.tree.folders import BenchFolder, bench_folders, bypass_flags, check_olympic, policy
 
 from mlsubmit.support.schema_loader import load_schema, validator
 
