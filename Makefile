@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	MLSUBMIT_CORPUS=$(CORPUS) $(PY) -m pytest -q
+	MLSUBMIT_CORPUS=$(CORPUS) $(PY) -m pytest -q -rs
 
 demo: $(STAMP)
 	$(PY) tools/demo.py build/demo
