@@ -131,16 +131,12 @@ def _load() -> types.ModuleType:
 @functools.cache
 def installed() -> tuple[str, str]:
     """(version, source) of the installed mlperf-logging and its RCP module."""
-    import importlib.metadata
+    from mlsubmit.checker.ruleset import mlperf_logging_version
 
     spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
     if spec is None or spec.origin is None:
         raise ImportError("mlperf-logging's rcp_checker is not installed")
-    try:
-        version = importlib.metadata.version("mlperf-logging")
-    except importlib.metadata.PackageNotFoundError:  # a copy on sys.path without its metadata: not a tested one
-        version = "unknown"
-    return version, Path(spec.origin).read_text(encoding="utf-8")
+    return mlperf_logging_version(), Path(spec.origin).read_text(encoding="utf-8")
 
 
 class _Fit:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mlsubmit.checker.rounds import AUTO, group_by_round, spelled_ruleset
-from mlsubmit.checker.ruleset import RulesetError, available_rulesets
+from mlsubmit.checker.ruleset import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
 from mlsubmit.errors import UsageError
 
 
@@ -32,6 +32,8 @@ def validate_ruleset(version: str) -> str:
     """The ruleset "X.Y.Z" named by `version`, spelt as people do (1.1, v1.1, 1.1.0, v1.1.0); else a usage error."""
     known = _known()
     ruleset = spelled_ruleset(version)
+    if ruleset is not None and ruleset not in known and newer_than_installed(ruleset):
+        raise UsageError(unknown_ruleset(ruleset))
     if ruleset is None or ruleset not in known:
         raise UsageError(f"unknown ruleset {version!r}; choose one of: {', '.join(known)}")
     return ruleset

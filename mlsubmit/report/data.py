@@ -17,6 +17,7 @@ from mlsubmit.checker.discover import LogRef, OrgTree
 from mlsubmit.checker.division import reference_closed, stated
 from mlsubmit.checker.facts import LogFacts
 from mlsubmit.checker.pipeline import CheckRun
+from mlsubmit.checker.ruleset import mlperf_logging_version
 from mlsubmit.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
 from mlsubmit.report.energy import EnergyResult, result_energy
@@ -215,7 +216,8 @@ def result_dict(row: ResultRow, data: ReportData) -> dict[str, Any]:
 def to_json(data: ReportData) -> dict[str, Any]:
     counts = Counter(f.severity.value for f in data.findings)
     return {
-        "tool": {"name": "mlsubmit", "version": __version__, "ruleset": data.ruleset, "command": "report"},
+        "tool": {"name": "mlsubmit", "version": __version__, "ruleset": data.ruleset, "command": "report",
+                 "mlperf_logging": mlperf_logging_version()},
         "results": [result_dict(r, data) for r in data.rows],
         **({"comparison": data.comparison.to_dict()} if data.comparison else {}),
         "findings": {k: counts.get(k, 0) for k in ("error", "warning", "info")},

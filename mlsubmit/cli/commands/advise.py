@@ -18,6 +18,7 @@ from mlsubmit.checker.discover import discover
 from mlsubmit.checker.hyperparameters import advise_parsed, coverage_findings
 from mlsubmit.checker.logs import ParsedLog, read_log
 from mlsubmit.checker.rcp_advice import advise_runs
+from mlsubmit.checker.ruleset import mlperf_logging_version
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import UsageError
@@ -39,7 +40,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
     report = Report(strict=args.strict)
-    report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__})
+    report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__,
+                        "mlperf_logging": mlperf_logging_version()})
     for ruleset, paths in groups.items():
         _advise_round(report, ruleset, paths, args)
     return emit(report, args)

@@ -8,6 +8,7 @@ from pathlib import Path
 from mlsubmit import __version__
 from mlsubmit.checker.options import CheckOptions, Profile
 from mlsubmit.checker.pipeline import run_rounds
+from mlsubmit.checker.ruleset import mlperf_logging_version
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
@@ -37,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         strict=args.strict,
     )
     report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
-    report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__})
+    report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
+                        "mlperf_logging": mlperf_logging_version()})
     return emit(report, args)
 
 
