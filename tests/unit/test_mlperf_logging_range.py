@@ -46,3 +46,17 @@ def test_the_json_report_names_the_mlperf_logging_release(run_cli: Cli) -> None:
     assert code == 0
     assert json.loads(out)["tool"]["mlperf_logging"] == ruleset.mlperf_logging_version()
     assert ruleset.mlperf_logging_version()[0].isdigit()
+
+
+def test_the_tested_ends_are_named_alike_everywhere() -> None:
+    """The Makefile installs the two ends, fit.py trusts the adapter between them, pyproject allows from the oldest."""
+    import re
+
+    from mlsubmit.checker.rcp import fit
+
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    newest = re.search(r"^NEWEST_MLPERF_LOGGING := (\S+)$", make, re.M)
+    oldest = re.search(r"^OLDEST_MLPERF_LOGGING := (\S+)$", make, re.M)
+    assert newest and oldest
+    assert fit.version_tuple(newest.group(1)) == fit.NEWEST and fit.version_tuple(oldest.group(1)) == fit.OLDEST
+    assert f'"mlperf-logging>={oldest.group(1)},<4.2"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
