@@ -132,10 +132,11 @@ def test_package_verify_report_and_explain(installed: Installed, demo: Path) -> 
 @pytest.mark.corpus
 def test_check_report_and_advise_on_the_corpus(installed: Installed, corpus: Path) -> None:
     """Every corpus tree in one run (a folder of round folders): the wheel's findings are the source tree's."""
+    corpus = corpus.resolve()  # the commands run from another folder
     done = installed.run("check", "--format", "json", corpus)
     assert done.returncode == 1, done.stderr[-2000:]  # the published trees have findings (README: verdicts)
     ours = subprocess.run([sys.executable, "-m", "mlsubmit", "check", "--format", "json", str(corpus)],
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+                          cwd=installed.work, capture_output=True, text=True, timeout=900)  # fmt: skip
     assert codes(done.stdout) == codes(ours.stdout) and done.returncode == ours.returncode
     graphcore = corpus / "training_results_v1.0" / "Graphcore"
     if not graphcore.is_dir():
