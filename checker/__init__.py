@@ -50,7 +50,14 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
     from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
     from mlsubmit.checker.rounds.division import reference_closed, stated
-    from mlsubmit.checker.rules.files import RulesetError, available_rulesets, get_ruleset
+    from mlsubmit.checker.rules.files import (
+        RulesetError,
+        available_rulesets,
+        get_ruleset,
+        mlperf_logging_version,
+        newer_than_installed,
+        unknown_ruleset,
+    )
     from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
     from mlsubmit.checker.run.options import CheckOptions, Profile, Tracker, no_progress
     from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds

@@ -128,7 +128,7 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     if data is None:
         return None
     report.extend(f.with_path(f"{display}:{f.path}") for f in mf.compare(tree, data, mf.NAME))
-    from mlsubmit.checker import RulesetError, available_rulesets
+    from mlsubmit.checker import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
 
     ruleset = data.get("ruleset")
     try:
@@ -136,7 +136,9 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     except RulesetError:
         known = ()
     if ruleset not in known:
-        report.add(finding("PKG046", shown, f"the manifest names ruleset {ruleset!r}, which is not installed"))
+        newer = isinstance(ruleset, str) and newer_than_installed(ruleset)
+        why = unknown_ruleset(str(ruleset)) if newer else "not installed"
+        report.add(finding("PKG046", shown, f"the manifest names ruleset {ruleset!r}: {why}"))
         return None
     return str(ruleset)
 

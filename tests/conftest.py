@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -86,3 +88,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 if "corpus" in getattr(item, "fixturenames", ()) and item.get_closest_marker("corpus") is None]
     if unmarked:
         raise pytest.UsageError("tests that use the corpus fixture need @pytest.mark.corpus: " + ", ".join(unmarked))
+
+
+# --- no test writes into the repository ---------------------------------------------------------------------------
+# What a run may leave beside the sources: the venv, build output, bytecode, setuptools' egg-info of the editable
+# install, and hypothesis' example database (kept on purpose outside CI, see above).
+_MAY_WRITE = (".venv/", "build/", "dist/", ".hypothesis/")
+_MAY_END = ("__pycache__/", ".pyc", ".egg-info/")
+_BEFORE = pytest.StashKey[set[str] | None]()
+
+
+def _repo_entries() -> set[str] | None:
+    """`git status` of the repository, ignored files included, less what a run may write; None without git."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return None
+    done = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    return {line for line in done.stdout.splitlines()
+            if not line[3:].startswith(_MAY_WRITE) and not line[3:].endswith(_MAY_END)}  # fmt: skip
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_BEFORE] = _repo_entries()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test left a file in the repository (issue 23: compliance_checker.log was committed)."""
+    before = session.config.stash.get(_BEFORE, None)
+    after = _repo_entries()
+    if before is None or after is None:
+        return
+    new = sorted(after - before)
+    if new:
+        print("\nthe tests wrote into the repository (give them a tmp_path or cwd=tmp_path):\n  " + "\n  ".join(new))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -116,8 +116,10 @@ def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str) -> RunCon
 def answer_for(facts: LogFacts, ruleset: str) -> list[Any] | None:
     """[ruleset, the reference reader's answer] on this run's kept lines, or None when the reader raises (the RCP
     check then reads the run itself, to raise as the reference does)."""
-    from mlsubmit.checker.rcp.reference import module, serving
+    from mlsubmit.checker.rcp.reference import misfits, module, serving
 
+    if misfits():  # upstream's module as it is reads files: the check reads the run then, in this process
+        return None
     name = f"{_FOLDER}/result_0.txt"
     with serving({name: _text(facts)}):
         try:
@@ -133,6 +135,10 @@ def _answers(served: dict[str, tuple[str, LogFacts]], ruleset: str) -> dict[str,
         if kept is not None and len(kept) == 2 and kept[0] == ruleset and isinstance(kept[1], list):
             out[name] = kept[1]
     return out
+
+
+def _convergence(mod: Any, served: dict[str, tuple[str, LogFacts]], ruleset: str) -> tuple[RunConvergence, ...]:
+    return tuple(_read_run(mod, name, facts, ruleset) for name, (_, facts) in served.items())
 
 
 def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
@@ -160,18 +166,15 @@ def evaluate(
     if not closed or not benchmarks.has_rcp(benchmark):
         why = "open division" if not closed else f"no RCP check for {benchmark} (TR1.x)"
         return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
-    from mlsubmit.checker.rcp.reference import module, serving
+    from mlsubmit.checker.rcp.reference import judge, module, serving
 
-    mod = module()
     served = _served(runs)
     with serving({name: text for name, (text, _) in served.items()}, _answers(served, ruleset), ruleset) as judged:
-        conv = tuple(_read_run(mod, name, facts, ruleset) for name, (_, facts) in served.items())
         try:
-            passed, msg, norm = mod.check_directory(
-                _FOLDER, "training", ruleset, False, False, rcp_pass="pruned_rcps", rcp_bypass=bypass, set_scaling=False
-            )
+            passed, msg, norm = judge(_FOLDER, ruleset, bypass)
         except Exception as exc:  # the reference stops with a traceback: no verdict for this folder
-            return _crashed(exc, conv)
+            return _crashed(exc, _convergence(module(), served, ruleset))
+        conv = _convergence(module(), served, ruleset)  # after judge: it may have set the adapter aside
     logged = conv[0].benchmark if conv else None  # the unit of the RCPs the reference chose, by the logs' benchmark
     unit = benchmarks.unit(logged or benchmark, ruleset)
     return _verdict(bool(passed), str(msg), float(norm), conv, judged[-1] if judged else None, unit)

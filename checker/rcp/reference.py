@@ -18,7 +18,10 @@ It runs in a private copy of the reference's module whose outside world is ours:
   delete of `/scaling.json` when no folder is given) turned off, its statistics kept as data between runs (the
   t-test bisection costs more than checking a benchmark's logs), and each judged record noted for our messages.
 
-The real module, with the real scipy and numpy, is left untouched; the differential tests run it.
+The real module, with the real scipy and numpy, is left untouched; the differential tests run it. When the installed
+module does not fit this adapter (fit.py: a release newer than the tested range, a call the stand-ins do not hold,
+a renamed method), or an adapted run raises where the module itself does not, `module()` is the module as it is
+(plain.py) and stderr says so once.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mlsubmit.checker.rcp import fit, plain
 
 from mlsubmit.support.datafiles import derived
 
@@ -124,7 +129,93 @@ def _load() -> types.ModuleType:
 
 
 @functools.cache
-def module() -> types.ModuleType:
+def installed() -> tuple[str, str]:
+    """(version, source) of the installed mlperf-logging and its RCP module."""
+    from mlsubmit.checker.rules.files import mlperf_logging_version
+
+    spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
+    if spec is None or spec.origin is None:
+        raise ImportError("mlperf-logging's rcp_checker is not installed")
+    return mlperf_logging_version(), Path(spec.origin).read_text(encoding="utf-8")
+
+
+class _Fit:
+    """Why the adapter is not used in this process (empty: it is); an adapted run that fails adds a reason."""
+
+    reasons: list[str] | None = None
+    said = False
+
+
+def misfits() -> list[str]:
+    """fit.misfits of the installed module, kept as data by the hash of its source (ast costs ~10 ms)."""
+    if _Fit.reasons is None:
+        version, source = installed()
+        inputs = version.encode() + b"\0" + source.encode() + b"\0" + Path(fit.__file__).read_bytes()
+        found = derived("rcp-fit", inputs, lambda: fit.misfits(source, version))
+        _Fit.reasons = [str(r) for r in found] if isinstance(found, list) else fit.misfits(source, version)
+    return _Fit.reasons
+
+
+def _say_plain(reasons: list[str]) -> None:
+    if not _Fit.said:
+        _Fit.said = True
+        version, _ = installed()
+        why = "; ".join(reasons[:3])
+        print(f"mlsubmit: the RCP check runs mlperf-logging {version}'s RCP checker as it is (its own numpy and "
+              f"scipy, slower) because {why}", file=sys.stderr)  # fmt: skip
+
+
+def module() -> Any:
+    """The module the RCP check calls: the adapted copy, or upstream's as it is when the copy does not fit."""
+    if reasons := misfits():
+        _say_plain(reasons)
+        return _plain()
+    return adapted()
+
+
+@functools.cache
+def _plain() -> plain.Plain:
+    return plain.Plain(plain.real_module(), lambda: _WORLD.files)
+
+
+def judge(folder: str, ruleset: str, bypass: bool) -> Any:
+    """check_directory on the served `folder`. If the adapted copy raises, upstream's module runs as it is: its
+    raise is the reference's own verdict; if it does not raise, the adapter is at fault and is dropped."""
+    options = {"rcp_pass": "pruned_rcps", "rcp_bypass": bypass, "set_scaling": False}
+    mod = module()
+    try:
+        return mod.check_directory(folder, "training", ruleset, False, False, **options)
+    except Exception as exc:
+        if isinstance(mod, plain.Plain) or not _adapter_kind(exc):
+            raise  # the reference's own raise on these logs (a KeyError for a benchmark it has no run count for)
+        answer = _plain().check_directory(folder, "training", ruleset, False, False, **options)
+        misfits().append(f"the adapted check raised {type(exc).__name__}: {exc}")
+        return answer
+
+
+def _adapter_kind(exc: BaseException) -> bool:
+    """A raise the adaptation can cause: a name or attribute a stand-in lacks, a call shape it does not take, or
+    anything raised inside the stand-ins. (Upstream's own raises on odd logs, such as a KeyError, are verdicts; its
+    answer can even depend on the order its glob lists files, so a difference alone proves nothing.)"""
+    if isinstance(exc, (AttributeError, NameError)):
+        return True
+    if isinstance(exc, TypeError) and "argument" in str(exc):
+        return True
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() in _adapter_files()
+
+
+@functools.cache
+def _adapter_files() -> frozenset[Path]:
+    from mlsubmit.checker.rcp import npstats, tstat
+
+    return frozenset(Path(f).resolve() for f in (__file__, npstats.__file__, tstat.__file__))
+
+
+@functools.cache
+def adapted() -> types.ModuleType:
     """The private copy, its outside world replaced as the module docstring says."""
     mod = _load()
     mod.open = _open  # type: ignore[attr-defined]

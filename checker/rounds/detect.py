@@ -162,6 +162,10 @@ def group_by_round(paths: Iterable[str], known: Sequence[str], why: dict[str, se
 
 def _add(groups: dict[str, list[str]], ruleset: str, path: str, known: Sequence[str]) -> None:
     if ruleset not in known:
+        from mlsubmit.checker.rules.files import newer_than_installed, unknown_ruleset
+
+        if newer_than_installed(ruleset):
+            raise UsageError(f"{path}: {unknown_ruleset(ruleset)}")
         raise UsageError(
             f"{path}: round {ruleset.rsplit('.', 1)[0]} has no training ruleset in the installed mlperf-logging "
             f"(it ships {', '.join(known)}); give --ruleset X.Y.Z"

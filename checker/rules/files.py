@@ -38,6 +38,48 @@ def rules_root() -> Path:
 
 
 @functools.cache
+def mlperf_logging_version() -> str:
+    """The installed mlperf-logging's version, from the dist-info folder beside the package (importing
+    importlib.metadata costs ~30 ms); "unknown" for a copy without one."""
+    try:
+        package = rules_root().parent
+    except RulesetError:
+        return "not installed"
+    prefix, suffix = "mlperf_logging-", ".dist-info"
+    found = sorted(p.name for p in package.parent.glob(f"{prefix}*{suffix}"))
+    if found:
+        return found[0][len(prefix) : -len(suffix)]
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("mlperf-logging")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# Rounds newer than the oldest mlperf-logging we support -> the oldest release tested here that ships their rules.
+_SHIPPED_FROM = {"6.0.0": "4.1.50", "6.1.0": "4.1.60"}
+
+
+def newer_than_installed(version: str) -> bool:
+    """A round whose rules a newer mlperf-logging than the installed one ships."""
+    return version in _SHIPPED_FROM
+
+
+def unknown_ruleset(version: str) -> str:
+    """Why `version` cannot be checked with the installed mlperf-logging, said alike by every command."""
+    try:
+        ships = ", ".join(available_rulesets())
+    except RulesetError as exc:
+        return str(exc)
+    installed = mlperf_logging_version()
+    if version in _SHIPPED_FROM:
+        return (f"mlperf-logging {installed} has no rules for ruleset {version} (it ships {ships}); install "
+                f"mlperf-logging>={_SHIPPED_FROM[version]} to check this round")  # fmt: skip
+    return f"unknown ruleset {version!r}; mlperf-logging {installed} ships {ships}"
+
+
+@functools.cache
 def available_rulesets() -> tuple[str, ...]:
     """Training rulesets from 1.0.0 on that the installed mlperf-logging ships, oldest first."""
     found = []
@@ -248,9 +290,7 @@ class Ruleset:
 @functools.cache
 def get_ruleset(version: str) -> Ruleset:
     if version not in available_rulesets():
-        raise RulesetError(
-            f"unknown ruleset {version!r}; this mlperf-logging ships " + ", ".join(available_rulesets())
-        )
+        raise RulesetError(unknown_ruleset(version))
     folder = rules_root() / f"{USAGE}_{version}"
     names = frozenset(p.name for p in folder.iterdir() if p.suffix == ".yaml" and p.is_file())
     return Ruleset(version, folder, names)

@@ -38,16 +38,12 @@ if TYPE_CHECKING:  # imported where used: mlsubmit.support.datafiles reads its c
 FORMAT = 5  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer
 
 
-@functools.cache
 def _mlperf_logging_version() -> str:
-    """Looked up once per process: each lookup scans the installed distributions (~0.3 ms), and every log asks."""
-    import importlib.metadata  # only with --cache: the module costs ~15 ms to import
+    from mlsubmit.checker.rules.files import (
+        mlperf_logging_version,  # here: datafiles reads through this module at start
+    )
 
-    try:
-        return importlib.metadata.version("mlperf-logging")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
-        return "unknown"
-
+    return mlperf_logging_version()
 
 
 def _hp_tables_digest() -> str:

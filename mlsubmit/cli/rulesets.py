@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mlsubmit.checker import AUTO, RulesetError, available_rulesets, group_by_round, spelled_ruleset
+from mlsubmit.checker import (
+    AUTO,
+    RulesetError,
+    available_rulesets,
+    group_by_round,
+    newer_than_installed,
+    spelled_ruleset,
+    unknown_ruleset,
+)
 from mlsubmit.errors import UsageError
 
 
@@ -31,6 +39,8 @@ def validate_ruleset(version: str) -> str:
     """The ruleset "X.Y.Z" named by `version`, spelt as people do (1.1, v1.1, 1.1.0, v1.1.0); else a usage error."""
     known = _known()
     ruleset = spelled_ruleset(version)
+    if ruleset is not None and ruleset not in known and newer_than_installed(ruleset):
+        raise UsageError(unknown_ruleset(ruleset))
     if ruleset is None or ruleset not in known:
         raise UsageError(f"unknown ruleset {version!r}; choose one of: {', '.join(known)}")
     return ruleset

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsubmit import __version__
-from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, reference_closed, stated
+from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, mlperf_logging_version, reference_closed, stated
 from mlsubmit.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
 from mlsubmit.report.energy import EnergyResult, result_energy
@@ -212,7 +212,8 @@ def result_dict(row: ResultRow, data: ReportData) -> dict[str, Any]:
 def to_json(data: ReportData) -> dict[str, Any]:
     counts = Counter(f.severity.value for f in data.findings)
     return {
-        "tool": {"name": "mlsubmit", "version": __version__, "ruleset": data.ruleset, "command": "report"},
+        "tool": {"name": "mlsubmit", "version": __version__, "ruleset": data.ruleset, "command": "report",
+                 "mlperf_logging": mlperf_logging_version()},
         "results": [result_dict(r, data) for r in data.rows],
         **({"comparison": data.comparison.to_dict()} if data.comparison else {}),
         "findings": {k: counts.get(k, 0) for k in ("error", "warning", "info")},

@@ -14,7 +14,7 @@ def test_every_snippet_mlperf_logging_ships_is_accepted() -> None:
             for snip in rules.snippets():
                 total += 1
                 assert snip.code is not None, (rules.name, snip.source, snip.refusal)
-    assert total > 1500  # about 1,800 in mlperf-logging 4.1.68
+    assert total > 1300  # 1,417 in mlperf-logging 4.1.30 (rounds to 5.1.0), about 1,800 in 4.1.68
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,15 @@ import argparse
 import os
 
 from mlsubmit import __version__
-from mlsubmit.checker import ParsedLog, advise_parsed, advise_runs, coverage_findings, discover, read_log
+from mlsubmit.checker import (
+    ParsedLog,
+    advise_parsed,
+    advise_runs,
+    coverage_findings,
+    discover,
+    mlperf_logging_version,
+    read_log,
+)
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import UsageError
@@ -40,7 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
     report = Report(strict=args.strict)
-    report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__})
+    report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__,
+                        "mlperf_logging": mlperf_logging_version()})
     for ruleset, paths in groups.items():
         _advise_round(report, ruleset, paths, args)
     return emit(report, args)

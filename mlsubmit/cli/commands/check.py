@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker import CheckOptions, Profile, run_rounds
+from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, run_rounds
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         strict=args.strict,
     )
     report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
-    report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__})
+    report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
+                        "mlperf_logging": mlperf_logging_version()})
     return emit(report, args)
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from mlsubmit import __version__
+from mlsubmit.checker import mlperf_logging_version
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
@@ -48,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     options = PackageOptions(archive=args.archive, passphrase=passphrase, allow_findings=args.allow_findings,
                              jobs=max(0, args.jobs), strict=args.strict, progress=tracker)
     result = package(cfg, options)
-    result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__})
+    result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__,
+                               "mlperf_logging": mlperf_logging_version()})
     code = emit(result.report, args)
     counts = result.report.counts()
     if result.finalised:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from mlsubmit import __version__
+from mlsubmit.checker import mlperf_logging_version
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
@@ -32,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     result = verify(args.archive, args.passphrase_file, ruleset, max(0, args.jobs), progress=tracker)
     if result.ruleset and not ruleset:
         validate_ruleset(result.ruleset)
-    result.report.meta.update({"command": "verify", "ruleset": result.ruleset or "", "version": __version__})
+    result.report.meta.update({"command": "verify", "ruleset": result.ruleset or "", "version": __version__,
+                               "mlperf_logging": mlperf_logging_version()})
     code = emit(result.report, args)
     verdict = "FAILED" if code else "OK"
     sums = ", ".join(result.checked) or "none"
