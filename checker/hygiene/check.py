@@ -133,7 +133,7 @@ def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding
         out.append(finding("TREE040", shown, f"{what} {entry.path.name!r} is editor, build or OS junk"))
     elif not entry.is_dir and _is_special(entry.path):
         out.append(finding("TREE040", shown, f"{entry.path.name!r} is a special file (FIFO, socket or device)"))
-    elif entry.rel == ROUND_FILE:  # the tree stating its round (rounds.py): mlsubmit's own, not left behind
+    elif entry.rel == ROUND_FILE:  # the tree stating its round (rounds/detect.py): mlsubmit's own, not left behind
         pass
     elif entry.path.name.startswith(".") or " " in entry.path.name:
         why = "starts with a dot" if entry.path.name.startswith(".") else "contains a space"

@@ -212,7 +212,7 @@ def _gate_ids(plugins: tuple[str, ...]) -> dict[re.Pattern[str], int]:
 
 @functools.cache
 def gate(plugins: tuple[str, ...]) -> Gate | None:
-    """One hyperscan pass for the patterns of every file type (secretgate.py): one database to compile."""
+    """One hyperscan pass for the patterns of every file type (gate.py): one database to compile."""
     return build(_every_pattern(plugins)) if plugins else None
 
 

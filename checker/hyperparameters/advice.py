@@ -1,8 +1,8 @@
 """What would keep a run out of the closed division (`mlsubmit advise`), whatever division it claims.
 
-The closed hyperparameter table (hyperparameters.py) and mlperf-logging's closed rule files (run by our engine on a
+The closed hyperparameter table (apply.py) and mlperf-logging's closed rule files (run by our engine on a
 copy of the records that claims closed) give the rows and rules a run breaks. An open run that breaks none of them
-is told so plainly (HP010): only convergence, the RCP check over its set of runs (rcp_advice.py), decides.
+is told so plainly (HP010): only convergence, the RCP check over its set of runs (rcp/advice.py), decides.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The closed-division hyperparameter table of every round, 1.0 to 6.1, applied to logs (HP findings).
 
 The table as data (rows, aliases from the table's benchmark and key names to the logs', `when` conditions that make
-a row depend on another key) is read in `hp_table.py`; the constraint vocabulary the rows need (fixed value, one
+a row depend on another key) is read in `table.py`; the constraint vocabulary the rows need (fixed value, one
 of, integer >= n, multiple of a base, base * 2^N, list shape, one multiplier shared by several values, formulas of
-other keys and of the global batch size, batch size lookup tables, a per-chip multiple) is in `hp_constraints.py`.
+other keys and of the global batch size, batch size lookup tables, a per-chip multiple) is in `constraints.py`.
 Nothing in the data is executed.
 
 `check_log` applies the table to logs that claim the closed division (`mlsubmit check`); `closed_advice`

@@ -5,7 +5,7 @@ The table lives in `checker/rulesets/hyperparameters-<round>.yaml`, one rule per
 `schemas/hyperparameters.schema.json` when first used. A round may extend another: rows replaced or added by id,
 benchmarks the round retired taken out. A row whose letter differs from the reference code or from what the review
 accepted has other readings, each with its sources, kept for every round in one file
-(`rulesets/hyperparameter-readings.yaml`). hyperparameters.py applies the table to logs.
+(`rulesets/hyperparameter-readings.yaml`). apply.py applies the table to logs.
 """
 
 from __future__ import annotations

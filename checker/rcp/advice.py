@@ -6,10 +6,10 @@ The data is mlperf-logging's own (`rcp_checker/training_X.Y.Z/rcps_<benchmark>.j
 file is found by listing the ruleset's folder, never built from a log value. The RCPs are pruned as the reference's
 RCP checker prunes them before its check (the package checker uses the pruned set): the fastest-converging RCP drops
 every smaller batch size, and an RCP slower than the interpolation of its two neighbours is dropped. Means are the
-reference's olympic means, computed with numpy's own summation order (checker/npstats.py). Then, for the run's
+reference's olympic means, computed with numpy's own summation order (rcp/npstats.py). Then, for the run's
 global batch size: the RCP found at that size, or the two neighbours the check interpolates between, or the one it
 falls back to. The hyperparameters compared are those of the RCP at the run's batch size (pruned or not), else of
-the neighbours. The predicted verdict and normalisation factor are the tree check's (checker/rcp.py).
+the neighbours. The predicted verdict and normalisation factor are the tree check's (rcp/__init__.py).
 """
 
 from __future__ import annotations

@@ -93,8 +93,8 @@ def bench_folders(org: OrgTree) -> list[BenchFolder]:
 
 
 def read_division(org: OrgTree, system: str) -> str | None:
-    """The system file's `division` as written, or None when the file is missing or unreadable (systems.py reports
-    those); the name comes from the folder listing, never from a log."""
+    """The system file's `division` as written, or None when the file is missing or unreadable
+    (systems/descriptions.py reports those); the name comes from the folder listing, never from a log."""
     path = org.sub("systems", system + ".json")
     if not path.is_file():  # missing, or a FIFO or device that a read would block on
         return None

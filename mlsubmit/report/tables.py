@@ -1,4 +1,4 @@
-"""The results table as text, CSV, Markdown or JSON; the HTML page lives in html_report.py.
+"""The results table as text, CSV, Markdown or JSON; the HTML page lives in html.py.
 
 One row per system × benchmark. With price rules, each row also has its price (or "none"), its performance per
 price and its ratio to the baseline, and text and Markdown add the per-dollar comparison with its method; CSV has
