@@ -12,7 +12,8 @@ from typing import Any, TextIO
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Report, Severity
-from mlsubmit.reporters.grouped import Group, group, location
+from mlsubmit.reporters.causes import truncated_at
+from mlsubmit.reporters.grouped import Group, cause_label, group, location
 from mlsubmit.support.inert import inert
 
 Reporter = Callable[[Report, TextIO], None]
@@ -36,8 +37,17 @@ def _group_lines(g: Group, hint_follows: bool) -> list[tuple[str, str | None]]:
         head = f"{indent}{g.count}\u00d7 {f.severity.value} {f.code} {f.message}: {g.where()}"
         out = [(head, _STYLE[f.severity])]
     if not hint_follows:
-        out.append((f"{indent}    hint: {f.hint}", "dim"))
+        # A consequence's own hint would send the reader after a symptom; the cause above is what to fix.
+        hint = "fix the cause above first; this follows from it" if g.cause else f.hint
+        out.append((f"{indent}    hint: {hint}", "dim"))
     return out
+
+
+def _cause_heading(cause: str, findings: list[Finding]) -> str:
+    root = next((f for f in findings if cause_label(f) == cause), None)
+    if root is not None and truncated_at(root, findings):
+        return f"    the log looks truncated at line {root.line} (its last record is cut off); so:"
+    return f"    following from {cause}:"
 
 
 def _findings_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
@@ -52,7 +62,7 @@ def _findings_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
             g.cause,
         )
         if g.cause and (i == 0 or groups[i - 1].cause != g.cause):
-            out.append((f"    following from {g.cause}:", "dim"))
+            out.append((_cause_heading(g.cause, findings), "dim"))
         out.extend(_group_lines(g, hint_follows=same_hint))
     return out
 

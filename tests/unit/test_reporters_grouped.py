@@ -9,6 +9,7 @@ from collections.abc import Callable
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Report
 from mlsubmit.reporters import REPORTERS, text
+from mlsubmit.reporters.causes import attach_causes
 from mlsubmit.reporters.ci import github
 from mlsubmit.reporters.grouped import cause_label, group, path_pattern
 from mlsubmit.support.inert import inert
@@ -74,7 +75,7 @@ def test_consequences_fold_under_their_root_cause_which_prints_first() -> None:
     report.add_file("a.log", [*after, root])
     lines = render(text, report).splitlines()
     assert lines[1] == "  a.log:163: error LOG004 record is not valid JSON"
-    assert lines[3] == "    following from LOG004 a.log:163:"
+    assert lines[3] == "    the log looks truncated at line 163 (its last record is cut off); so:"
     assert lines[4].startswith("      a.log: error RULE002 'eval_accuracy'")
 
 
@@ -117,3 +118,34 @@ def test_a_finding_names_its_cause_in_json() -> None:
     f = finding("RULE002", "a.log", "m", cause="LOG004 a.log:3")
     assert f.to_dict()["cause"] == "LOG004 a.log:3"
     assert "cause" not in Finding.to_dict(finding("RULE002", "a.log", "m"))
+
+
+def truncated_report() -> Report:
+    report = Report()
+    report.add_file("a.log", [
+        finding("RULE002", "a.log", "'run_stop' must appear exactly once; found 0"),
+        finding("LOG004", "a.log", "record is not valid JSON", line=27),
+        finding("HP001", "a.log", "'lr' is 3", line=5),
+    ])
+    report.add_file("b.log", [finding("RULE002", "b.log", "'run_stop' must appear exactly once; found 0")])
+    return report
+
+
+def test_a_truncated_log_says_so_and_its_consequences_name_it() -> None:
+    report = attach_causes(truncated_report())
+    causes = {(f.path, f.code): f.cause for f in report.all_findings()}
+    assert causes == {("a.log", "RULE002"): "LOG004 a.log:27", ("a.log", "LOG004"): None,
+                      ("a.log", "HP001"): None, ("b.log", "RULE002"): None}  # b.log has no broken record
+    lines = render(text, report).splitlines()
+    at = lines.index("  a.log:27: error LOG004 record is not valid JSON")
+    assert lines[at + 2] == "    the log looks truncated at line 27 (its last record is cut off); so:"
+    assert lines[at + 4] == "          hint: fix the cause above first; this follows from it"
+
+
+def test_an_empty_log_pattern_is_the_cause_of_the_runs_it_left_out() -> None:
+    report = Report()
+    report.extend([finding("TREE024", "org/results/x/bert", "RCP checker: KeyError: None"),
+                   finding("PKG001", "package.toml", "logs = 'runs/*.log' matches no file", line=4)])
+    out = attach_causes(report)
+    assert {f.code: f.cause for f in out.all_findings()} == {"PKG001": None, "TREE024": "PKG001 package.toml:4"}
+    assert [g.first.code for g in group(out.all_findings())] == ["PKG001", "TREE024"]
