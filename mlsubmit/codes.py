@@ -80,6 +80,7 @@ def finding(
     severity: Severity | None = None,
     hint: str | None = None,
     related: Iterable[Location] = (),
+    cause: str | None = None,
 ) -> Finding:
     """Build a Finding for a catalogued code; severity and hint default to the catalogue's."""
     meta = info(code)
@@ -92,4 +93,5 @@ def finding(
         line=line,
         pointer=pointer,
         related=tuple(related),
+        cause=cause,
     )

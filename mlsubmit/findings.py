@@ -32,6 +32,7 @@ class Finding:
 
     `line` is 1-based in the file; JSON documents may give a `pointer` (RFC 6901) as well.
     `path` is "" for findings about the whole run (for example an unknown ruleset).
+    `cause` names the root-cause finding this one follows from ("LOG004 path:163"); reporters fold it under that.
     """
 
     code: str
@@ -42,6 +43,7 @@ class Finding:
     line: int | None = None
     pointer: str | None = None
     related: tuple[Location, ...] = field(default=())
+    cause: str | None = None
 
     @property
     def family(self) -> str:
@@ -64,6 +66,8 @@ class Finding:
         }
         if self.pointer is not None:
             out["pointer"] = self.pointer
+        if self.cause is not None:
+            out["cause"] = self.cause
         if self.related:
             out["related"] = [
                 {k: v for k, v in (("path", r.path), ("line", r.line), ("pointer", r.pointer)) if v is not None}

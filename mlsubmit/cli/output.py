@@ -10,6 +10,7 @@ from typing import TextIO
 from mlsubmit.errors import FatalError
 from mlsubmit.findings import Report
 from mlsubmit.reporters import REPORTERS
+from mlsubmit.reporters.causes import attach_causes
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +21,12 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         help="output format (default: text; github when GITHUB_ACTIONS=true)",
     )
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    parser.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="colour the text report: auto (when writing to a terminal and NO_COLOR is unset), always, never",
+    )
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
 
 
@@ -43,6 +49,7 @@ def _use_color(args: argparse.Namespace, stream: TextIO) -> bool:
 def emit(report: Report, args: argparse.Namespace) -> int:
     """Write the report in the chosen format; return the exit code (0 clean, 1 findings)."""
     report.strict = bool(getattr(args, "strict", False))
+    report = attach_causes(report)  # consequences name their root cause; every format shows it
     reporter = REPORTERS[chosen_format(args)]
     if args.output:
         try:

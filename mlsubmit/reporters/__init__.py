@@ -6,47 +6,95 @@ Each reporter is a function `(report, stream, *, color) -> None` registered in R
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.reporters.causes import truncated_at
+from mlsubmit.reporters.grouped import Group, cause_label, group, location
+from mlsubmit.support.inert import inert
 
 Reporter = Callable[[Report, TextIO], None]
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def _location(f: Finding) -> str:
-    where = f.path or "(run)"
-    if f.line is not None:
-        where += f":{f.line}"
-    elif f.pointer:
-        where += f"#{f.pointer}"
-    return where
+_VERDICTS_AT_MOST = 10  # a verdict line per file up to this many files; beyond, the summary counts them
+
+
+def _group_lines(g: Group, hint_follows: bool) -> list[tuple[str, str | None]]:
+    f = g.first
+    indent = "      " if g.cause else "  "
+    out: list[tuple[str, str | None]]
+    if g.count == 1:
+        out = [(f"{indent}{location(f)}: {f.severity.value} {f.code} {f.message}", _STYLE[f.severity])]
+        for rel in f.related:
+            tail = f":{rel.line}" if rel.line else (f"#{rel.pointer}" if rel.pointer else "")
+            out.append((f"{indent}    see also {rel.path}{tail}", None))
+    else:
+        head = f"{indent}{g.count}\u00d7 {f.severity.value} {f.code} {f.message}: {g.where()}"
+        out = [(head, _STYLE[f.severity])]
+    if not hint_follows:
+        # A consequence's own hint would send the reader after a symptom; the cause above is what to fix.
+        hint = "fix the cause above first; this follows from it" if g.cause else f.hint
+        out.append((f"{indent}    hint: {hint}", "dim"))
+    return out
+
+
+def _cause_heading(cause: str, findings: list[Finding]) -> str:
+    root = next((f for f in findings if cause_label(f) == cause), None)
+    if root is not None and truncated_at(root, findings):
+        return f"    the log looks truncated at line {root.line} (its last record is cut off); so:"
+    return f"    following from {cause}:"
+
+
+def _findings_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
+    """Grouped findings; a hint shared by consecutive groups of one code is printed once, after the last."""
+    groups = group(findings)
+    out: list[tuple[str, str | None]] = []
+    for i, g in enumerate(groups):
+        nxt = groups[i + 1] if i + 1 < len(groups) else None
+        same_hint = nxt is not None and (nxt.first.code, nxt.first.hint, nxt.cause) == (
+            g.first.code,
+            g.first.hint,
+            g.cause,
+        )
+        if g.cause and (i == 0 or groups[i - 1].cause != g.cause):
+            out.append((_cause_heading(g.cause, findings), "dim"))
+        out.extend(_group_lines(g, hint_follows=same_hint))
+    return out
+
+
+def _common_root(report: Report) -> str:
+    """The folder every path of a large report is under, or "" (few files, or nothing shared)."""
+    if len(report.files) <= _VERDICTS_AT_MOST:
+        return ""
+    paths = [*report.files, *(f.path for f in report.tree)]
+    if not all(paths):
+        return ""
+    try:
+        root = os.path.commonpath(paths)
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    return "" if root in ("", ".", "/") or root in paths else root
 
 
 def _text_lines(report: Report) -> list[tuple[str, str | None]]:
     """(text, style) pairs; the style is used only when colour is on."""
     out: list[tuple[str, str | None]] = []
-
-    def emit(f: Finding) -> None:
-        line = f"  {_location(f)}: {f.severity.value} {f.code} {f.message}"
-        out.append((line, _STYLE[f.severity]))
-        for rel in f.related:
-            tail = f":{rel.line}" if rel.line else (f"#{rel.pointer}" if rel.pointer else "")
-            out.append((f"      see also {rel.path}{tail}", None))
-        out.append((f"      hint: {f.hint}", "dim"))
-
-    for path, findings in report.files.items():
-        verdict = report.verdict(path)
-        out.append((f"{path}: {verdict.upper()}", "bold red" if verdict == "fail" else "green"))
-        for f in findings:
-            emit(f)
-    if report.tree:
-        out.append(("tree and run findings:", "bold"))
-        for f in report.tree:
-            emit(f)
+    if len(report.files) <= _VERDICTS_AT_MOST:
+        for path in report.files:
+            verdict = report.verdict(path)
+            out.append((f"{path}: {verdict.upper()}", "bold red" if verdict == "fail" else "green"))
+    findings = _findings_lines(report.all_findings())
+    root = _common_root(report)
+    if root:
+        # Many files: one line names the folder they share and the lines below drop it.
+        out.append((f"paths below are under {root}/", "dim"))
+        findings = [(t.replace(f"{root}/", ""), style) for t, style in findings]
+    out.extend(findings)
     counts = report.counts()
     failed = sum(1 for p in report.files if report.verdict(p) == "fail")
     out.append(
@@ -60,12 +108,8 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
 
 
 def printable(text: str) -> str:
-    """Text any stream can encode: lone surrogates (JSON allows "\\ud800" in a log key) become escapes."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+    """Text any stream can encode and no terminal obeys: controls, escapes and lone surrogates shown as escapes."""
+    return inert(text)
 
 
 def text(report: Report, stream: TextIO, *, color: bool = False) -> None:

@@ -19,6 +19,8 @@ from urllib.parse import quote
 from mlsubmit import __version__
 from mlsubmit.codes import CodeInfo, catalogue
 from mlsubmit.findings import Finding, Report, Severity, has_errors
+from mlsubmit.reporters.grouped import Group, group
+from mlsubmit.support.inert import inert
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/mlcommons/training_policies"
@@ -83,9 +85,9 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.code,
         "level": _SARIF_LEVEL[f.severity],
-        "message": {"text": f.message},
+        "message": {"text": inert(f.message)},
         "partialFingerprints": {"mlsubmitFinding/v1": fingerprint(f)},
-        "properties": {"hint": f.hint, "severity": f.severity.value},
+        "properties": {"hint": inert(f.hint), "severity": f.severity.value},
     }
     if f.code in index:
         result["ruleIndex"] = index[f.code]
@@ -101,8 +103,8 @@ def _notification(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     """A finding about the whole run has no file; code scanning wants a location on every result, so it goes here."""
     note: dict[str, Any] = {
         "level": _SARIF_LEVEL[f.severity],
-        "message": {"text": f.message},
-        "properties": {"hint": f.hint, "severity": f.severity.value, "code": f.code},
+        "message": {"text": inert(f.message)},
+        "properties": {"hint": inert(f.hint), "severity": f.severity.value, "code": f.code},
     }
     if f.code in index:
         note["associatedRule"] = {"id": f.code, "index": index[f.code]}
@@ -165,7 +167,7 @@ def _finding_line(f: Finding) -> str:
         where += f":{f.line}"
     elif f.pointer:
         where += f"#{f.pointer}"
-    return f"{where}: {f.severity.value} {f.code} {f.message}\n    hint: {f.hint}"
+    return inert(f"{where}: {f.severity.value} {f.code} {f.message}") + f"\n    hint: {inert(f.hint)}"
 
 
 def _cases(report: Report) -> list[tuple[str, list[Finding]]]:
@@ -224,15 +226,17 @@ def junit(report: Report, stream: TextIO, *, color: bool = False) -> None:
 # --- GitHub workflow commands ------------------------------------------------------------------------------------
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# What inert() escapes, less CR and LF: the toolkit percent-encodes those, and a message may span lines.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def escape_data(value: str) -> str:
     """Workflow-command message escaping, as the runner's toolkit does it: %, CR and LF.
 
-    Lone surrogates (JSON `"\\ud800"` in a log) cannot be written as UTF-8; they become a visible escape.
+    Other controls (ANSI/OSC escapes) and lone surrogates (JSON `"\\ud800"` in a log, not writable as UTF-8)
+    become visible escapes first.
     """
-    value = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    value = _CONTROL.sub(lambda m: inert(m.group()), value)
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -241,15 +245,31 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
+def _title(f: Finding) -> str:
+    return f"{f.code} {catalogue()[f.code].title}" if f.code in catalogue() else f.code
+
+
 def github_command(f: Finding) -> str:
+    return group_command(Group((f,)))
+
+
+def group_command(g: Group) -> str:
+    """One workflow command for a group: at its first finding, the other places named in the message."""
+    f = g.first
     props: list[tuple[str, str]] = []
     if f.path:
-        props.append(("file", f.path))
+        props.append(("file", inert(f.path)))
         if f.line is not None and f.line >= 1:
             props.append(("line", str(f.line)))
-    props.append(("title", f"{f.code} {catalogue()[f.code].title}" if f.code in catalogue() else f.code))
+    props.append(("title", _title(f) if g.count == 1 else f"{_title(f)} ({g.count}\u00d7)"))
     where = f" at {f.pointer}" if f.pointer and f.line is None else ""
-    message = f"{f.message}{where}\nhint: {f.hint}"
+    # The finding's own text is made inert (one line each); the line breaks between the parts are ours.
+    message = inert(f"{f.message}{where}")
+    if g.count > 1:
+        message += f"\nat {inert(g.where())}"
+    if g.cause:
+        message += f"\nfollows from {inert(g.cause)}"
+    message += f"\nhint: {inert(f.hint)}"
     head = ",".join(f"{k}={escape_property(v)}" for k, v in props)
     return f"::{_GITHUB_COMMAND[f.severity]} {head}::{escape_data(message)}"
 
@@ -264,7 +284,8 @@ def _summary(report: Report) -> str:
 
 
 def github_lines(findings: Iterable[Finding]) -> list[str]:
-    return [github_command(f) for f in findings]
+    """One command per group of findings with the same code and message (root causes first)."""
+    return [group_command(g) for g in group(findings)]
 
 
 def github(report: Report, stream: TextIO, *, color: bool = False) -> None:

@@ -25,6 +25,7 @@ from mlsubmit.reporters.ci import (
     to_sarif,
     xml_text,
 )
+from mlsubmit.support.inert import inert
 
 ROOT = Path(__file__).resolve().parents[2]
 SARIF_SCHEMA = ROOT.parent / "shared" / "external" / "sarif-schema-2.1.0.json"
@@ -128,7 +129,9 @@ def test_sarif_results_point_at_file_line_and_rule() -> None:
         ("LOG009", "note", "about the whole run")
     ]
     assert rules[notes[0]["associatedRule"]["index"]]["id"] == "LOG009"
-    assert by_rule["LOG008"]["message"]["text"] == HOSTILE  # JSON escaping carries any text unchanged
+    # one line, every control shown as an escape: a viewer cannot be steered by it (JSON carries it 7-bit)
+    assert by_rule["LOG008"]["message"]["text"] == inert(HOSTILE)
+    assert "\n" not in inert(HOSTILE) and "\x1b" not in inert(HOSTILE)
     assert run["invocations"][0]["exitCode"] == 1
 
 
@@ -206,7 +209,8 @@ def test_junit_escapes_markup_and_drops_characters_xml_cannot_hold() -> None:
     out = next(c for c in root.iter("testcase") if c.get("name") == "org/results/sys/bert/result_0.txt")
     body = out.findtext("system-out") or ""
     assert 'a <b> & "c" \\x00 \\x1b[31m' in body
-    assert "\\xd800 é" in body
+    assert "\\ud800 é" in body
+    assert "\\r\\nline2 ::error" in body  # the hostile line break is shown, not obeyed
 
 
 def test_xml_text_keeps_legal_characters() -> None:
@@ -250,7 +254,8 @@ def test_github_output_cannot_be_forged_by_a_hostile_message() -> None:
     assert not any(line.startswith("::") and "forged" in line and not line.startswith("::warning ") for line in lines)
     hostile = next(line for line in lines if "forged" in line)
     assert "\r" not in hostile
-    assert "50%25%0D%0Aline2 ::error file=x::forged, a:b \\ud800 é" in hostile
+    # its CR and LF are shown as \\r\\n (one annotation line), its % percent-encoded, its ESC visible
+    assert "\\x1b[31m %25 50%25\\r\\nline2 ::error file=x::forged, a:b \\ud800 é" in hostile
     text.encode("utf-8")  # lone surrogates were escaped, so the runner's UTF-8 stream can take it
 
 

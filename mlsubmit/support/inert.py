@@ -1,0 +1,27 @@
+"""Text from a checked tree made inert for display: it can show itself, never steer the reader's terminal or CI.
+
+File names, log values and messages may hold newlines (a forged `x: PASS` line or `::error` command), ANSI or OSC
+escapes (colours, hyperlinks, a cleared screen), bidirectional overrides (text that reads other than it is) and
+lone surrogates (unencodable). Each becomes a visible escape; every other character is kept as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab, DEL, C1 controls, line/paragraph separators, bidi embeddings/overrides/isolates, surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def inert(text: str) -> str:
+    """`text` on one line, with every control, bidi or surrogate character shown as an escape (`\\x1b`)."""
+    return _UNSAFE.sub(_visible, text)
