@@ -309,7 +309,7 @@ def test_verify_without_a_usable_manifest(example: Example, run_cli: Cli, tmp_pa
     code, _out, err = run_cli("verify", bare)
     assert code == 2 and "give --ruleset" in err
     code, out, _err = run_cli("verify", bare, "--ruleset", "1.1.0", "--color", "never")
-    assert code == 0 and "PKG047" in out and "result_0.txt: PASS" in out
+    assert code == 0 and "PKG047" in out and ", 0 failed; 0 error(s)" in out  # over 10 files: no per-file lines
     manifest = json.loads((example.root / OUT / "manifest.json").read_text())
     manifest["ruleset"] = "9.9.9"
     odd = without_manifest("odd", json.dumps(manifest).encode())
