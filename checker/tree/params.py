@@ -36,11 +36,16 @@ class OrgParams:
     findings: list[Finding] = field(default_factory=list)
 
 
-def applies(ruleset: str) -> bool:
+def version(ruleset: str) -> tuple[int, ...]:
+    """`X.Y.Z` as numbers to compare; () for anything else, which compares below every round."""
     try:
-        return tuple(int(x) for x in ruleset.split(".")) >= FIRST_RULESET
+        return tuple(int(x) for x in ruleset.split("."))
     except ValueError:
-        return False
+        return ()
+
+
+def applies(ruleset: str) -> bool:
+    return version(ruleset) >= FIRST_RULESET
 
 
 def read_org_params(root: Path, shown: str, ruleset: str) -> OrgParams:

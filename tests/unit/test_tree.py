@@ -110,3 +110,15 @@ def test_org_params_lines_as_the_verify_script_passes_them(tmp_path: Path) -> No
     path.write_bytes(b"rcp-bypass\nseed-checker-bypass\n")
     clean = params.read_org_params(tmp_path, "X", "6.1.0")
     assert clean.flags == {params.RCP_BYPASS, params.SEED_BYPASS} and {f.code for f in clean.findings} == {"TREE022"}
+
+
+def test_scaling_json_is_a_warning_before_6_1_and_allowed_from_6_1() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from mlsubmit.checker.tree.check import check_entries
+
+    folder: Any = SimpleNamespace(others=["scaling.json", "notes.txt"], shown="Org/results/s/llama31_8b",
+                                  nested_logs={})
+    assert [f.code for f in check_entries(folder, "6.0.0")] == ["TREE005", "TREE004"]
+    assert [f.code for f in check_entries(folder, "6.1.0")] == ["TREE004"]  # mlcommons/training#879
