@@ -1,14 +1,10 @@
-"""The archive: a deterministic tar.gz, its checksum files, OpenSSL-compatible encryption and a refusing unpacker.
+"""The archive: a deterministic tar.gz, its checksum files and a refusing unpacker.
 
 Determinism: members sorted by name, owner 0/0 with empty names, mode 0644 (0755 for folders and executables),
 one fixed mtime (SOURCE_DATE_EPOCH when set, else 0), gzip header without name and with mtime 0. The same tree
 gives the same bytes on every machine.
 
-Encryption writes OpenSSL's `enc` format so the results chair needs nothing but openssl:
-`openssl enc -d -aes-256-cbc -pbkdf2 -iter 600000 -md sha256 -pass file:FILE` (rules-spec §1.6 describes the old
-`openssl enc -aes256` process, whose single-MD5 key derivation OpenSSL itself calls deprecated). The key and IV come
-from PBKDF2-HMAC-SHA256 with 600,000 iterations and a random salt; AES-256-CBC itself is not authenticated, so
-integrity rests on the SHA-256 of the plaintext archive, which `verify` checks after decrypting.
+Encryption (OpenSSL's `enc` format, as pack_submission.sh writes it) lives in `encryption.py`.
 """
 
 from __future__ import annotations
@@ -26,12 +22,7 @@ from typing import IO
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
 
-OPENSSL_MAGIC = b"Salted__"
-PBKDF2_ITERATIONS = 600_000
-_SALT_LEN = 8
-_KEY_LEN, _IV_LEN = 32, 16
 _CHUNK = 1 << 20
-PASS_MAX = 1023  # openssl's -pass file: reads at most this many bytes of the first line
 MAX_UNPACKED = 16 << 30  # a gzip bomb stops here instead of filling the disk
 
 
@@ -135,86 +126,6 @@ def read_checksum(path: Path) -> tuple[str, str] | None:
         return None
     name = parts[1].lstrip("*") if len(parts) > 1 else ""
     return parts[0].lower(), name
-
-
-# --- passphrase and cipher ---------------------------------------------------------------------------------------
-
-
-class CryptoError(Exception):
-    """Decryption failed: wrong passphrase, or the file was damaged or is not in OpenSSL's format."""
-
-
-def read_passphrase(path: Path) -> bytes:
-    """The first line of the file without its newline, as `openssl -pass file:` reads it."""
-    from mlsubmit.errors import FatalError
-
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(PASS_MAX + 1)
-    except OSError as exc:
-        raise FatalError(f"{path}: cannot read the passphrase file: {exc.strerror or exc}") from None
-    phrase = first.split(b"\n", 1)[0]
-    if len(first) > PASS_MAX and not first.endswith(b"\n"):
-        raise FatalError(f"{path}: the passphrase is longer than openssl's limit of {PASS_MAX} bytes")
-    if not phrase:
-        raise FatalError(f"{path}: the passphrase file's first line is empty")
-    return phrase
-
-
-def _key_iv(passphrase: bytes, salt: bytes) -> tuple[bytes, bytes]:
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
-
-    kdf = PBKDF2HMAC(algorithm=hashes.SHA256(), length=_KEY_LEN + _IV_LEN, salt=salt, iterations=PBKDF2_ITERATIONS)
-    material = kdf.derive(passphrase)
-    return material[:_KEY_LEN], material[_KEY_LEN:]
-
-
-def encrypt_file(src: Path, dest: Path, passphrase: bytes, *, salt: bytes | None = None) -> None:
-    from cryptography.hazmat.primitives import padding
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-    salt = salt if salt is not None else os.urandom(_SALT_LEN)
-    key, iv = _key_iv(passphrase, salt)
-    encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
-    padder = padding.PKCS7(128).padder()
-    with open(src, "rb") as fin, open(dest, "wb") as fout:
-        fout.write(OPENSSL_MAGIC + salt)
-        for chunk in iter(lambda: fin.read(_CHUNK), b""):
-            fout.write(encryptor.update(padder.update(chunk)))
-        fout.write(encryptor.update(padder.finalize()) + encryptor.finalize())
-
-
-def is_encrypted(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(len(OPENSSL_MAGIC)) == OPENSSL_MAGIC
-    except OSError:
-        return False
-
-
-def decrypt_file(src: Path, dest: Path, passphrase: bytes) -> None:
-    from cryptography.hazmat.primitives import padding
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-    with open(src, "rb") as fin:
-        header = fin.read(len(OPENSSL_MAGIC) + _SALT_LEN)
-        if len(header) != len(OPENSSL_MAGIC) + _SALT_LEN or not header.startswith(OPENSSL_MAGIC):
-            raise CryptoError("not an OpenSSL `enc` file (no Salted__ header)")
-        key, iv = _key_iv(passphrase, header[len(OPENSSL_MAGIC) :])
-        decryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
-        unpadder = padding.PKCS7(128).unpadder()
-        body = 0
-        with open(dest, "wb") as fout:
-            for chunk in iter(lambda: fin.read(_CHUNK), b""):
-                body += len(chunk)
-                fout.write(unpadder.update(decryptor.update(chunk)))
-            if body == 0 or body % 16:
-                raise CryptoError("the encrypted data is truncated (not a whole number of AES blocks)")
-            try:
-                fout.write(unpadder.update(decryptor.finalize()) + unpadder.finalize())
-            except ValueError:
-                raise CryptoError("wrong passphrase, or the file is damaged (bad padding)") from None
 
 
 # --- unpacking ---------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 from mlsubmit.checker import Tracker, no_progress
 from mlsubmit.submission import archive as arch
+from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
@@ -29,7 +30,9 @@ from mlsubmit.findings import Finding, Report, has_errors
 @dataclass(frozen=True)
 class PackageOptions:
     archive: bool = False
-    passphrase: bytes | None = None  # set: also write <org>.tar.gz.enc
+    passphrase: bytes | None = None  # set: the archive is the encrypted one
+    kdf: str = enc.KDF_OPENSSL  # the key derivation pack_submission.sh --unpack opens; enc.KDF_PBKDF2 is stronger
+    notes: tuple[Finding, ...] = ()  # findings about the options themselves (a passphrase file others can read)
     allow_findings: bool = False
     jobs: int = 0
     strict: bool = False  # warnings block the tree too, as they fail the exit status
@@ -258,7 +261,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     staging = tmp / ".staging"
     staging.mkdir()
     manifest = mf.new_manifest(cfg.org, cfg.ruleset)
-    packaging: list[Finding] = _copy_systems(cfg, org_root)
+    packaging: list[Finding] = [*options.notes, *_copy_systems(cfg, org_root)]
     for entry in cfg.results:
         sel = collect(cfg, entry, staging)
         packaging.extend(sel.findings)
@@ -299,6 +302,6 @@ def _write_archive(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> li
     plain = tmp / f".{final.name}.plain"
     arch.write_tar_gz(tmp, [cfg.org, mf.NAME], plain)
     plain_sums = arch.write_checksums(plain, named=f"{final.name}.plain")
-    arch.encrypt_file(plain, final, options.passphrase)
+    enc.encrypt_file(plain, final, options.passphrase, kdf=options.kdf)
     plain.unlink()
     return [final, *arch.write_checksums(final, ("sha256",)), arch.write_sha1(final, official_sha1), *plain_sums]

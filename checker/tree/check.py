@@ -20,7 +20,7 @@ from mlsubmit.checker.power import check as power
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.run.discover import OrgTree, is_result_log
-from mlsubmit.checker.tree import seeds
+from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.folders import (
     NUMBERED,
     BenchFolder,
@@ -76,12 +76,17 @@ def check_names(folder: BenchFolder) -> list[Finding]:
     return out
 
 
-def check_entries(folder: BenchFolder) -> list[Finding]:
+SCALING_ALLOWED_FROM = (6, 1, 0)  # mlcommons/training#879: the chair regenerates it, so submitting it is no error
+
+
+def check_entries(folder: BenchFolder, ruleset: str) -> list[Finding]:
     out = []
+    scaling_allowed = params.version(ruleset) >= SCALING_ALLOWED_FROM
     for name in folder.others:
         shown = os.path.join(folder.shown, name)
         if name == "scaling.json":
-            out.append(finding("TREE005", shown, "scaling.json written by an earlier run of the reference checker"))
+            if not scaling_allowed:
+                out.append(finding("TREE005", shown, "scaling.json written by an earlier run of the reference checker"))
         elif name not in policy()["results_folder_allowed"]:
             out.append(finding("TREE004", shown, f"{name!r} is not a result_<i>.txt log"))
     for name, count in folder.nested_logs.items():
@@ -111,15 +116,16 @@ def check_init(runs: list[LogFacts], ruleset: str) -> list[Finding]:
     return out
 
 
-def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
+def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], options: CheckOptions,
+                 org_flags: frozenset[str] = frozenset()) -> list[Finding]:
     if folder.name not in benchmarks.allowed(options.ruleset):
         return [
             finding("TREE002", folder.shown, f"{folder.name!r} is not a benchmark of ruleset {options.ruleset}"),
-            *check_entries(folder),
+            *check_entries(folder, options.ruleset),
         ]
     runs = folder.facts(facts)
     powered, power_failed = power.check_folder(org, folder, runs, as_reference=False)
-    out = [*check_counts(folder), *check_names(folder), *check_entries(folder), *powered]
+    out = [*check_counts(folder), *check_names(folder), *check_entries(folder, options.ruleset), *powered]
     out += check_olympic(folder, runs, power_failed)
     out += check_init(runs, options.ruleset)
     division = read_division(org, folder.system)
@@ -136,11 +142,12 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
         out.append(finding("TREE022", folder.shown, why))
     for flag in sorted(honoured | sys_honoured):
         out.append(finding("TREE022", folder.shown, f"{flag} requested in package_checker_params"))
-    if not ({"seed-checker-bypass"} & (written | sys_written)):
+    asked = written | sys_written | org_flags  # the organisation's flags are the verify script's, from 2.0 on
+    if params.SEED_BYPASS not in asked:
         out += seeds.check_seeds(runs).findings
     if benchmarks.has_rcp(folder.name):
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
-                                     bypass="rcp-bypass" in (written | sys_written))  # fmt: skip
+                                     bypass=params.RCP_BYPASS in asked)  # fmt: skip
         out += rcp_findings(folder, result)
         if result.crash:
             out.append(finding("TREE024", folder.shown, f"RCP checker: {result.crash}"))
@@ -150,13 +157,16 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
 # --- organisation-level checks ------------------------------------------------------------------------------
 
 
-def check_layout(org: OrgTree) -> list[Finding]:
+def check_layout(org: OrgTree, ruleset: str) -> list[Finding]:
     out = []
     if not org.sub("results").is_dir():
         out.append(finding("TREE001", org.display, "no results/ folder"))
     if org.sub("benchmark").is_dir():
         out.append(finding("TREE010", org.shown("benchmark"), "implementation code is in benchmark/, not benchmarks/"))
     allowed = set(policy()["org_folder_allowed"]) | {"benchmark"}
+    if params.applies(ruleset):  # the verify scripts of 2.0 and later read it
+        allowed.add(params.NAME)
+    out += params.read_org_params(org.root, org.shown(params.NAME), ruleset).findings
     out += [
         finding("TREE026", org.shown(name), f"{name!r} is not part of a submission")
         for name in listdir(org.root)
@@ -198,7 +208,7 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     rcp.prepare(options.ruleset, {f.name for f in folders if division_of.closed(divisions[f.system], [])})
     if options.profile.plan.reference_tree:
         return
-    org.prepared.layout = check_layout(org)
+    org.prepared.layout = check_layout(org, options.ruleset)
     for folder in folders:
         if touched(folder, options):
             power.prepare_folder(org, folder)
@@ -248,10 +258,11 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
         return reference_check(org, facts, options)
     prep = org.prepared
     folders = prepared_folders(org)
-    out, prep.layout = (check_layout(org) if prep.layout is None else prep.layout), None
+    out, prep.layout = (check_layout(org, options.ruleset) if prep.layout is None else prep.layout), None
+    org_flags = frozenset(params.read_org_params(org.root, org.shown(params.NAME), options.ruleset).flags)
     for folder in folders:
         if touched(folder, options):
-            out += check_folder(org, folder, facts, options)
+            out += check_folder(org, folder, facts, options, org_flags)
     if only_logs_changed(org, options):  # code, names and files did not change: their checks cannot change
         return out
     done, prep.implementations = prep.implementations, None

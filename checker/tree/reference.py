@@ -21,7 +21,7 @@ from mlsubmit.checker.power import check as power
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import reference_closed
 from mlsubmit.checker.run.discover import OrgTree
-from mlsubmit.checker.tree import seeds
+from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.folders import (
     BenchFolder,
     bypass_flags,
@@ -177,9 +177,11 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     by_system: dict[str, list[BenchFolder]] = {}
     for folder in prepared_folders(org):
         by_system.setdefault(folder.system, []).append(folder)
+    org_params = params.read_org_params(org.root, org.shown(params.NAME), options.ruleset)  # the verify script's
+    out += org_params.findings
     for system, folders in by_system.items():
         system_flags, _ = bypass_flags(org.sub("results", system))
         for folder in folders:
             if touched(folder, options):
-                out += check_folder(org, folder, facts, options, system_flags)
+                out += check_folder(org, folder, facts, options, system_flags | org_params.flags)
     return out

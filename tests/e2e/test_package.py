@@ -155,10 +155,11 @@ def test_encrypted_archive_round_trips_through_openssl_and_verify(example: Examp
         "mlperf_submission_Graphcore.tar.gz.sha256"]
     sha1 = hashlib.sha1(enc.read_bytes()).hexdigest()
     assert (out / "mlperf_submission_Graphcore.sha1").read_text() == f"{sha1}  mlperf_submission_Graphcore.tar.gz\n"
-    if shutil.which("openssl"):
-        plain = subprocess.run(
-            ["openssl", "enc", "-d", "-aes-256-cbc", "-pbkdf2", "-iter", "600000", "-md", "sha256",
-             "-pass", f"file:{passfile}", "-in", str(enc)], capture_output=True, check=True).stdout
+    if shutil.which("openssl") and shutil.which("sha1sum"):  # pack_submission.sh --unpack, step by step
+        said = subprocess.run(["sha1sum", enc.name], cwd=out, capture_output=True, text=True, check=True).stdout
+        assert said.rstrip("\n") == (out / "mlperf_submission_Graphcore.sha1").read_text().rstrip("\n")
+        plain = subprocess.run(["openssl", "enc", "-d", "-aes256", "-pass", f"file:{passfile}", "-in", str(enc)],
+                               capture_output=True, check=True).stdout
         want = (out / "mlperf_submission_Graphcore.tar.gz.plain.sha256").read_text().split()[0]
         assert hashlib.sha256(plain).hexdigest() == want
     code, _out, err = run_cli("verify", enc, "--passphrase-file", passfile, "--color", "never")
@@ -172,6 +173,38 @@ def test_encrypted_archive_round_trips_through_openssl_and_verify(example: Examp
     assert code == 1 and "PKG043" in out_text
     code, _out, err = run_cli("verify", enc)
     assert code == 2 and "--passphrase-file" in err
+
+
+def test_pbkdf2_archive_prints_its_openssl_line_and_a_readable_passphrase_file_warns(
+        example: Example, run_cli: Cli) -> None:
+    passfile = example.root / "pass.txt"
+    passfile.write_text("correct horse battery staple\n")
+    passfile.chmod(0o644)
+    code, out_text, err = run_cli("package", example.config, "--archive", "--encrypt", "--passphrase-file", passfile,
+                                  "--key-derivation", "pbkdf2", "--color", "never")
+    assert code == 0, err
+    assert "PKG048" in out_text and "--generate-passphrase" in out_text
+    line = next(x for x in err.splitlines() if "to open it:" in x).split("to open it: ", 1)[1]
+    assert " -pbkdf2 -iter 600000 -md sha256 " in line
+    if shutil.which("openssl"):
+        subprocess.run(line.split(), cwd=example.root, capture_output=True, check=True)
+        assert (example.root / "plain.tar.gz").read_bytes()[:2] == b"\x1f\x8b"
+    enc = example.root / OUT / "mlperf_submission_Graphcore.tar.gz"
+    code, _out, err = run_cli("verify", enc, "--passphrase-file", passfile, "--color", "never")
+    assert code == 0, err
+
+
+def test_generate_passphrase_writes_a_private_file_and_never_replaces_one(example: Example, run_cli: Cli) -> None:
+    passfile = example.root / "new-pass.txt"
+    code, out_text, err = run_cli("package", example.config, "--archive", "--encrypt", "--passphrase-file", passfile,
+                                  "--generate-passphrase", "--color", "never")
+    assert code == 0, err
+    assert passfile.stat().st_mode & 0o777 == 0o600 and len(passfile.read_text().strip()) >= 40
+    assert "PKG048" not in out_text and "-pbkdf2" not in err
+    before = passfile.read_bytes()
+    code, _out, err = run_cli("package", example.config, "--archive", "--encrypt", "--passphrase-file", passfile,
+                              "--generate-passphrase")
+    assert code == 2 and "already exists" in err and passfile.read_bytes() == before
 
 
 def _rewrite_archive(src: Path, dest: Path, change: Callable[[tarfile.TarInfo, bytes], bytes]) -> None:

@@ -348,3 +348,35 @@ def test_changed_since_covers_code_under_benchmarks(tmp_path: Path, run_cli: Cli
     _, changed = check(run_cli, "--cache", cache, "--changed-since", "HEAD", org)
     secrets = [(f["path"], f["message"]) for f in changed if f["code"] == "TREE045"]
     assert secrets == [(f"{shown}/train.py", "possible secret: Stripe Access Key")]
+
+
+@pytest.mark.parametrize("spelling", ["rcp-bypass", "rcp_bypass"])
+def test_org_package_checker_params_is_read_as_the_verify_script_reads_it(tmp_path: Path, run_cli: Cli,
+                                                                           spelling: str) -> None:
+    """From 2.0 on, `<org>/package_checker_params` lines become package-checker flags (both spellings), in both
+    profiles; the file is part of the submission, not a stray entry."""
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs([30] * 5, ruleset="2.0.0")})
+    for profile in ("full", "reference"):
+        code, found = check(run_cli, org, "--profile", profile, ruleset="2.0.0")
+        assert code == 1 and "TREE018" in tree_codes(found), profile  # too fast without the bypass
+    params = org / "package_checker_params"
+    params.write_text(f"{spelling}\n", encoding="utf-8")
+    for profile in ("full", "reference"):
+        code, found = check(run_cli, org, "--profile", profile, ruleset="2.0.0")
+        codes = tree_codes(found)
+        assert "TREE018" not in codes and "TREE026" not in codes and "TREE046" not in codes, (profile, codes)
+        assert codes["TREE022"] == [str(params)], profile
+    params.write_bytes(f"{spelling}".encode())  # `read` drops a last line without its newline
+    code, found = check(run_cli, org, ruleset="2.0.0")
+    assert {"TREE018", "TREE047"} <= set(tree_codes(found))
+    params.write_bytes(b"rcp-bypass\r\n")  # CRLF: `--rcp-bypass\r` is an unknown option
+    code, found = check(run_cli, org, "--profile", "reference", ruleset="2.0.0")
+    assert code == 1 and {"TREE018", "TREE046"} <= set(tree_codes(found))
+
+
+def test_org_package_checker_params_before_2_0_is_not_part_of_a_submission(tmp_path: Path, run_cli: Cli) -> None:
+    org = build_org(tmp_path / "X", {("pod16", "resnet"): resnet_runs([30] * 5)})
+    (org / "package_checker_params").write_text("rcp-bypass\n", encoding="utf-8")
+    _, found = check(run_cli, org)  # 1.0.0: verify_for_v1.0_training.sh does not read it
+    codes = tree_codes(found)
+    assert "TREE026" in codes and "TREE018" in codes and "TREE022" not in codes

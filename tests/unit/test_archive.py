@@ -1,4 +1,4 @@
-"""The archive: same bytes every time, sha256sum/sha1sum files, OpenSSL-compatible encryption, a refusing unpack."""
+"""The archive: same bytes every time, sha256sum/sha1sum files, a refusing unpack."""
 
 from __future__ import annotations
 
@@ -12,10 +12,6 @@ from pathlib import Path
 
 import pytest
 from mlsubmit.submission import archive as arch
-
-OPENSSL = shutil.which("openssl")
-needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl command is not installed")
-OPENSSL_DEC = ["enc", "-d", "-aes-256-cbc", "-pbkdf2", "-iter", "600000", "-md", "sha256"]
 
 
 def make_tree(root: Path) -> Path:
@@ -73,71 +69,6 @@ def test_checksum_files_are_in_sha256sum_and_sha1sum_format(tmp_path: Path) -> N
     for tool, sums_file in (("sha256sum", sums[0]), ("sha1sum", sums[1])):
         if shutil.which(tool):
             subprocess.run([tool, "-c", sums_file.name], cwd=tmp_path, check=True, capture_output=True)
-
-
-# --- encryption --------------------------------------------------------------------------------------------------
-
-
-def test_encrypt_decrypt_round_trip_and_wrong_passphrase(tmp_path: Path) -> None:
-    plain = tmp_path / "p.bin"
-    plain.write_bytes(os.urandom(100_000))
-    arch.encrypt_file(plain, tmp_path / "p.enc", b"secret phrase")
-    enc = (tmp_path / "p.enc").read_bytes()
-    assert enc.startswith(b"Salted__") and (len(enc) - 16) % 16 == 0 and plain.read_bytes() not in enc
-    arch.decrypt_file(tmp_path / "p.enc", tmp_path / "back.bin", b"secret phrase")
-    assert (tmp_path / "back.bin").read_bytes() == plain.read_bytes()
-    with pytest.raises(arch.CryptoError):
-        arch.decrypt_file(tmp_path / "p.enc", tmp_path / "x.bin", b"wrong phrase!")
-    (tmp_path / "cut.enc").write_bytes(enc[:-5])
-    with pytest.raises(arch.CryptoError, match="truncated"):
-        arch.decrypt_file(tmp_path / "cut.enc", tmp_path / "y.bin", b"secret phrase")
-    (tmp_path / "plain.enc").write_bytes(b"not encrypted at all")
-    with pytest.raises(arch.CryptoError, match="Salted__"):
-        arch.decrypt_file(tmp_path / "plain.enc", tmp_path / "z.bin", b"secret phrase")
-
-
-def test_salt_is_random_so_two_encryptions_differ(tmp_path: Path) -> None:
-    plain = tmp_path / "p"
-    plain.write_bytes(b"same")
-    arch.encrypt_file(plain, tmp_path / "a", b"k")
-    arch.encrypt_file(plain, tmp_path / "b", b"k")
-    assert (tmp_path / "a").read_bytes() != (tmp_path / "b").read_bytes()
-
-
-@needs_openssl
-def test_openssl_decrypts_what_we_encrypt_and_we_decrypt_what_openssl_encrypts(tmp_path: Path) -> None:
-    assert OPENSSL is not None
-    passfile = tmp_path / "pass.txt"
-    passfile.write_bytes(b"correct horse battery staple\nsecond line is ignored\n")
-    phrase = arch.read_passphrase(passfile)
-    assert phrase == b"correct horse battery staple"
-    plain = tmp_path / "Org.tar.gz"
-    plain.write_bytes(os.urandom(70_001))
-    arch.encrypt_file(plain, tmp_path / "Org.tar.gz.enc", phrase)
-    subprocess.run([OPENSSL, *OPENSSL_DEC, "-pass", f"file:{passfile}", "-in", str(tmp_path / "Org.tar.gz.enc"),
-                    "-out", str(tmp_path / "by-openssl")], check=True, capture_output=True)
-    assert (tmp_path / "by-openssl").read_bytes() == plain.read_bytes()
-    enc_args = [a if a != "-d" else "-e" for a in OPENSSL_DEC]
-    subprocess.run([OPENSSL, *enc_args, "-pass", f"file:{passfile}", "-in", str(plain),
-                    "-out", str(tmp_path / "openssl.enc")], check=True, capture_output=True)
-    arch.decrypt_file(tmp_path / "openssl.enc", tmp_path / "by-us", phrase)
-    assert (tmp_path / "by-us").read_bytes() == plain.read_bytes()
-
-
-def test_passphrase_file_rules(tmp_path: Path) -> None:
-    from mlsubmit.errors import FatalError
-
-    p = tmp_path / "p"
-    p.write_bytes(b"\n")
-    with pytest.raises(FatalError, match="empty"):
-        arch.read_passphrase(p)
-    p.write_bytes(b"x" * 2000)
-    with pytest.raises(FatalError, match="longer than"):
-        arch.read_passphrase(p)
-    with pytest.raises(FatalError, match="cannot read"):
-        arch.read_passphrase(tmp_path / "absent")
-    p.write_bytes(b"no newline at the end")
-    assert arch.read_passphrase(p) == b"no newline at the end"
 
 
 # --- unpacking ---------------------------------------------------------------------------------------------------

@@ -95,3 +95,30 @@ def test_folder_listing_sorts_out_entries(tmp_path: Path) -> None:
     assert found.logs == ["org/results/sys/resnet/result_0.txt"]
     assert found.others == ["empty", "notes.md", "package_checker_params", "power"]  # power/ is allowed later
     assert found.nested_logs == {"bert": 1}
+
+
+def test_org_params_lines_as_the_verify_script_passes_them(tmp_path: Path) -> None:
+    from mlsubmit.checker.tree import params
+
+    path = tmp_path / params.NAME
+    path.write_bytes(b"rcp_bert_train_samples\nseed-checker-bypass\n\nrcp-bypass extra\n  rcp-bypass\nbogus\nlast")
+    got = params.read_org_params(tmp_path, "X/package_checker_params", "4.0.0")
+    assert got.flags == {params.BERT_TRAIN_SAMPLES, params.SEED_BYPASS}
+    assert [(f.code, f.line) for f in got.findings] == [
+        ("TREE047", 7), ("TREE022", 2), ("TREE046", 4), ("TREE046", 5), ("TREE046", 6)]
+    assert params.read_org_params(tmp_path, "X", "1.1.0").flags == set()  # no verify script read it then
+    path.write_bytes(b"rcp-bypass\nseed-checker-bypass\n")
+    clean = params.read_org_params(tmp_path, "X", "6.1.0")
+    assert clean.flags == {params.RCP_BYPASS, params.SEED_BYPASS} and {f.code for f in clean.findings} == {"TREE022"}
+
+
+def test_scaling_json_is_a_warning_before_6_1_and_allowed_from_6_1() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from mlsubmit.checker.tree.check import check_entries
+
+    folder: Any = SimpleNamespace(others=["scaling.json", "notes.txt"], shown="Org/results/s/llama31_8b",
+                                  nested_logs={})
+    assert [f.code for f in check_entries(folder, "6.0.0")] == ["TREE005", "TREE004"]
+    assert [f.code for f in check_entries(folder, "6.1.0")] == ["TREE004"]  # mlcommons/training#879

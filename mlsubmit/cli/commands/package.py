@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
 from mlsubmit.checker import mlperf_logging_version
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
+from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
+from mlsubmit.findings import Finding
+
+if TYPE_CHECKING:
+    from mlsubmit.submission.build import PackageOptions
+    from mlsubmit.submission.config import PackageConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +33,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="make that archive the encrypted one, as pack_submission.sh does (needs --archive)")
     parser.add_argument("--passphrase-file", type=Path, metavar="FILE",
                         help="file whose first line is the passphrase (never given on the command line)")
+    parser.add_argument("--generate-passphrase", action="store_true",
+                        help="write a new long random passphrase to --passphrase-file (mode 0600; never replaces "
+                        "a file) and encrypt with it")
+    parser.add_argument("--key-derivation", choices=("openssl", "pbkdf2"), default="openssl",
+                        help="openssl (default): openssl enc's own, what pack_submission.sh --unpack opens; pbkdf2: "
+                        "PBKDF2-SHA256 with 600,000 iterations, opened with the openssl line printed")
     parser.add_argument("--allow-findings", action="store_true",
                         help="finalise the tree even when the check finds errors (exit status is still 1)")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes for the check")
@@ -33,21 +46,55 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mlsubmit.submission.archive import read_passphrase
-    from mlsubmit.submission.build import PackageOptions, package
+    from mlsubmit.submission.build import PackageOptions
     from mlsubmit.submission.config import load_config
 
+    _check_usage(args)
+    cfg = load_config(args.config)
+    validate_ruleset(cfg.ruleset)
+    passphrase, notes = _passphrase(args)
+    options = PackageOptions(archive=args.archive, passphrase=passphrase, kdf=args.key_derivation, notes=notes,
+                             allow_findings=args.allow_findings, jobs=max(0, args.jobs), strict=args.strict,
+                             progress=tracker)
+    return _run(cfg, options, args)
+
+
+def _check_usage(args: argparse.Namespace) -> None:
     if args.encrypt and not args.archive:
         raise UsageError("--encrypt needs --archive")
     if args.encrypt and args.passphrase_file is None:
         raise UsageError("--encrypt needs --passphrase-file FILE (a passphrase is never read from the command line)")
     if args.passphrase_file is not None and not args.encrypt:
         raise UsageError("--passphrase-file is only used with --encrypt")
-    cfg = load_config(args.config)
-    validate_ruleset(cfg.ruleset)
-    passphrase = read_passphrase(args.passphrase_file) if args.encrypt else None
-    options = PackageOptions(archive=args.archive, passphrase=passphrase, allow_findings=args.allow_findings,
-                             jobs=max(0, args.jobs), strict=args.strict, progress=tracker)
+    if args.generate_passphrase and not args.encrypt:
+        raise UsageError("--generate-passphrase is only used with --encrypt")
+    if args.key_derivation != "openssl" and not args.encrypt:
+        raise UsageError("--key-derivation is only used with --encrypt")
+
+
+def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, ...]]:
+    """The passphrase (read, or generated into a new 0600 file) and a warning when others can read its file."""
+    from mlsubmit.submission import encryption as enc
+
+    if not args.encrypt:
+        return None, ()
+    if args.generate_passphrase:
+        phrase = enc.generate_passphrase(args.passphrase_file)
+        print(f"mlsubmit: wrote a new random passphrase to {args.passphrase_file} (mode 0600)", file=sys.stderr)
+        return phrase, ()
+    phrase = enc.read_passphrase(args.passphrase_file)
+    if not enc.readable_by_others(args.passphrase_file):
+        return phrase, ()
+    note = finding("PKG048", str(args.passphrase_file),
+                   "the passphrase file is readable by group or others (chmod 600 it, or let "
+                   "--generate-passphrase write a new one)")
+    return phrase, (note,)
+
+
+def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
+    from mlsubmit.submission import encryption as enc
+    from mlsubmit.submission.build import package
+
     result = package(cfg, options)
     result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__,
                                "mlperf_logging": mlperf_logging_version()})
@@ -58,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
               f"implementation file(s) into {result.out}", file=sys.stderr)
         for path in result.outputs:
             print(f"mlsubmit: wrote {path}", file=sys.stderr)
+        if options.passphrase is not None and result.outputs:
+            line = enc.open_command(options.kdf, str(result.outputs[0]), "plain.tar.gz", str(args.passphrase_file))
+            print(f"mlsubmit: to open it: {line}", file=sys.stderr)
     else:
         what = f"{counts['error']} error(s)" + (f", {counts['warning']} warning(s) (--strict)" if args.strict else "")
         print(f"mlsubmit: {what}: the tree was NOT written to {result.out} "
