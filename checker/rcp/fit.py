@@ -133,7 +133,7 @@ def _unprovided_calls(tree: ast.Module) -> Iterator[str]:
             called = _called(node, names) if isinstance(node, ast.Call) else None
             if called is None:
                 continue
-            problem = _call_problem(node, *called)  # type: ignore[arg-type]
+            problem = _call_problem(node, *called)
             if problem:
                 yield f"line {node.lineno}: {problem}"
 
