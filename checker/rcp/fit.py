@@ -131,7 +131,7 @@ def _unprovided_calls(tree: ast.Module) -> Iterator[str]:
             continue  # main() and `if __name__ == "__main__"`: the adapter never runs them
         for node in ast.walk(top):
             called = _called(node, names) if isinstance(node, ast.Call) else None
-            if called is None:
+            if called is None or not isinstance(node, ast.Call):
                 continue
             problem = _call_problem(node, *called)
             if problem:
