@@ -2,7 +2,8 @@
 
 Nothing is loaded from the network: charts are inline SVG drawn with matplotlib (imported only here), the style
 sheet and the small filter script are inline, and a Content-Security-Policy forbids every other source. Everything
-that comes from the checked tree (system ids, file names, messages, JSON values) is escaped: it is untrusted.
+that comes from the checked tree (system ids, file names, messages, JSON values) is untrusted: it is escaped, and
+its control, bidi-override and surrogate characters are shown as escapes (support/inert.py), in text and charts.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mlsubmit.report.compare import Comparison, Group
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.inputs import SystemFacts
 from mlsubmit.report.tables import NUMERIC, cells, comparison_lines, headers, price_note
+from mlsubmit.support.inert import inert
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -77,7 +79,8 @@ SCRIPT = """
 
 
 def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    # inert first: a right-to-left override or a NUL would otherwise survive escaping and reorder or cut the text.
+    return html.escape(inert(str(value)), quote=True)
 
 
 def _csp() -> str:
@@ -103,7 +106,7 @@ def _svg(fig: Figure, salt: str) -> str:
 
 def _label_rows(ax: Axes, labels: Sequence[str]) -> None:
     ax.set_yticks(range(len(labels)))
-    ax.set_yticklabels(labels)
+    ax.set_yticklabels([inert(label) for label in labels])
     for label in ax.get_yticklabels():
         label.set_parse_math(False)  # a "$" in a system id must not start TeX
     ax.set_ylim(len(labels) - 0.5, -0.5)

@@ -194,3 +194,14 @@ def test_per_dollar_section_draws_hostile_ids_as_text() -> None:
     section = page[page.index('<h2 id="per-dollar">') : page.index('<h2 id="charts">')]
     assert "<b>" not in section and section.count("&lt;b&gt;$x^2$&lt;/b&gt;") >= 2  # the chart label and the list
     assert "2.00x" in section  # pod16: twice as fast for the same price
+
+
+def test_control_and_bidi_characters_are_inert_in_text_and_charts() -> None:
+    """A right-to-left override, an ANSI escape or a NUL from the tree shows as an escape, in tables and charts."""
+    sneaky = "pod\u202etxt.exe\x1b[31m\x00"
+    data = ReportData(ruleset="1.1.0", rows=[row(sneaky, "closed")],
+                      findings=[finding("RULE001", "r/result_0.txt", f"bad {sneaky}", line=3)])  # fmt: skip
+    page = html_report.render(data)
+    for raw in ("\u202e", "\x1b", "\x00"):
+        assert raw not in page
+    assert page.count("pod\\u202etxt.exe\\x1b[31m\\x00") >= 3  # the results table, the chart label, the finding
