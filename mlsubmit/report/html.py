@@ -162,7 +162,7 @@ LABELS = {
     "price": "price ({currency})",
     "perf_per_price_estimate": "runs/h per M {currency} (estimate)",
     "vs_baseline": "vs baseline",
-    "energy_joules": "energy (kWh)",
+    "energy_kwh": "energy (kWh)",
 }
 RCP_CLASS = {"Pass": "pass", "Fail": "fail", "Interp. Fail": "fail", "Missing": "warn", "No RCP": "warn",
              "Unknown state": "warn"}  # fmt: skip
@@ -176,7 +176,7 @@ def _breakable(text: str) -> str:
 def labels(data: ReportData) -> list[str]:
     """The results table's column names as shown, with the currency where prices are."""
     currency = data.comparison.currency if data.comparison is not None else ""
-    return [LABELS.get(name, name).format(currency=currency) for name in headers(data)]
+    return [LABELS.get(name, name).format(currency=currency) for name in headers(data, display=True)]
 
 
 def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: frozenset[int] = frozenset(),
@@ -196,9 +196,9 @@ def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: froze
 
 
 def _summary(data: ReportData) -> str:
-    head = headers(data)
+    head = headers(data, display=True)
     numeric = frozenset(i for i, h in enumerate(head) if h in NUMERIC)
-    body = [cells(r, digits=2, data=data) for r in data.rows]
+    body = [cells(r, digits=2, data=data, display=True) for r in data.rows]
     rcp = {head.index("rcp"): RCP_CLASS}
     # On a narrow window the wide results table scrolls by itself instead of widening the whole page.
     table = _table(labels(data), body, numeric=numeric, classes=rcp)
