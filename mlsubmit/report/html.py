@@ -121,17 +121,17 @@ def _draw_row(ax: Axes, y: int, row: ResultRow, left: float) -> None:
                 alpha=0.25 if failed else 0.35, hatch="//" if failed else None, zorder=1)  # fmt: skip
         ax.text(score, y - 0.33, f" {score:.2f}" + (" RCP fail" if failed else ""), va="bottom", fontsize=8,
                 color=FAIL_COLOUR if failed else "#1b1f24", parse_math=False)  # fmt: skip
-    timed = sorted((run for run in row.score.runs if run.minutes is not None), key=lambda run: run.minutes or 0.0)
-    for run, dy in zip(timed, _spread(len(timed)), strict=True):
-        y_run = y + dy
+    timed = sorted(((run.minutes, run) for run in row.score.runs if run.minutes is not None), key=lambda p: p[0])
+    for (minutes, run), dy in zip(timed, _spread(len(timed)), strict=True):
+        x, y_run = [minutes], [y + dy]
         # Counted dots are small and below; rings (dropped by the olympic mean) are larger and drawn over them,
         # so a dropped run at the same time as a kept one still shows.
         if not run.counted:
-            ax.plot([run.minutes], [y_run], "x", color=FAIL_COLOUR, markersize=6, mew=1.5, zorder=4)
+            ax.plot(x, y_run, "x", color=FAIL_COLOUR, markersize=6, mew=1.5, zorder=4)
         elif run.olympic_dropped:
-            ax.plot([run.minutes], [y_run], "o", mfc="none", mec="#c2410c", mew=1.2, markersize=6, zorder=3)
+            ax.plot(x, y_run, "o", mfc="none", mec="#c2410c", mew=1.2, markersize=6, zorder=3)
         else:
-            ax.plot([run.minutes], [y_run], "o", color="#1f3b5c", markersize=3.5, zorder=2)
+            ax.plot(x, y_run, "o", color="#1f3b5c", markersize=3.5, zorder=2)
 
 
 def comparison_svg(group: Group, salt: str) -> str:
