@@ -20,8 +20,7 @@ from mlsubmit.support.schema_loader import load_schema, pointer
 
 NAME = "manifest.json"
 FORMAT = "mlsubmit-manifest/1"
-
-
+DECIMALS = 6  # minutes to a few microseconds: enough for any score, and no 29.400000000000002 from float sums
 
 def tree_files(root: Path, top: str) -> list[dict[str, Any]]:
     """Path ('/'-separated, starting with `top`), sha256 and size of every regular file under root/top."""
@@ -48,8 +47,20 @@ def new_manifest(org: str, ruleset: str) -> dict[str, Any]:
     }
 
 
+def rounded(value: Any) -> Any:
+    """`value` with every float rounded to DECIMALS places (integers, strings and the shape kept)."""
+    if isinstance(value, float):
+        return round(value, DECIMALS)
+    if isinstance(value, dict):
+        return {key: rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rounded(item) for item in value]
+    return value
+
+
 def dumps(manifest: dict[str, Any]) -> bytes:
-    return (json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    text = json.dumps(rounded(manifest), indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
 
 
 def validation_errors(data: Any) -> list[str]:

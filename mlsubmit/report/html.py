@@ -2,7 +2,8 @@
 
 Nothing is loaded from the network: charts are inline SVG drawn with matplotlib (imported only here), the style
 sheet and the small filter script are inline, and a Content-Security-Policy forbids every other source. Everything
-that comes from the checked tree (system ids, file names, messages, JSON values) is escaped: it is untrusted.
+that comes from the checked tree (system ids, file names, messages, JSON values) is untrusted: it is escaped, and
+its control, bidi-override and surrogate characters are shown as escapes (support/inert.py), in text and charts.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from mlsubmit import __version__
 from mlsubmit.findings import Finding, Severity
 from mlsubmit.report.compare import Comparison, Group
 from mlsubmit.report.data import ReportData, ResultRow
+from mlsubmit.report.html_assets import SCRIPT, STYLE  # re-exported: tests and the CSP read SCRIPT here
 from mlsubmit.report.inputs import SystemFacts
 from mlsubmit.report.tables import NUMERIC, cells, comparison_lines, headers, price_note
+from mlsubmit.support.inert import inert
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -29,55 +32,12 @@ if TYPE_CHECKING:
 MAX_FINDING_ROWS = 5000  # a page with more rows is slow to filter; the rest are counted, and `check` lists them
 LOG_RANGE = 10.0  # a chart whose times span more than this factor gets a log axis, so short runs stay visible
 PAIR_WIDTH, WIDE_WIDTH = 6.0, 11.0  # inches: a chart beside the other division's, or alone across the page
-
-STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:1200px;padding:0 1rem;color:#1b1f24}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{border-bottom:2px solid #d0d7de;padding-bottom:.2rem;margin-top:2rem}
-table{border-collapse:collapse;margin:.5rem 0;width:100%}th,td{border:1px solid #d0d7de;padding:.25rem .45rem;
-text-align:left;vertical-align:top}th{background:#f3f5f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
-td code,#findings td:nth-child(n+4),details td:nth-child(2){overflow-wrap:anywhere}
-#findings td:nth-child(3) code,td code.path{overflow-wrap:break-word}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.pair>section{min-width:0}
-.pair h3{margin:.4rem 0}svg{max-width:100%;height:auto}.empty{color:#6e7781;font-style:italic}
-.sev-error{color:#b3261e;font-weight:600}.sev-warning{color:#9a6700}.sev-info{color:#0969da}
-.estimate{background:#fff8c5;padding:.1rem .3rem;border-radius:3px}.meta{color:#57606a}
-details{margin:.3rem 0}summary{cursor:pointer}code{font-size:.92em}.scroll{overflow-x:auto}
-"""
-
-SCRIPT = """
-(function () {
-  var sev = document.getElementById("f-severity");
-  var fam = document.getElementById("f-family");
-  var shown = document.getElementById("f-shown");
-  var rows = document.querySelectorAll("#findings tbody tr");
-  function fromHash(name) {
-    var m = new RegExp("(?:^|[#&])" + name + "=([A-Za-z]+)").exec(window.location.hash);
-    return m ? m[1] : "";
-  }
-  function apply() {
-    var n = 0;
-    rows.forEach(function (row) {
-      var ok = (!sev.value || row.dataset.severity === sev.value) &&
-               (!fam.value || row.dataset.family === fam.value);
-      row.hidden = !ok;
-      if (ok) { n += 1; }
-    });
-    shown.textContent = String(n);
-  }
-  sev.value = fromHash("severity");
-  fam.value = fromHash("family");
-  if (sev.selectedIndex < 0) { sev.value = ""; }
-  if (fam.selectedIndex < 0) { fam.value = ""; }
-  sev.addEventListener("change", apply);
-  fam.addEventListener("change", apply);
-  apply();
-  document.body.dataset.filters = "ready";
-})();
-"""
-
+DOT_SPREAD = 0.5  # a row's runs are spread over this much of its height (the bar is 0.6 high)
+FAIL_COLOUR = "#b3261e"
 
 def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    # inert first: a right-to-left override or a NUL would otherwise survive escaping and reorder or cut the text.
+    return html.escape(inert(str(value)), quote=True)
 
 
 def _csp() -> str:
@@ -103,7 +63,7 @@ def _svg(fig: Figure, salt: str) -> str:
 
 def _label_rows(ax: Axes, labels: Sequence[str]) -> None:
     ax.set_yticks(range(len(labels)))
-    ax.set_yticklabels(labels)
+    ax.set_yticklabels([inert(label) for label in labels])
     for label in ax.get_yticklabels():
         label.set_parse_math(False)  # a "$" in a system id must not start TeX
     ax.set_ylim(len(labels) - 0.5, -0.5)
@@ -135,26 +95,43 @@ def chart_svg(rows: Sequence[ResultRow], salt: str, *, width: float = PAIR_WIDTH
     else:
         ax.set_xlim(left=0)
     ax.set_xlabel("time to train (minutes, log scale)" if log else "time to train (minutes)")
-    _label_rows(ax, [r.score.system for r in rows])
+    _label_rows(ax, [r.score.system + (" (RCP fail)" if _rcp_failed(r) else "") for r in rows])
+    for label, row in zip(ax.get_yticklabels(), rows, strict=True):
+        if _rcp_failed(row):
+            label.set_color(FAIL_COLOUR)
     return _svg(fig, salt)
+
+
+def _rcp_failed(row: ResultRow) -> bool:
+    return RCP_CLASS.get(row.score.rcp.status) == "fail"
+
+
+def _spread(count: int) -> list[float]:
+    """Vertical offsets within a bar for `count` runs, so runs at nearly the same time stay apart, not a blob."""
+    if count <= 1:
+        return [0.0] * count
+    return [-DOT_SPREAD / 2 + DOT_SPREAD * k / (count - 1) for k in range(count)]
 
 
 def _draw_row(ax: Axes, y: int, row: ResultRow, left: float) -> None:
     score = row.score.time_to_train_minutes
+    failed = _rcp_failed(row)
     if score is not None:
-        ax.barh([y], [score - left], left=left, height=0.6, color="#4c78a8", alpha=0.35, zorder=1)
-        ax.text(score, y - 0.33, f" {score:.2f}", va="bottom", fontsize=8, parse_math=False)
-    for run in row.score.runs:
-        if run.minutes is None:
-            continue
+        ax.barh([y], [score - left], left=left, height=0.6, color=FAIL_COLOUR if failed else "#4c78a8",
+                alpha=0.25 if failed else 0.35, hatch="//" if failed else None, zorder=1)  # fmt: skip
+        ax.text(score, y - 0.33, f" {score:.2f}" + (" RCP fail" if failed else ""), va="bottom", fontsize=8,
+                color=FAIL_COLOUR if failed else "#1b1f24", parse_math=False)  # fmt: skip
+    timed = sorted(((run.minutes, run) for run in row.score.runs if run.minutes is not None), key=lambda p: p[0])
+    for (minutes, run), dy in zip(timed, _spread(len(timed)), strict=True):
+        x, y_run = [minutes], [y + dy]
         # Counted dots are small and below; rings (dropped by the olympic mean) are larger and drawn over them,
         # so a dropped run at the same time as a kept one still shows.
         if not run.counted:
-            ax.plot([run.minutes], [y], "x", color="#b3261e", markersize=7, mew=1.5, zorder=4)
+            ax.plot(x, y_run, "x", color=FAIL_COLOUR, markersize=6, mew=1.5, zorder=4)
         elif run.olympic_dropped:
-            ax.plot([run.minutes], [y], "o", mfc="none", mec="#c2410c", mew=1.4, markersize=8, zorder=3)
+            ax.plot(x, y_run, "o", mfc="none", mec="#c2410c", mew=1.2, markersize=6, zorder=3)
         else:
-            ax.plot([run.minutes], [y], "o", color="#1f3b5c", markersize=4, zorder=2)
+            ax.plot(x, y_run, "o", color="#1f3b5c", markersize=3.5, zorder=2)
 
 
 def comparison_svg(group: Group, salt: str) -> str:
@@ -175,27 +152,64 @@ def comparison_svg(group: Group, salt: str) -> str:
     return _svg(fig, salt)
 
 
-def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: frozenset[int] = frozenset()) -> str:
-    # Long column names (perf_per_price_estimate) may wrap after an underscore rather than widen the page.
-    out = ["<table><thead><tr>", *(f"<th>{esc(h).replace('_', '_<wbr>')}</th>" for h in head), "</tr></thead><tbody>"]
+# Column names as a reviewer reads them, with their units; CSV and JSON keep the machine names (tables.HEADERS).
+LABELS = {
+    "minutes": "minutes (RCP-scaled)",
+    "runs": "runs counted",
+    "rcp": "RCP check",
+    "scaling": "RCP factor",
+    "host_processors": "host processors",
+    "price": "price ({currency})",
+    "perf_per_price_estimate": "runs/h per M {currency} (estimate)",
+    "vs_baseline": "vs baseline",
+    "energy_kwh": "energy (kWh)",
+}
+RCP_CLASS = {"Pass": "pass", "Fail": "fail", "Interp. Fail": "fail", "Missing": "warn", "No RCP": "warn",
+             "Unknown state": "warn"}  # fmt: skip
+
+
+def _breakable(text: str) -> str:
+    """Escaped text that may wrap after "_" or "-" (dgxa100_ngc21.05_pytorch) rather than mid-word."""
+    return esc(text).replace("_", "_<wbr>").replace("-", "-<wbr>")
+
+
+def labels(data: ReportData) -> list[str]:
+    """The results table's column names as shown, with the currency where prices are."""
+    currency = data.comparison.currency if data.comparison is not None else ""
+    return [LABELS.get(name, name).format(currency=currency) for name in headers(data, display=True)]
+
+
+def _table(head: Iterable[str], body: Iterable[Iterable[str]], *, numeric: frozenset[int] = frozenset(),
+           classes: dict[int, dict[str, str]] | None = None) -> str:  # fmt: skip
+    """`classes`: per column, a cell value's CSS class (the RCP verdict in colour)."""
+    out = ["<table><thead><tr>", *(f"<th>{esc(h)}</th>" for h in head), "</tr></thead><tbody>"]
     for row in body:
         out.append("<tr>")
         for i, cell in enumerate(row):
-            out.append(f'<td class="num">{esc(cell)}</td>' if i in numeric else f"<td>{esc(cell)}</td>")
+            css = ["num"] if i in numeric else []
+            css += [c for c in [(classes or {}).get(i, {}).get(cell)] if c]
+            attr = f' class="{" ".join(css)}"' if css else ""
+            out.append(f"<td{attr}>{esc(cell) if i in numeric else _breakable(cell)}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
 
 def _summary(data: ReportData) -> str:
-    head = headers(data)
+    head = headers(data, display=True)
     numeric = frozenset(i for i, h in enumerate(head) if h in NUMERIC)
-    body = [cells(r, digits=2, data=data) for r in data.rows]
+    body = [cells(r, digits=2, data=data, display=True) for r in data.rows]
+    rcp = {head.index("rcp"): RCP_CLASS}
     # On a narrow window the wide results table scrolls by itself instead of widening the whole page.
-    parts = ["<h2 id=\"results\">Results</h2>", f'<div class="scroll">{_table(head, body, numeric=numeric)}</div>']
+    table = _table(labels(data), body, numeric=numeric, classes=rcp)
+    parts = ['<h2 id="results">Results</h2>', f'<div class="scroll results">{table}</div>']
+    parts.append('<p class="meta">minutes: the olympic mean times the RCP factor (the round\'s score); RCP check: '
+                 '<span class="pass">Pass</span>, <span class="fail">Fail</span> (the runs converged faster than '
+                 "the reference allows, or no reference fits), empty where not checked (open division).</p>")
     if data.comparison is not None:
-        parts.append('<p><span class="estimate">Estimate</span> perf_per_price_estimate and vs_baseline: see '
-                     '<a href="#per-dollar">performance per dollar</a>.</p>')
+        unit = f"runs/h per M {esc(data.comparison.currency)}"
+        parts.append(f'<p><span class="estimate">Estimate</span> {unit} (perf_per_price_estimate) and vs baseline: '
+                     'see <a href="#per-dollar">performance per dollar</a>.</p>')
     notes = [f"{r.score.system}/{r.score.benchmark}: {n}" for r in data.rows
              for n in [*r.score.notes, *([r.energy.note] if r.energy and r.energy.note else [])]]  # fmt: skip
     if notes:
@@ -220,9 +234,10 @@ def _per_dollar(comparison: Comparison) -> str:
 
 def _charts(data: ReportData) -> str:
     parts = ['<h2 id="charts">Time to train per benchmark</h2>',
-             "<p class=\"meta\">Bar: the round's score (times the RCP factor where one applies). Dot: a run's own "
-             "time; ring: left out by the olympic mean; x: a run that does not count. Times that span more than "
-             f"{LOG_RANGE:g}× are drawn on a log scale.</p>"]
+             "<p class=\"meta\">Bar: the round's score (times the RCP factor where one applies); red, hatched and "
+             "marked RCP fail: the result fails the RCP check. Dot: a run's own time, spread up and down the bar so "
+             "close runs stay apart; ring: left out by the olympic mean; x: a run that does not count. Times that "
+             f"span more than {LOG_RANGE:g}× are drawn on a log scale.</p>"]
     for b_index, bench in enumerate(data.benchmarks()):
         parts.append(f"<h3>{esc(bench)}</h3>")
         by_division = {d: [r for r in data.rows if r.score.benchmark == bench and r.score.division == d]
@@ -231,10 +246,9 @@ def _charts(data: ReportData) -> str:
         if len(present) == 2:  # side by side
             charts = [f"<section><h3>{d}</h3>{chart_svg(by_division[d], f'{b_index}-{d}')}</section>" for d in present]
             parts.append(f'<div class="pair">{"".join(charts)}</div>')
-        for division in present if len(present) == 1 else ():  # alone: the page's width, no empty panel beside it
-            missing = "open" if division == "closed" else "closed"
-            parts.append(f'<section><h3>{division} <span class="meta">(no {missing} results)</span></h3>'
-                         f"{chart_svg(by_division[division], f'{b_index}-{division}', width=WIDE_WIDTH)}</section>")
+        # Alone: the page's width, no empty panel beside it, and no "(no open results)" under every benchmark.
+        parts.extend(f"<section><h3>{d}</h3>{chart_svg(by_division[d], f'{b_index}-{d}', width=WIDE_WIDTH)}</section>"
+                     for d in (present if len(present) == 1 else ()))  # fmt: skip
         other = [r for r in data.rows if r.score.benchmark == bench and r.score.division not in ("closed", "open")]
         if other:
             parts.append(f"<section><h3>division not closed or open</h3>"

@@ -20,7 +20,10 @@ HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling
 PPP_HEADER = "perf_per_price_estimate"
 PRICE_HEADERS = ("price", PPP_HEADER, "vs_baseline")
 ENERGY_HEADER = "energy_joules"  # the summarizer's <benchmark>:Energy, present when some result has power logs
-NUMERIC = frozenset({"minutes", "scaling", "price", PPP_HEADER, "vs_baseline", ENERGY_HEADER})
+ENERGY_KWH = "energy_kwh"  # the same energy as a reader takes it in, in the text table and the HTML page
+JOULES_PER_KWH = 3.6e6
+NUMERIC = frozenset({"minutes", "scaling", "price", PPP_HEADER, "vs_baseline", ENERGY_HEADER, ENERGY_KWH})
+MINUTES_NOTE = "minutes: RCP-scaled (the olympic mean times the RCP factor: the round's score)"
 ENERGY_NOTE = (f"{ENERGY_HEADER}: energy to train from the power/ logs (node and switch logs summed per run), "
                "mean over the runs the score keeps, times the scaling factor")
 
@@ -35,17 +38,26 @@ def _count_and_model(count: int | None, model: str) -> str:
     return f"{count} x {model}" if model else str(count)
 
 
-def _price_cells(data: ReportData, row: ResultRow, digits: int) -> list[str]:
+def _price_cells(data: ReportData, row: ResultRow, digits: int, display: bool) -> list[str]:
     ppp, relative = data.per_dollar(row)
     if row.price is None:
         return ["none", "no price", ""]
+    price = f"{row.price.amount:,.0f}" if display else f"{row.price.amount:.0f}"
     if ppp is None:
-        return [f"{row.price.amount:.0f}", "no score", ""]
+        return [price, "no score", ""]
     ratio = _fmt(relative, digits) if relative is not None else "no baseline"
-    return [f"{row.price.amount:.0f}", _fmt(ppp, digits), ratio]
+    return [price, _fmt(ppp, digits), ratio]
 
 
-def cells(row: ResultRow, *, digits: int, data: ReportData) -> list[str]:
+def _energy_cell(row: ResultRow, digits: int, display: bool) -> str:
+    joules = row.energy.joules if row.energy else None
+    if joules is None or not display:
+        return _fmt(joules, digits)
+    return f"{joules / JOULES_PER_KWH:,.{digits}f}"
+
+
+def cells(row: ResultRow, *, digits: int, data: ReportData, display: bool = False) -> list[str]:
+    """`display`: for a reader (text, HTML): thousands separators and energy in kWh; else machine-readable."""
     s, sysf = row.score, row.system
     values = [
         s.division or "",
@@ -60,14 +72,15 @@ def cells(row: ResultRow, *, digits: int, data: ReportData) -> list[str]:
         sysf.get("framework") if sysf else "",
     ]
     if data.has_prices:
-        values.extend(_price_cells(data, row, digits))
+        values.extend(_price_cells(data, row, digits, display))
     if data.has_energy:
-        values.append(_fmt(row.energy.joules if row.energy else None, digits))
+        values.append(_energy_cell(row, digits, display))
     return values
 
 
-def headers(data: ReportData) -> list[str]:
-    return [*HEADERS, *(PRICE_HEADERS if data.has_prices else ()), *([ENERGY_HEADER] if data.has_energy else [])]
+def headers(data: ReportData, *, display: bool = False) -> list[str]:
+    energy = [ENERGY_KWH if display else ENERGY_HEADER] if data.has_energy else []
+    return [*HEADERS, *(PRICE_HEADERS if data.has_prices else ()), *energy]
 
 
 def price_note(comparison: Comparison) -> str:
@@ -77,6 +90,7 @@ def price_note(comparison: Comparison) -> str:
 def comparison_lines(comparison: Comparison, digits: int = 2) -> list[str]:
     """The per-dollar comparison in words, one line per benchmark × division and one per system."""
     out = []
+    basis = "unscaled" if comparison.time_basis == "olympic" else "RCP-scaled"  # which minutes the figure used
     for group in comparison.groups:
         head = f"{group.division or '?'} {group.benchmark}: "
         head += f"baseline {group.baseline}" if group.baseline else "no baseline"
@@ -88,7 +102,7 @@ def comparison_lines(comparison: Comparison, digits: int = 2) -> list[str]:
             ratio = f"{e.relative:.{digits}f}x baseline; " if e.relative is not None else ""
             price = f"{e.price.amount:,.0f} {e.price.currency} {e.price.basis}" if e.price else ""
             out.append(f"  {e.system}: {ratio}{e.per_dollar:.{digits}f} runs/h per million {comparison.currency}; "
-                       f"{e.minutes or 0:.2f} min; {price}")  # fmt: skip
+                       f"{e.minutes or 0:.2f} min {basis}; {price}")  # fmt: skip
     return out
 
 
@@ -98,11 +112,12 @@ def _printable(text: str) -> str:
 
 
 def write_text(data: ReportData, stream: TextIO) -> None:
-    head = headers(data)
-    rows = [[_printable(c) for c in cells(r, digits=2, data=data)] for r in data.rows]
+    head = headers(data, display=True)
+    rows = [[_printable(c) for c in cells(r, digits=2, data=data, display=True)] for r in data.rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     for line in [head, *rows]:
         stream.write("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n")
+    stream.write(MINUTES_NOTE + "\n")
     for r in data.rows:
         for note in [*r.score.notes, *([r.energy.note] if r.energy and r.energy.note else [])]:
             stream.write(_printable(f"note: {r.score.system}/{r.score.benchmark}: {note}") + "\n")
@@ -112,7 +127,7 @@ def write_text(data: ReportData, stream: TextIO) -> None:
             stream.write(_printable(text) + "\n")
         stream.write(price_note(data.comparison) + "\n\n")
     if data.has_energy:
-        stream.write(ENERGY_NOTE + "\n")
+        stream.write(ENERGY_NOTE.replace(ENERGY_HEADER, f"{ENERGY_KWH} (1 kWh = 3.6 MJ)") + "\n")
     counts = to_json(data)["findings"]
     stream.write(
         f"{len(data.rows)} result(s); findings: {counts['error']} error(s), {counts['warning']} warning(s), "

@@ -165,6 +165,28 @@ def test_per_dollar_page(chromium: str, tmp_path: Path) -> None:
     dom = browse(chromium, page.as_uri(), "--dump-dom").stdout
     section = dom[dom.index('<h2 id="per-dollar">') : dom.index('<h2 id="charts">')]
     assert section.count("<svg") == 2 and "1.26x" in section and "no price" in section
+    for width in (1280, 1920):  # issue 27: the priced results table fits without a horizontal scroll bar
+        assert overflow(chromium, page, tmp_path, width) == 0
+
+
+MEASURE = """<script>document.body.dataset.overflow = String(Math.max(0,
+  document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  ...Array.from(document.querySelectorAll(".scroll"), (e) => e.scrollWidth - e.clientWidth)));</script>"""
+
+
+def overflow(binary: str, page: Path, tmp_path: Path, width: int) -> int:
+    """How many pixels the page, or its results table, is wider than a `width`-pixel window.
+
+    A copy of the page with a measuring script appended; its Content-Security-Policy (which rightly forbids that
+    script) is left out of the copy only.
+    """
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text(encoding="utf-8"))
+    probe = tmp_path / f"measure-{width}.html"
+    probe.write_text(text.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    dom = browse(binary, probe.as_uri(), f"--window-size={width},1000", "--dump-dom").stdout
+    found = re.search(r'data-overflow="(\d+)"', dom)
+    assert found is not None, dom[-2000:]
+    return int(found.group(1))
 
 
 @pytest.mark.corpus

@@ -129,11 +129,11 @@ GOLDEN_MARKDOWN = """\
 **Performance per dollar**
 
 - closed bert: no baseline
-  - ipu-pod16-closed: 12.92 runs/h per million USD; 30.97 min; 149,995 USD list
+  - ipu-pod16-closed: 12.92 runs/h per million USD; 30.97 min unscaled; 149,995 USD list
 - closed resnet: no baseline
   - ipu-pod64-TF1: no price: no rule for id 'ipu-pod64-TF1' or name 'IPU-POD64', and no description match
 - open bert: no baseline
-  - ipu-pod16-open: 15.53 runs/h per million USD; 25.75 min; 149,995 USD list
+  - ipu-pod16-open: 15.53 runs/h per million USD; 25.75 min unscaled; 149,995 USD list
 
 method: per dollar (perf\\_per\\_price\\_estimate) = time-to-train runs per hour per million USD of price, (60 / minutes) / (price / 1,000,000); minutes = the unscaled olympic mean of the runs (no RCP scaling); price = the list price or estimate in prices.toml, times number\\_of\\_nodes for a per-node rule (not a quote: no discounts, support, power or hosting); no baseline chosen.
 """  # noqa: E501 - golden output

@@ -34,12 +34,12 @@ def report(run_cli, round_dir: Path, *extra: str) -> str:  # type: ignore[no-unt
 GOLDEN_TEXT_COMPARISON = """\
 performance per dollar
 closed bert: baseline dgxa100_ngc21.05_pytorch
-  ipu-pod16-closed: 1.26x baseline; 11.59 runs/h per million USD; 34.51 min; 149,995 USD list
-  dgxa100_ngc21.05_pytorch: 1.00x baseline; 9.20 runs/h per million USD; 21.74 min; 300,000 USD estimate
+  ipu-pod16-closed: 1.26x baseline; 11.59 runs/h per million USD; 34.51 min unscaled; 149,995 USD list
+  dgxa100_ngc21.05_pytorch: 1.00x baseline; 9.20 runs/h per million USD; 21.74 min unscaled; 300,000 USD estimate
   ipu-pod64-closed: no price: no rule for id 'ipu-pod64-closed' or name 'IPU-POD64', and no description match
 closed resnet: baseline dgxa100_ngc21.05_pytorch
-  ipu-pod16-closed: 1.55x baseline; 10.78 runs/h per million USD; 37.10 min; 149,995 USD list
-  dgxa100_ngc21.05_pytorch: 1.00x baseline; 6.96 runs/h per million USD; 28.75 min; 300,000 USD estimate
+  ipu-pod16-closed: 1.55x baseline; 10.78 runs/h per million USD; 37.10 min unscaled; 149,995 USD list
+  dgxa100_ngc21.05_pytorch: 1.00x baseline; 6.96 runs/h per million USD; 28.75 min unscaled; 300,000 USD estimate
 method: per dollar (perf_per_price_estimate) = time-to-train runs per hour per million USD of price, (60 / minutes) / (price / 1,000,000); minutes = the unscaled olympic mean of the runs (no RCP scaling); price = the list price or estimate in prices.toml, times number_of_nodes for a per-node rule (not a quote: no discounts, support, power or hosting); relative to the baseline (baseline = true in prices.toml).
 """  # noqa: E501 - golden output
 
@@ -56,12 +56,12 @@ GOLDEN_MARKDOWN_TAIL = """\
 **Performance per dollar**
 
 - closed bert: baseline dgxa100\\_ngc21.05\\_pytorch
-  - ipu-pod16-closed: 1.26x baseline; 11.59 runs/h per million USD; 34.51 min; 149,995 USD list
-  - dgxa100\\_ngc21.05\\_pytorch: 1.00x baseline; 9.20 runs/h per million USD; 21.74 min; 300,000 USD estimate
+  - ipu-pod16-closed: 1.26x baseline; 11.59 runs/h per million USD; 34.51 min unscaled; 149,995 USD list
+  - dgxa100\\_ngc21.05\\_pytorch: 1.00x baseline; 9.20 runs/h per million USD; 21.74 min unscaled; 300,000 USD estimate
   - ipu-pod64-closed: no price: no rule for id 'ipu-pod64-closed' or name 'IPU-POD64', and no description match
 - closed resnet: baseline dgxa100\\_ngc21.05\\_pytorch
-  - ipu-pod16-closed: 1.55x baseline; 10.78 runs/h per million USD; 37.10 min; 149,995 USD list
-  - dgxa100\\_ngc21.05\\_pytorch: 1.00x baseline; 6.96 runs/h per million USD; 28.75 min; 300,000 USD estimate
+  - ipu-pod16-closed: 1.55x baseline; 10.78 runs/h per million USD; 37.10 min unscaled; 149,995 USD list
+  - dgxa100\\_ngc21.05\\_pytorch: 1.00x baseline; 6.96 runs/h per million USD; 28.75 min unscaled; 300,000 USD estimate
 """
 
 
@@ -137,12 +137,14 @@ def test_html_golden_section(run_cli, round_dir: Path, tmp_path: Path) -> None:
     assert "1.26x" in section and "1.55x" in section  # the bars' labels
     items = section.split("<li>")[1:]
     assert [i[: i.index("</li>")] for i in items] == [
-        "ipu-pod16-closed: 1.26x baseline; 11.59 runs/h per million USD; 34.51 min; 149,995 USD list",
-        "dgxa100_ngc21.05_pytorch: 1.00x baseline; 9.20 runs/h per million USD; 21.74 min; 300,000 USD estimate",
+        "ipu-pod16-closed: 1.26x baseline; 11.59 runs/h per million USD; 34.51 min unscaled; 149,995 USD list",
+        "dgxa100_ngc21.05_pytorch: 1.00x baseline; 9.20 runs/h per million USD; "
+        "21.74 min unscaled; 300,000 USD estimate",
         "ipu-pod64-closed: no price: no rule for id &#x27;ipu-pod64-closed&#x27; or name &#x27;IPU-POD64&#x27;, "
         "and no description match",
-        "ipu-pod16-closed: 1.55x baseline; 10.78 runs/h per million USD; 37.10 min; 149,995 USD list",
-        "dgxa100_ngc21.05_pytorch: 1.00x baseline; 6.96 runs/h per million USD; 28.75 min; 300,000 USD estimate",
+        "ipu-pod16-closed: 1.55x baseline; 10.78 runs/h per million USD; 37.10 min unscaled; 149,995 USD list",
+        "dgxa100_ngc21.05_pytorch: 1.00x baseline; 6.96 runs/h per million USD; "
+        "28.75 min unscaled; 300,000 USD estimate",
     ]
     assert "unscaled olympic mean" in section and '<a href="#per-dollar">' in html
 

@@ -117,7 +117,7 @@ def test_report_formats_carry_the_energy(powered: Path, run_cli: Cli, tmp_path: 
     kept = [r["energy_joules"] for r in result["runs"] if not r["olympic_dropped"]]
     assert joules == pytest.approx(sum(kept) / len(kept)) and result["energy"]["unit"] == "J"
     _, text, _ = run_cli("report", "--ruleset", "1.0.0", powered)
-    assert "energy_joules" in text.splitlines()[0] and f"{joules:.2f}" in text
+    assert "energy_kwh" in text.splitlines()[0] and f"{joules / 3.6e6:,.2f}" in text  # a reader's unit
     _, table, _ = run_cli("report", "--ruleset", "1.0.0", "--format", "csv", powered)
     rows = list(csv.DictReader(io.StringIO(table)))
     assert float(rows[0]["energy_joules"]) == pytest.approx(joules, abs=1e-4)
@@ -125,7 +125,7 @@ def test_report_formats_carry_the_energy(powered: Path, run_cli: Cli, tmp_path: 
     assert "energy_joules" in md.splitlines()[0] and f"{joules:.2f}" in md
     page = tmp_path / "r.html"
     run_cli("report", "--ruleset", "1.0.0", "--html", page, powered)
-    assert "<th>energy_<wbr>joules</th>" in page.read_text("utf-8") and f"{joules:.2f}" in page.read_text("utf-8")
+    assert "<th>energy (kWh)</th>" in page.read_text("utf-8") and f"{joules / 3.6e6:,.2f}" in page.read_text("utf-8")
 
 
 def test_no_power_no_energy_column(tmp_path: Path, run_cli: Cli) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import re
 
@@ -167,7 +168,7 @@ def test_one_division_gets_the_page_width_and_no_empty_panel() -> None:
     page = html_report.render(ReportData(ruleset="1.1.0", rows=[row("pod16", "closed")]))
     charts = page[page.index('<h2 id="charts">') : page.index('<h2 id="runs">')]
     assert "no results" not in charts and '<div class="pair">' not in charts
-    assert "(no open results)" in charts
+    assert "(no open results)" not in charts and "<h3>closed</h3>" in charts  # no empty mention under each chart
     width = re.search(r'<svg[^>]*width="([\d.]+)pt"', charts)
     assert width is not None and float(width.group(1)) == html_report.WIDE_WIDTH * 72
 
@@ -194,3 +195,36 @@ def test_per_dollar_section_draws_hostile_ids_as_text() -> None:
     section = page[page.index('<h2 id="per-dollar">') : page.index('<h2 id="charts">')]
     assert "<b>" not in section and section.count("&lt;b&gt;$x^2$&lt;/b&gt;") >= 2  # the chart label and the list
     assert "2.00x" in section  # pod16: twice as fast for the same price
+
+
+def test_control_and_bidi_characters_are_inert_in_text_and_charts() -> None:
+    """A right-to-left override, an ANSI escape or a NUL from the tree shows as an escape, in tables and charts."""
+    sneaky = "pod\u202etxt.exe\x1b[31m\x00"
+    data = ReportData(ruleset="1.1.0", rows=[row(sneaky, "closed")],
+                      findings=[finding("RULE001", "r/result_0.txt", f"bad {sneaky}", line=3)])  # fmt: skip
+    page = html_report.render(data)
+    for raw in ("\u202e", "\x1b", "\x00"):
+        assert raw not in page
+    assert page.count("pod\\u202etxt.exe\\x1b[31m\\x00") >= 3  # the results table, the chart label, the finding
+
+
+def test_results_table_names_units_and_colours_the_rcp_verdict() -> None:
+    failed = row("pod64", "closed", minutes=(3, 4, 5))
+    failed = ResultRow(dataclasses.replace(failed.score, rcp=RcpOutcome("Fail")), None, None)
+    passed = ResultRow(dataclasses.replace(row("pod16", "closed").score, rcp=RcpOutcome("Pass")), None, None)
+    data = ReportData(ruleset="1.1.0", rows=[failed, passed])
+    page = html_report.render(data)
+    results = page[page.index('<h2 id="results">') : page.index('<h2 id="charts">')]
+    assert "<th>minutes (RCP-scaled)</th>" in results and "<th>RCP check</th>" in results
+    assert '<td class="fail">Fail</td>' in results and '<td class="pass">Pass</td>' in results
+    assert "perf_per_price" not in results and "_<wbr>" not in results.split("<tbody>")[0]  # no machine names
+    charts = page[page.index('<h2 id="charts">') : page.index('<h2 id="runs">')]
+    assert charts.count("pod64 (RCP fail)") == 1 and "pod16 (RCP fail)" not in charts
+    assert "RCP fail</text>" in charts or " RCP fail" in charts  # the score label says it on the bar too
+
+
+def test_close_runs_are_spread_apart_not_a_blob() -> None:
+    """Ten runs within a minute of each other get ten different heights on their row."""
+    svg = html_report.chart_svg([row("s", "open", minutes=tuple(30 + i / 10 for i in range(10)))], "t")
+    heights = set(re.findall(r'<use xlink:href="#[^"]+" x="[\d.]+" y="([\d.]+)"', svg))
+    assert len(heights) >= 10, heights  # (tick marks add one or two; unspread, the runs would share one)

@@ -82,3 +82,13 @@ def test_manifest_org_is_one_safe_name(org: str) -> None:
     data = mf.new_manifest("Org", "1.1.0")
     data["org"] = org
     assert mf.validation_errors(data)
+
+
+def test_manifest_writes_minutes_rounded_and_stays_valid() -> None:
+    """Issue 27: a float sum such as 29.400000000000002 is written 29.4; integers and the shape are kept."""
+    manifest = mf.new_manifest("Graphcore", "1.1.0")
+    manifest["results"] = [{"olympic_minutes": 9.8 * 3, "runs": [{"minutes": 1 / 3, "size": 7}]}]
+    text = mf.dumps(manifest).decode("utf-8")
+    assert "29.400000000000002" not in text and '"olympic_minutes": 29.4' in text
+    assert '"minutes": 0.333333' in text and '"size": 7' in text
+    assert mf.dumps(json.loads(text)) == text.encode("utf-8")  # stable when written again
