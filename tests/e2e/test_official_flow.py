@@ -65,6 +65,11 @@ def test_a_packaged_61_archive_passes_the_chairs_unpack_and_verify(tmp_path: Pat
     results = org / "results" / MODERN_SYSTEM / BENCHMARK
     assert sorted(p.name for p in results.iterdir()) == [f"result_{i}.txt" for i in range(10)]
     assert (org / "benchmarks" / BENCHMARK / "implementations" / "popart" / "config.yaml").is_file()
+    # TR6.1 "Result files": the run's whole output, byte for byte (no redaction asked), first run first
+    assert (results / "result_0.txt").read_bytes() == (job.root / "runs" / "job_00.out").read_bytes()
+    manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    assert {r["output"]["kept"] for r in manifest["results"]} == {"full"}
+    assert all(r["output"]["truncated"] is None and r["output"]["redacted"] == [] for r in manifest["results"])
 
     code, codes = our_verdict(run_cli, org)  # before the reference writes its scaling.json into the tree
     steps = verify_v61(org)
