@@ -154,6 +154,7 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any]) -> 
                 "run_start_ms": run.start_ms,
                 "status": facts.status if facts else None,
                 "minutes": facts.minutes if facts else None,
+                **({"output": run.output} if run.output is not None else {}),
             }
         )
     score = sel.score if sel.score is not None and sel.score != float("inf") else None

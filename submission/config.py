@@ -6,10 +6,13 @@ its place, rather than becoming a finding about the submission.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from mlsubmit.submission.fulllog import Redaction
 
 from mlsubmit.errors import FatalError
 from mlsubmit.support.schema_loader import errors as schema_errors
@@ -55,6 +58,8 @@ class PackageConfig:
     out: Path
     systems: Path
     results: tuple[ResultEntry, ...]
+    full_output: bool = False  # result files hold the run's whole output (TR6.1 "Result files"), not only records
+    redaction: Redaction = field(default_factory=Redaction)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -125,6 +130,17 @@ def _check_out(cfg: PackageConfig) -> None:
             raise FatalError(f"{cfg.path}: `out` ({cfg.out}) contains {item}, which the build would replace")
 
 
+FULL_OUTPUT_FROM = (6, 1, 0)  # TR6.1 "Result files" (training_policies PR #588)
+
+
+def _full_output(data: dict[str, Any]) -> tuple[bool, Redaction]:
+    """Whole output by default from 6.1.0 on, or when the config asks; what to redact in it."""
+    table = data.get("result_files", {})
+    default = tuple(int(x) for x in data["ruleset"].split(".")) >= FULL_OUTPUT_FROM
+    return (table.get("full_output", default),
+            Redaction(paths=tuple(table.get("redact_paths", ())), env=tuple(table.get("redact_env", ()))))
+
+
 def load_config(path: str | Path) -> PackageConfig:
     path = Path(path)
     data = _read(path)
@@ -150,6 +166,8 @@ def load_config(path: str | Path) -> PackageConfig:
         systems=base / data.get("systems", "systems"),
         results=results,
     )
+    full, redaction = _full_output(data)
+    cfg = dataclasses.replace(cfg, full_output=full, redaction=redaction)
     _check_consistency(cfg)
     _check_out(cfg)
     return cfg

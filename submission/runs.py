@@ -27,6 +27,7 @@ from mlsubmit.checker import (
     record_lines,
 )
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
+from mlsubmit.submission.fulllog import Redaction, copy_full
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
@@ -46,6 +47,7 @@ class Run:
     size: int = 0
     records: int = 0
     facts: LogFacts | None = None
+    output: dict[str, object] | None = None  # for a whole-output copy: what was kept, redacted or cut
 
     @property
     def start_ms(self) -> float | None:
@@ -122,15 +124,26 @@ def _ours(path: Path, out: Path) -> bool:
 
 
 
-def stage_run(source: Path, display: str, staged: Path) -> tuple[Run | None, list[Finding]]:
-    """Copy the run's records into `staged`; None (with a finding) when the file is not a usable run."""
+def _copy_records(source: Path, staged: Path) -> int:
+    count = 0
+    with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses
+        for rec in record_lines(stream):
+            out.write(rec + b"\n")
+            count += 1
+    return count
+
+
+def stage_run(source: Path, display: str, staged: Path,
+              full: Redaction | None = None) -> tuple[Run | None, list[Finding]]:
+    """Copy the run's records (with `full`: its whole output, redacted) into `staged`; None (with a finding) when
+    the file is not a usable run."""
     try:
         run = Run(source, display, sha256_file(source), staged)
-        count = 0
-        with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses
-            for rec in record_lines(stream):
-                out.write(rec + b"\n")
-                count += 1
+        if full is None:
+            count = _copy_records(source, staged)
+        else:
+            copied = copy_full(lambda: open_log(source, unpack=True), staged, full)
+            count, run.output = copied.records, copied.manifest()
     except GZIP_ERRORS as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return None, [finding("PKG002", display, f"cannot read the run's output: {reason}")]
@@ -156,7 +169,8 @@ def collect(cfg: PackageConfig, entry: ResultEntry, staging: Path) -> Selection:
     by_content: dict[str, Run] = {}
     for k, source in enumerate(sources):
         display = _display(source, cfg.base)
-        run, problems = stage_run(source, display, staging / f"{entry.index}-{k}.txt")
+        run, problems = stage_run(source, display, staging / f"{entry.index}-{k}.txt",
+                                  cfg.redaction if cfg.full_output else None)
         sel.findings.extend(problems)
         if run is None:
             continue

@@ -366,3 +366,24 @@ def test_a_misspelt_system_name_gets_a_did_you_mean(example: Example, run_cli: C
     code, out, _err = run_cli("package", example.config, "--color", "never")
     assert code == 1 and "PKG020" in out
     assert 'did you mean "ipu-pod16-POPART-closed"?' in out
+
+
+def test_full_output_on_request_before_61_with_redaction_recorded_in_the_manifest(
+        example: Example, run_cli: Cli) -> None:
+    with example.config.open("a", encoding="utf-8") as fh:
+        fh.write('\n[result_files]\nfull_output = true\nredact_paths = ["IPU-POD16"]\nredact_env = ["SECRET"]\n')
+    code, out, err = run_cli("package", example.config, "--color", "never")
+    assert code == 0, out + err
+    result = example.root / OUT / "Graphcore" / "results" / "ipu-pod16-POPART-closed" / "bert" / "result_0.txt"
+    raw = example.bert_runs[0].read_bytes()
+    data = result.read_bytes()
+    assert data.startswith(b"poprun: launching bert on <redacted>\n") and b"job finished\n" in data
+    assert [x for x in data.splitlines() if b":::MLLOG" in x] == [x for x in raw.splitlines() if b":::MLLOG" in x]
+    manifest = json.loads((example.root / OUT / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["results"][0]["output"] == {"kept": "full", "lines": raw.count(b"\n"), "truncated": None,
+                                                "redacted": [{"rule": "path:IPU-POD16", "lines": 1}]}
+    assert not schema_errors(manifest, load_schema("manifest.schema.json"))
+    example.config.write_text(example.config.read_text(encoding="utf-8") + 'redact_pathz = ["x"]\n',
+                              encoding="utf-8")
+    code, _out, err = run_cli("package", example.config)
+    assert code == 2 and "/result_files" in err

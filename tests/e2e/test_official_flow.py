@@ -1,0 +1,102 @@
+"""Issue 24's proof: what `package` writes for a closed 6.1 benchmark goes through the results chair's official
+steps, `pack_submission.sh --unpack` then `verify_for_v6.1_training.sh`, with the installed mlperf-logging, to
+"SUCCESS"; and `mlsubmit check` gives the same verdict on the unpacked tree. A second tree whose RCP check fails
+passes both only with a root `package_checker_params` saying `rcp-bypass`, and fails both without it.
+
+The verify script runs its three steps under `set -e`, but the package checker exits 0 even when it finds errors:
+its verdict is the "PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" line, so that line and the three exit statuses
+are the official verdict here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from flowfix import BENCHMARK, ORG, RULESET, Step, unpack, verify_v61, write_job, write_system
+from treefix import build_org
+
+from mlsubmit.testing.demo import MODERN_SYSTEM
+from mlsubmit.testing.synth import RunSpec
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(any(shutil.which(t) is None for t in ("git", "openssl", "sha1sum", "tar")),
+                       reason="git, openssl, sha1sum and tar are needed for the chair's steps"),
+]
+Cli = Callable[..., tuple[int, str, str]]
+SUCCESS = "PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !"
+
+
+def official_verdict(steps: list[Step]) -> bool:
+    """The script got through all three steps and the package checker said SUCCESS."""
+    return len(steps) == 3 and all(s.code == 0 for s in steps) and SUCCESS in steps[0].output
+
+
+def our_verdict(run_cli: Cli, org: Path) -> tuple[int, set[str]]:
+    code, out, err = run_cli("check", "--ruleset", RULESET, "--format", "json", org)
+    assert code in (0, 1), err
+    data = json.loads(out)
+    codes = {f["code"] for f in data["findings"]} | {f["code"] for e in data["files"] for f in e["findings"]}
+    return code, codes
+
+
+def test_a_packaged_61_archive_passes_the_chairs_unpack_and_verify(tmp_path: Path, run_cli: Cli) -> None:
+    job = write_job(tmp_path / "job", ROOT / "systems")
+    raw = (job.root / "runs" / "job_00.out").read_text(encoding="utf-8")
+    assert "loss=" in raw and "[1,0]<stdout>::::MLLOG" in raw  # framework lines and launcher prefixes
+    code, out, err = run_cli("package", job.config, "--archive", "--encrypt", "--passphrase-file", job.passphrase,
+                             "--generate-passphrase", "--color", "never")
+    assert code == 0, out + err
+    assert job.passphrase.stat().st_mode & 0o077 == 0
+    built = job.root / "build" / "submission"
+
+    chair = tmp_path / "chair"  # the chair's own folder: only the archive, its .sha1 and the passphrase
+    chair.mkdir()
+    for name in (f"mlperf_submission_{ORG}.tar.gz", f"mlperf_submission_{ORG}.sha1"):
+        shutil.copyfile(built / name, chair / name)
+    assert unpack(chair, job.passphrase, chair) == ["sha1sum matches."]
+    org = chair / ORG
+    results = org / "results" / MODERN_SYSTEM / BENCHMARK
+    assert sorted(p.name for p in results.iterdir()) == [f"result_{i}.txt" for i in range(10)]
+    assert (org / "benchmarks" / BENCHMARK / "implementations" / "popart" / "config.yaml").is_file()
+    # TR6.1 "Result files": the run's whole output, byte for byte (no redaction asked), first run first
+    assert (results / "result_0.txt").read_bytes() == (job.root / "runs" / "job_00.out").read_bytes()
+    manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    assert {r["output"]["kept"] for r in manifest["results"]} == {"full"}
+    assert all(r["output"]["truncated"] is None and r["output"]["redacted"] == [] for r in manifest["results"])
+
+    code, codes = our_verdict(run_cli, org)  # before the reference writes its scaling.json into the tree
+    steps = verify_v61(org)
+    assert official_verdict(steps), [(s.argv, s.code, s.output[-2000:]) for s in steps]
+    assert "ALL CHECKS PASSED" in steps[2].output
+    assert code == 0, codes
+
+
+def fast_tree(root: Path, params: str | None) -> Path:
+    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails)."""
+    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400)
+    specs = [replace(base, seed=700 + i, start_ms=1_790_000_000_000 + i * 10_000_000) for i in range(10)]
+    org = build_org(root / ORG, {(MODERN_SYSTEM, BENCHMARK): specs}, systems={})
+    write_system(org / "systems", ROOT / "systems")
+    if params is not None:
+        (org / "package_checker_params").write_text(params, encoding="utf-8")
+    return org
+
+
+@pytest.mark.parametrize(("params", "passes"), [("rcp-bypass\n", True), (None, False)])
+def test_a_root_package_checker_params_is_read_as_the_verify_script_reads_it(
+    tmp_path: Path, run_cli: Cli, params: str | None, passes: bool
+) -> None:
+    org = fast_tree(tmp_path, params)
+    code, codes = our_verdict(run_cli, org)
+    steps = verify_v61(org)
+    assert official_verdict(steps) is passes, [(s.argv, s.code, s.output[-2000:]) for s in steps]
+    assert code == (0 if passes else 1), codes
+    assert ("TREE022" in codes) is passes  # the bypass is reported, as it must be to the chair
+    assert ("TREE018" in codes) is not passes

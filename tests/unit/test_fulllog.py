@@ -1,0 +1,56 @@
+"""Whole-output result files (TR6.1 "Result files"): records untouched, redaction outside them, cuts only above
+the limit and never of a record."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from mlsubmit.submission.fulllog import Redaction, copy_full
+
+NONE = Redaction()
+
+REC = b'[1,0]<stdout>::::MLLOG {"key": "x", "value": "/home/alice/data", "metadata": {"file": "/home/alice/t.py"}}\n'
+RAW = (b"poprun: launching\r\n"
+       b"export DATA=/home/alice/data WANDB_API_KEY=abc123 MY_WANDB_API_KEY=keep\n"
+       + REC
+       + b"step 1: loss=3.2 cwd=/home/alice/run\n"
+       + b"no newline at the end")
+
+
+def copy(tmp_path: Path, raw: bytes, redaction: Redaction = NONE, limit: int = 1 << 20) -> tuple[bytes, dict]:
+    dest = tmp_path / "result_0.txt"
+    done = copy_full(lambda: io.BytesIO(raw), dest, redaction, limit=limit)
+    return dest.read_bytes(), done.manifest()
+
+
+def test_without_rules_every_byte_is_kept(tmp_path: Path) -> None:
+    data, manifest = copy(tmp_path, RAW)
+    assert data == RAW
+    assert manifest == {"kept": "full", "lines": 5, "redacted": [], "truncated": None}
+
+
+def test_paths_and_environment_values_are_redacted_outside_records_only(tmp_path: Path) -> None:
+    data, manifest = copy(tmp_path, RAW, Redaction(paths=("/home/alice",), env=("WANDB_API_KEY",)))
+    assert REC in data  # the record's line, prefix included, byte for byte
+    assert b"export DATA=<redacted>/data WANDB_API_KEY=<redacted> MY_WANDB_API_KEY=keep\n" in data
+    assert b"cwd=<redacted>/run\n" in data and data.startswith(b"poprun: launching\r\n")
+    assert manifest["redacted"] == [{"rule": "env:WANDB_API_KEY", "lines": 1}, {"rule": "path:/home/alice", "lines": 2}]
+
+
+def test_output_within_the_limit_is_never_cut(tmp_path: Path) -> None:
+    data, manifest = copy(tmp_path, RAW, limit=len(RAW))
+    assert data == RAW and manifest["truncated"] is None
+
+
+def test_above_the_limit_framework_lines_are_cut_from_the_first_that_does_not_fit_and_records_stay(
+        tmp_path: Path) -> None:
+    raw = b"".join(b"framework line %04d\n" % i + (REC if i % 10 == 0 else b"") for i in range(100))
+    data, manifest = copy(tmp_path, raw, limit=len(raw) // 2)
+    assert len(data) <= len(raw) // 2
+    assert data.count(REC) == 10  # every record is kept, even after the cut
+    cut = manifest["truncated"]
+    assert cut is not None and cut["lines"] + data.count(b"framework line") == 100
+    kept = [line for line in data.splitlines() if line.startswith(b"framework")]
+    assert kept == [b"framework line %04d" % i for i in range(len(kept))]  # the first ones, no holes
+    assert cut["from_line"] == raw[: raw.index(b"framework line %04d" % len(kept))].count(b"\n") + 1
