@@ -20,6 +20,7 @@ from mlsubmit.checker.systems.jsonfile import JsonDocument
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
+from mlsubmit.support.names import did_you_mean
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
@@ -45,13 +46,15 @@ def _pairing_findings(org: OrgTree, docs: dict[str, JsonDocument]) -> Iterator[F
     used = _result_systems(org)
     for name in used:
         if name not in docs:
+            near = did_you_mean(name, docs)
             yield finding("SYS040", org.shown("results", name),
-                          f"results/{name}/ has no system description systems/{name}.json")
+                          f"results/{name}/ has no system description systems/{name}.json{near}")
     if not org.sub("results").is_dir():
         return  # a tree being assembled: systems first, results later
     for stem, doc in docs.items():
         if stem not in used:
-            yield finding("SYS041", doc.path, f"no results/{stem}/ folder uses this system description",
+            near = did_you_mean(stem, used)
+            yield finding("SYS041", doc.path, f"no results/{stem}/ folder uses this system description{near}",
                           line=doc.line(""))
 
 

@@ -105,6 +105,21 @@ def test_unknown_benchmark_folder_is_an_error(tmp_path: Path, run_cli: Cli) -> N
     assert [f["severity"] for f in ref if f["code"] == "TREE002"] == ["warning"]
 
 
+def test_results_folder_typos_get_a_did_you_mean(tmp_path: Path, run_cli: Cli) -> None:
+    closed = "ipu-pod16-POPART-closed"
+    org = build_org(tmp_path / "G", {("ipu-pod16-POPART-closd", "resnet"): resnet_runs(GOOD),
+                                     (closed, "bret"): resnet_runs(GOOD[:1])}, systems={closed: "closed"})
+    _, full = check(run_cli, org)
+    said = {str(f["code"]): str(f["message"]) for f in full if f["code"] in ("SYS040", "TREE002")}
+    assert said == {
+        "SYS040": f"results/ipu-pod16-POPART-closd/ has no system description systems/ipu-pod16-POPART-closd.json"
+                  f'; did you mean "{closed}"?',
+        "TREE002": "'bret' is not a benchmark of ruleset 1.0.0; did you mean \"bert\"?"}
+    _, ref = check(run_cli, org, "--profile", "reference")
+    skipped = [f["message"] for f in ref if f["code"] == "TREE002"]
+    assert skipped == ["the reference skips 'bret'; did you mean \"bert\"?"]
+
+
 def test_runs_with_different_batch_sizes(tmp_path: Path, run_cli: Cli) -> None:
     specs = resnet_runs(GOOD)
     specs[4].hyperparameters = {"global_batch_size": 1632}
