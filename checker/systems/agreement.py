@@ -7,6 +7,7 @@ platform must be those of the system it ran on (mlperf-logging compares none of 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -168,7 +169,25 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     for path, shown in org_system_files(org):
         doc, found = prepared.get(str(path)) or check_system_file(path, shown, options.ruleset)
         docs[path.stem] = doc
-        findings.extend(found)
-    findings.extend(_pairing_findings(org, docs))
+        if concerned(org, path.stem, options):
+            findings.extend(found)
+    findings.extend(f for f in _pairing_findings(org, docs) if concerned(org, _system_of(org, f), options))
     findings.extend(agreement_findings(org, facts, docs))
     return findings
+
+
+def concerned(org: OrgTree, system: str, options: CheckOptions) -> bool:
+    """With --changed-since, a system's own findings are reported again only when its file or its results folder
+    holds a change: one changed log must not bring back every unchanged system file's warnings."""
+    changed = options.changed_paths
+    if changed is None:
+        return True
+    own = str(org.sub("systems", system + ".json").resolve())
+    folder = str(org.sub("results", system).resolve()) + os.sep
+    return own in changed or any(p.startswith(folder) for p in changed)
+
+
+def _system_of(org: OrgTree, f: Finding) -> str:
+    """The system a pairing finding is about: results/<system> (SYS040) or systems/<system>.json (SYS041)."""
+    name = os.path.basename(f.path)
+    return name.removesuffix(".json") if f.code == "SYS041" else name
