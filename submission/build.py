@@ -8,6 +8,7 @@ read. Every output name is a validated config name or a checked git path, joined
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
+from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, report_at_inputs
 from mlsubmit.submission.runs import Selection, collect
 
 from mlsubmit.codes import finding
@@ -109,7 +111,7 @@ def _did_you_mean(system: str, folder: Path) -> str:
     return f'; did you mean "{lower[close[0]]}"?' if close else ""
 
 
-def _copy_systems(cfg: PackageConfig, org_root: Path) -> list[Finding]:
+def _copy_systems(cfg: PackageConfig, org_root: Path, origins: Origins) -> list[Finding]:
     findings = []
     done: set[str] = set()
     for entry in cfg.results:
@@ -127,20 +129,24 @@ def _copy_systems(cfg: PackageConfig, org_root: Path) -> list[Finding]:
             )
             continue
         dest = org_root / "systems" / f"{entry.system}.json"
+        origins.systems[f"{cfg.org}/systems/{dest.name}"] = Path(os.path.relpath(src, cfg.base)).as_posix()
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
         dest.chmod(0o644)
     return findings
 
 
-def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any]) -> int:
+def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any], origins: Origins) -> int:
     entry = sel.entry
     folder = org_root / "results" / entry.system / entry.benchmark
+    origins.folders.setdefault((entry.system, entry.benchmark), entry.index)
     folder.mkdir(parents=True, exist_ok=True)
     for i, run in enumerate(sel.chosen):
         dest = folder / f"result_{i}.txt"
         os.replace(run.staged, dest)
         dest.chmod(0o644)
+        placed = dest.relative_to(org_root.parent).as_posix()
+        origins.logs[placed] = PlacedLog(run.display, tuple(run.raw_lines), entry.index)
         facts = run.facts
         manifest["results"].append(
             {
@@ -176,7 +182,9 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any]) -> 
     return len(sel.chosen)
 
 
-def _export_implementations(cfg: PackageConfig, org_root: Path, out_shown: str) -> tuple[list[Exported], list[Finding]]:
+def _export_implementations(
+    cfg: PackageConfig, org_root: Path, origins: Origins
+) -> tuple[list[Exported], list[Finding]]:
     done: dict[tuple[str, str], Exported] = {}
     findings: list[Finding] = []
     with_code = {e.benchmark for e in cfg.results if e.implementation is not None}
@@ -189,7 +197,8 @@ def _export_implementations(cfg: PackageConfig, org_root: Path, out_shown: str) 
         if impl is None or (entry.benchmark, impl.name) in done:
             continue
         rel = Path("benchmarks", entry.benchmark, "implementations", impl.name)
-        shown = os.path.join(out_shown, cfg.org, rel.as_posix())
+        shown = posixpath.normpath(posixpath.join(Path(impl.repo_text).as_posix(), impl.path))  # the user's copy
+        origins.implementations[f"{cfg.org}/{rel.as_posix()}"] = shown
         exported = export(impl, entry.benchmark, org_root / rel, shown)
         done[(entry.benchmark, impl.name)] = exported
         findings.extend(exported.findings)
@@ -210,15 +219,16 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
     }
 
 
-def _check_tree(org_root: Path, tmp: Path, out: Path, cfg: PackageConfig, options: PackageOptions) -> Report:
+def _check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> Report:
+    """The check's report on the build folder, in the build folder's paths (`report_at_inputs` maps them)."""
     from mlsubmit.checker import CheckOptions, run_check
 
     run = run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
-    return remap(run.report, str(tmp), _shown(out))
+    return run.report
 
 
 def remap(report: Report, old: str, new: str) -> Report:
-    """The same report with paths under `old` shown under `new` (the temporary folder's findings, as in `out`)."""
+    """The same report with paths under `old` shown under `new` (`verify` shows an unpacked archive's paths)."""
 
     def fix(path: str) -> str:
         return new + path[len(old) :] if path == old or path.startswith(old + os.sep) else path
@@ -262,12 +272,14 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     staging = tmp / ".staging"
     staging.mkdir()
     manifest = mf.new_manifest(cfg.org, cfg.ruleset)
-    packaging: list[Finding] = [*options.notes, *_copy_systems(cfg, org_root)]
+    origins = Origins(config=str(cfg.path), org=cfg.org)
+    config_lines(cfg, origins)
+    packaging: list[Finding] = [*options.notes, *_copy_systems(cfg, org_root, origins)]
     for entry in cfg.results:
         sel = collect(cfg, entry, staging)
         packaging.extend(sel.findings)
-        result.results += _place_results(sel, org_root, manifest)
-    exported, problems = _export_implementations(cfg, org_root, _shown(out))
+        result.results += _place_results(sel, org_root, manifest, origins)
+    exported, problems = _export_implementations(cfg, org_root, origins)
     packaging.extend(problems)
     manifest["implementations"] = sorted((_implementation_record(ex, tmp) for ex in exported), key=lambda r: r["path"])
     result.implementation_files = sum(ex.files for ex in exported)
@@ -276,10 +288,12 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     manifest["files"] = mf.tree_files(tmp, cfg.org)
     mf.write(tmp, manifest)
 
-    report = _check_tree(org_root, tmp, out, cfg, options)
-    report.extend(packaging)
-    result.report = report
-    if has_errors(report.all_findings(), strict=options.strict) and not options.allow_findings:
+    report = _check_tree(org_root, cfg, options)
+    blocked = has_errors([*report.all_findings(), *packaging], strict=options.strict) and not options.allow_findings
+    origins.placed_at = None if blocked else _shown(out)
+    result.report = report_at_inputs(report, tmp.as_posix(), origins)
+    result.report.extend(packaging)
+    if blocked:
         return result
     if options.archive:
         result.outputs = _write_archive(cfg, options, tmp)

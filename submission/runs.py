@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from mlsubmit.checker import (
     GZIP_ERRORS,
@@ -48,6 +49,14 @@ class Run:
     records: int = 0
     facts: LogFacts | None = None
     output: dict[str, object] | None = None  # for a whole-output copy: what was kept, redacted or cut
+    # line in `source` of each staged record, in order (a whole-output copy keeps the lines: none needed)
+    raw_lines: list[int] = field(default_factory=list)
+
+    def raw_line(self, staged_line: int | None) -> int | None:
+        """The line of the raw output that holds the staged file's `staged_line` (both 1-based)."""
+        if staged_line is None or not 1 <= staged_line <= len(self.raw_lines):
+            return staged_line
+        return self.raw_lines[staged_line - 1]
 
     @property
     def start_ms(self) -> float | None:
@@ -124,23 +133,42 @@ def _ours(path: Path, out: Path) -> bool:
 
 
 
-def _copy_records(source: Path, staged: Path) -> int:
+class _LineCounter:
+    """A readline stream that knows the line number of the last line read from it (a long line comes in pieces)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._at_start = True
+        self.line = 0
+
+    def readline(self, size: int = -1, /) -> bytes:
+        data = self._stream.readline(size)
+        if data:
+            self.line += self._at_start
+            self._at_start = data.endswith(b"\n")
+        return data
+
+
+def _copy_records(source: Path, staged: Path, run: Run) -> int:
+    """The run's records into `staged`, each record's raw line noted so findings can point back at it."""
     count = 0
     with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses
-        for rec in record_lines(stream):
+        lines = _LineCounter(stream)
+        for rec in record_lines(lines):  # a record is yielded right after its line is read
             out.write(rec + b"\n")
+            run.raw_lines.append(lines.line)
             count += 1
     return count
 
 
 def stage_run(source: Path, display: str, staged: Path,
               full: Redaction | None = None) -> tuple[Run | None, list[Finding]]:
-    """Copy the run's records (with `full`: its whole output, redacted) into `staged`; None (with a finding) when
-    the file is not a usable run."""
+    """Copy the run's records (with `full`: its whole output, redacted, line for line) into `staged`; None (with a
+    finding) when the file is not a usable run."""
     try:
         run = Run(source, display, sha256_file(source), staged)
         if full is None:
-            count = _copy_records(source, staged)
+            count = _copy_records(source, staged, run)
         else:
             copied = copy_full(lambda: open_log(source, unpack=True), staged, full)
             count, run.output = copied.records, copied.manifest()
@@ -199,7 +227,7 @@ def _run_findings(run: Run, entry: ResultEntry) -> list[Finding]:
         out.append(
             finding("PKG009", run.display,
                     f"the run says submission_benchmark {bench!r}, but it is packaged as {entry.benchmark!r}",
-                    line=facts.line("submission_benchmark"))
+                    line=run.raw_line(facts.line("submission_benchmark")))
         )
     if facts.run_start_ms is None:
         out.append(finding("PKG011", run.display, "no run_start record: the run is ordered by its first record's time"))
@@ -272,7 +300,7 @@ def _convergence(cfg: PackageConfig, sel: Selection) -> None:
     for run in failed:
         facts = run.facts
         status = facts.status if facts is not None else None
-        line = facts.line("run_stop") if facts is not None else None
+        line = run.raw_line(facts.line("run_stop")) if facts is not None else None
         sel.findings.append(
             finding("PKG006", run.display, f"the run did not converge (run_stop status {status!r})", line=line)
         )

@@ -164,14 +164,15 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     verdict) and checked with their tree by the systems org check."""
     if not (run.targets.system_files or run.targets.orgs):
         return  # logs alone: the system modules (and jsonschema) are not imported
-    from mlsubmit.checker.systems.agreement import org_system_files
+    from mlsubmit.checker.systems.agreement import concerned, org_system_files
     from mlsubmit.checker.systems.descriptions import check_system_file
 
     for sref in run.targets.system_files:
         run.report.add_file(sref.display, check_system_file(sref.path, sref.display, options.ruleset)[1])
     for org in run.targets.orgs:
-        for _path, shown in org_system_files(org):
-            run.report.add_file(shown)
+        for path, shown in org_system_files(org):
+            if concerned(org, path.stem, options):  # --changed-since: only the systems a change concerns
+                run.report.add_file(shown)
 
 
 def _logs_folder(path: str) -> str:

@@ -7,6 +7,7 @@ platform must be those of the system it ran on (mlperf-logging compares none of 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from mlsubmit.checker.systems.jsonfile import JsonDocument
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
+from mlsubmit.support.names import did_you_mean
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
@@ -45,13 +47,15 @@ def _pairing_findings(org: OrgTree, docs: dict[str, JsonDocument]) -> Iterator[F
     used = _result_systems(org)
     for name in used:
         if name not in docs:
+            near = did_you_mean(name, docs)
             yield finding("SYS040", org.shown("results", name),
-                          f"results/{name}/ has no system description systems/{name}.json")
+                          f"results/{name}/ has no system description systems/{name}.json{near}")
     if not org.sub("results").is_dir():
         return  # a tree being assembled: systems first, results later
     for stem, doc in docs.items():
         if stem not in used:
-            yield finding("SYS041", doc.path, f"no results/{stem}/ folder uses this system description",
+            near = did_you_mean(stem, used)
+            yield finding("SYS041", doc.path, f"no results/{stem}/ folder uses this system description{near}",
                           line=doc.line(""))
 
 
@@ -165,7 +169,25 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
     for path, shown in org_system_files(org):
         doc, found = prepared.get(str(path)) or check_system_file(path, shown, options.ruleset)
         docs[path.stem] = doc
-        findings.extend(found)
-    findings.extend(_pairing_findings(org, docs))
+        if concerned(org, path.stem, options):
+            findings.extend(found)
+    findings.extend(f for f in _pairing_findings(org, docs) if concerned(org, _system_of(org, f), options))
     findings.extend(agreement_findings(org, facts, docs))
     return findings
+
+
+def concerned(org: OrgTree, system: str, options: CheckOptions) -> bool:
+    """With --changed-since, a system's own findings are reported again only when its file or its results folder
+    holds a change: one changed log must not bring back every unchanged system file's warnings."""
+    changed = options.changed_paths
+    if changed is None:
+        return True
+    own = str(org.sub("systems", system + ".json").resolve())
+    folder = str(org.sub("results", system).resolve()) + os.sep
+    return own in changed or any(p.startswith(folder) for p in changed)
+
+
+def _system_of(org: OrgTree, f: Finding) -> str:
+    """The system a pairing finding is about: results/<system> (SYS040) or systems/<system>.json (SYS041)."""
+    name = os.path.basename(f.path)
+    return name.removesuffix(".json") if f.code == "SYS041" else name

@@ -39,6 +39,7 @@ from mlsubmit.checker.tree.folders import (
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.support.names import did_you_mean
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
@@ -120,7 +121,8 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
                  org_flags: frozenset[str] = frozenset()) -> list[Finding]:
     if folder.name not in benchmarks.allowed(options.ruleset):
         return [
-            finding("TREE002", folder.shown, f"{folder.name!r} is not a benchmark of ruleset {options.ruleset}"),
+            finding("TREE002", folder.shown, f"{folder.name!r} is not a benchmark of ruleset {options.ruleset}"
+                    + did_you_mean(folder.name, benchmarks.allowed(options.ruleset))),
             *check_entries(folder, options.ruleset),
         ]
     runs = folder.facts(facts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -145,9 +146,24 @@ def rcp_findings(folder: BenchFolder, result: rcp.RcpResult) -> list[Finding]:
     if result.status in ("pass", "bypassed"):
         return [finding("TREE019", folder.shown, result.message)]
     if result.status == "fail":
-        return [finding("TREE018", folder.shown, result.message)]
+        return [finding("TREE018", folder.shown, fail_words(result))]
     code = "TREE021" if result.reference == "Batch sizes in files do not match" else "TREE020"
     return [finding(code, folder.shown, result.message)]
+
+
+def fail_words(result: rcp.RcpResult) -> str:
+    """TREE018's verdict in plain words, then the reference's numbers. The reference fails a folder exactly when
+    the olympic mean is not at or above the fastest allowed: below it, or not a number."""
+    mean, low = result.submission_mean, result.min_epochs
+    if mean is None or low is None:
+        why = "the folder fails the RCP check"
+    elif math.isnan(mean):
+        why = "the folder fails the RCP check: too few runs converged for an olympic mean of their convergence"
+    elif mean < low:
+        why = "the folder fails the RCP check: its runs converged faster than the reference allows"
+    else:
+        why = "the folder fails the RCP check"
+    return f"{why}; {result.message}"
 
 
 def touched(folder: BenchFolder, options: CheckOptions) -> bool:

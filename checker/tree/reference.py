@@ -35,6 +35,7 @@ from mlsubmit.checker.tree.folders import (
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support.names import did_you_mean
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
@@ -144,7 +145,8 @@ def check_folder(
     if crashed:
         return [crashed]
     if folder.name not in benchmarks.allowed(options.ruleset):
-        return [finding("TREE002", folder.shown, f"the reference skips {folder.name!r}", severity=Severity.WARNING)]
+        why = f"the reference skips {folder.name!r}" + did_you_mean(folder.name, benchmarks.allowed(options.ruleset))
+        return [finding("TREE002", folder.shown, why, severity=Severity.WARNING)]
     runs = folder.facts(facts)
     out = [*check_counts(folder), *_unknown_entries(folder)]
     for run in runs:

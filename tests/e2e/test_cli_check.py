@@ -138,6 +138,24 @@ def test_explain_lists_and_explains(run_cli) -> None:  # type: ignore[no-untyped
     assert "How to fix:" in out
 
 
+def test_explain_list_is_in_fixed_columns(run_cli) -> None:  # type: ignore[no-untyped-def]
+    from mlsubmit.codes import catalogue
+
+    code, out, _ = run_cli("explain")
+    assert code == 0
+    rows = [line for line in out.splitlines() if line[:1].isupper() and line.split(" ")[0] in catalogue()]
+    assert len(rows) == len(catalogue())
+    width = max(len(c) for c in catalogue())
+    for row in rows:  # the code padded to the widest, then the severity padded to "warning", then the title
+        assert row[width : width + 2] == "  " and row[width + 2 : width + 9].rstrip() in ("error", "warning", "info")
+        assert row[width + 9 : width + 11] == "  " and row[width + 11] != " ", row
+    listing = out.split("\n\n")[0].splitlines()  # the notes follow a blank line
+    assert all(len(line) <= 100 for line in listing)
+    assert all(line[: width + 11].isspace() and line[width + 11] != " " for line in listing if line not in rows)
+    _, family, _ = run_cli("explain", "hp")
+    assert family.splitlines()[0].startswith("HP001  error    ")  # a family's own width
+
+
 def test_a_folder_with_nothing_to_check_is_a_usage_error(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "notes.txt").write_text("not a log\n")
     code, out, err = run_cli("check", "--ruleset", "1.0.0", tmp_path)

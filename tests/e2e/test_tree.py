@@ -105,6 +105,21 @@ def test_unknown_benchmark_folder_is_an_error(tmp_path: Path, run_cli: Cli) -> N
     assert [f["severity"] for f in ref if f["code"] == "TREE002"] == ["warning"]
 
 
+def test_results_folder_typos_get_a_did_you_mean(tmp_path: Path, run_cli: Cli) -> None:
+    closed = "ipu-pod16-POPART-closed"
+    org = build_org(tmp_path / "G", {("ipu-pod16-POPART-closd", "resnet"): resnet_runs(GOOD),
+                                     (closed, "bret"): resnet_runs(GOOD[:1])}, systems={closed: "closed"})
+    _, full = check(run_cli, org)
+    said = {str(f["code"]): str(f["message"]) for f in full if f["code"] in ("SYS040", "TREE002")}
+    assert said == {
+        "SYS040": f"results/ipu-pod16-POPART-closd/ has no system description systems/ipu-pod16-POPART-closd.json"
+                  f'; did you mean "{closed}"?',
+        "TREE002": "'bret' is not a benchmark of ruleset 1.0.0; did you mean \"bert\"?"}
+    _, ref = check(run_cli, org, "--profile", "reference")
+    skipped = [f["message"] for f in ref if f["code"] == "TREE002"]
+    assert skipped == ["the reference skips 'bret'; did you mean \"bert\"?"]
+
+
 def test_runs_with_different_batch_sizes(tmp_path: Path, run_cli: Cli) -> None:
     specs = resnet_runs(GOOD)
     specs[4].hyperparameters = {"global_batch_size": 1632}
@@ -307,6 +322,39 @@ def test_odd_folder_shapes_never_crash(tmp_path: Path, run_cli: Cli) -> None:
     os.mkfifo(org / "systems" / "fifo.json")  # a read would block; the reference profile never opens it
     code, findings = check(run_cli, org, "--profile", "reference")
     assert code == 1 and "TREE028" in tree_codes(findings)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_changed_since_reports_only_the_system_files_a_change_concerns(tmp_path: Path, run_cli: Cli) -> None:
+    repo = tmp_path / "repo"
+    org = build_org(repo / "G", {("pod16", "resnet"): resnet_runs(GOOD), ("pod64", "resnet"): resnet_runs(GOOD)},
+                    systems={"pod16": "closed", "pod64": "closed"})  # fmt: skip
+    for name in ("pod16", "pod64"):  # each system file has a warning of its own (SYS019: no system_type)
+        path = org / "systems" / f"{name}.json"
+        data = json.loads(path.read_text("utf-8"))
+        del data["system_type"]
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "runs")
+
+    def sys019() -> tuple[list[str], list[str]]:
+        code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", "json", "--changed-since", "HEAD", org)
+        assert code == 0, err  # warnings only
+        data = json.loads(out)
+        listed = [e["path"] for e in data["files"] if e["path"].endswith(".json")]
+        return listed, sorted(f["path"] for e in data["files"] for f in e["findings"] if f["code"] == "SYS019")
+
+    log = org / "results/pod64/resnet/result_0.txt"
+    log.write_bytes(log.read_bytes() + b"\n")  # one log changed: only its system is reported again
+    pod64 = str(org / "systems/pod64.json")
+    assert sys019() == ([pod64], [pod64])
+    pod16 = org / "systems/pod16.json"
+    pod16.write_bytes(pod16.read_bytes() + b"\n")  # the changed system file itself is reported too
+    assert sys019() == ([str(pod16), pod64], [str(pod16), pod64])
+    _, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "json", org)  # without it: all of them
+    assert sorted(f["path"] for e in json.loads(out)["files"] for f in e["findings"] if f["code"] == "SYS019") == [
+        str(pod16), pod64]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -122,3 +122,20 @@ def test_scaling_json_is_a_warning_before_6_1_and_allowed_from_6_1() -> None:
                                   nested_logs={})
     assert [f.code for f in check_entries(folder, "6.0.0")] == ["TREE005", "TREE004"]
     assert [f.code for f in check_entries(folder, "6.1.0")] == ["TREE004"]  # mlcommons/training#879
+
+
+@pytest.mark.parametrize(("mean", "low", "said"), [
+    (2.5, 2.8, "the folder fails the RCP check: its runs converged faster than the reference allows; RCP found"),
+    (float("nan"), 2.8, "the folder fails the RCP check: too few runs converged"),
+    (None, None, "the folder fails the RCP check; RCP found"),
+])  # fmt: skip
+def test_rcp_failure_says_the_verdict_in_plain_words(mean: float | None, low: float | None, said: str) -> None:
+    from mlsubmit.checker.rcp import RcpResult
+    from mlsubmit.checker.tree.folders import rcp_findings
+
+    text = "RCP found (global batch size 3072); submission olympic mean 2.5000 epochs, fastest allowed 2.8000 epochs"
+    result = RcpResult("fail", False, 1.0, text, "RCP found", 3072, mean, 3.0, low)
+    (f,) = rcp_findings(folder([]), result)
+    assert f.code == "TREE018" and f.message.startswith(said) and f.message.endswith(text)  # the numbers kept
+    passed = RcpResult("pass", True, 1.0, "RCP found (global batch size 3072)", "RCP found")
+    assert [(g.code, g.message) for g in rcp_findings(folder([]), passed)] == [("TREE019", passed.message)]

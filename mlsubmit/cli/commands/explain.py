@@ -6,7 +6,7 @@ import argparse
 import sys
 import textwrap
 
-from mlsubmit.codes import catalogue
+from mlsubmit.codes import CodeInfo, catalogue
 from mlsubmit.errors import UsageError
 
 # Statements about scope that belong with the codes (shown by `mlsubmit explain` with no code).
@@ -47,12 +47,21 @@ def _wrap(text: str, indent: str = "  ") -> str:
     return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
 
 
+def listing(infos: list[CodeInfo]) -> str:
+    """One code a line in fixed columns (code, severity, title), long titles wrapped under the title column."""
+    code_w = max((len(i.code) for i in infos), default=0)
+    sev_w = max((len(i.severity.value) for i in infos), default=0)
+    indent = " " * (code_w + sev_w + 4)
+    lines = [textwrap.fill(f"{i.code:<{code_w}}  {i.severity.value:<{sev_w}}  {i.title}", width=100,
+                           subsequent_indent=indent, break_on_hyphens=False) for i in infos]  # fmt: skip
+    return "".join(line + "\n" for line in lines)
+
+
 def run(args: argparse.Namespace) -> int:
     codes = catalogue()
     out = sys.stdout
     if not args.code:
-        for info in codes.values():
-            out.write(f"{info.code}  {info.severity.value:<7}  {info.title}\n")
+        out.write(listing(list(codes.values())))
         out.write("\n" + "\n".join(_wrap(n, "") for n in NOTES) + "\n")
         return 0
     wanted = args.code.upper()
@@ -65,7 +74,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     family = [i for i in codes.values() if i.family == wanted]
     if family:
-        for info in family:
-            out.write(f"{info.code}  {info.severity.value:<7}  {info.title}\n")
+        out.write(listing(family))
         return 0
     raise UsageError(f"no finding code {args.code!r}; `mlsubmit explain` lists them")
