@@ -25,6 +25,7 @@ from typing import IO
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.support.safe_io import open_regular
 
 OPENSSL_MAGIC = b"Salted__"
 PBKDF2_ITERATIONS = 600_000
@@ -89,7 +90,7 @@ def _info(name: str, path: Path, mtime: int) -> tarfile.TarInfo:
 
 def digest(path: Path, algorithm: str) -> str:
     h = hashlib.new(algorithm)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -127,7 +128,8 @@ def write_sha1(path: Path, target: Path) -> Path:
 def read_checksum(path: Path) -> tuple[str, str] | None:
     """(hex digest, file name) from a sha256sum/sha1sum line; None when the file does not hold one."""
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        with open_regular(path) as fh:  # a link to /proc/kmsg would block; a checksum line is short
+            text = fh.read(4096).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     parts = text.split(None, 1)

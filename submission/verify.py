@@ -20,6 +20,7 @@ from mlsubmit.submission.build import remap
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.findings import Finding, Report, has_errors
+from mlsubmit.support.safe_io import open_regular
 
 
 @dataclass
@@ -61,6 +62,10 @@ def verify(archive: Path, passphrase_file: Path | None, ruleset: str | None, job
            progress: Tracker = no_progress) -> VerifyResult:
     if not archive.is_file():
         raise UsageError(f"{archive}: no such archive")
+    try:
+        open_regular(archive).close()
+    except OSError as exc:
+        raise UsageError(f"{archive}: cannot read the archive: {exc.strerror or exc}") from None
     display = os.path.normpath(archive)
     work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
     try:

@@ -313,3 +313,34 @@ def test_changed_since_runs_no_filter_command_from_the_repository(tmp_path: Path
     code, _, err = run_cli("check", "--ruleset", "1.0.0", "--changed-since", "HEAD", repo_dir / "logs")
     assert code in (0, 1), err
     assert not marker.exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="needs Linux /proc")
+def test_links_to_kernel_pseudo_files_are_findings_not_a_hang(tmp_path: Path) -> None:
+    """/proc/self/pagemap says 'regular file, size 0' and reads for hundreds of GiB (issue 26)."""
+    import subprocess
+    import sys
+
+    org = tmp_path / "Org"
+    results = org / "results" / "s" / "bert"
+    write_run(results / "result_0.txt", RunSpec())
+    (org / "systems").mkdir()
+    for link in (results / "result_1.txt", org / "systems" / "s.json", org / ".mlsubmit-round"):
+        link.symlink_to("/proc/self/pagemap")
+    # a generous guard against a hang, not a timing assertion: the check takes a few seconds at most
+    done = subprocess.run([sys.executable, "-m", "mlsubmit", "check", "--ruleset", "1.0.0", "--format", "json",
+                           str(org)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    codes = {(Path(str(f["path"])).name, f["code"]) for f in _findings(done.stdout)}
+    assert {("result_1.txt", "LOG001"), ("s.json", "SYS001")} <= codes
+    loose = subprocess.run([sys.executable, "-m", "mlsubmit", "check", "--ruleset", "1.0.0",
+                            str(results / "result_1.txt")], capture_output=True, text=True, timeout=60, check=False)
+    assert loose.returncode == 1 and "LOG001" in loose.stdout and "pseudo-file" in loose.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="needs Linux /proc")
+def test_verify_of_a_link_to_a_kernel_pseudo_file_is_exit_2(tmp_path: Path, run_cli: RunCLI) -> None:
+    archive = tmp_path / "mlperf_submission_Org.tar.gz"
+    archive.symlink_to("/proc/self/pagemap")
+    code, _, err = run_cli("verify", archive)
+    assert code == 2 and "pseudo-file" in err
