@@ -69,3 +69,16 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+class TooLarge(OSError):
+    """The file is larger than what its kind may hold; it is not read."""
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """A small file's bytes (configs, prices, checksums), refused past `limit` bytes without reading on."""
+    with open_regular(path) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(0, f"larger than {limit} bytes", str(path))
+    return data
