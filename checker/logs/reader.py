@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -111,6 +112,10 @@ _FAST = msgspec.json.Decoder().decode
 _FAST_ERRORS = (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError)
 
 
+def _shown(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
 def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
     """Decode the JSON after the token; return key, LogLine-style value, time and warnings, or raise."""
     _NONFINITE_SEEN[0] = False
@@ -132,6 +137,8 @@ def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
         ts = float(obj["time_ms"])
     except (TypeError, ValueError, OverflowError):
         raise _RecordError("LOG006", f"time_ms {obj['time_ms']!r} is not a number") from None
+    if not math.isfinite(ts):  # 1e999 decodes to inf: a run time from it would be infinite or negative
+        raise _RecordError("LOG006", f"time_ms {_shown(obj['time_ms'])} is not a finite number")
     key = obj["key"]
     if not isinstance(key, str):
         raise _RecordError("LOG005", f"record key {key!r} is not a string")
@@ -227,7 +234,8 @@ class _Reader:
                         key = obj["key"]
                         ts = float(obj["time_ms"])
                         value, meta = obj["value"], obj["metadata"]
-                        if type(key) is str and colons <= _shallow_keys(obj):
+                        # ts - ts is 0.0 only for a finite time; inf or nan go the slow way, to their finding
+                        if type(key) is str and ts - ts == 0.0 and colons <= _shallow_keys(obj):
                             records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
                             self.index += 1
                             pos = find(_BTOKEN, end)
@@ -270,6 +278,8 @@ class _Reader:
                 return None
             keys = [o["key"] for o in objs]
             stamps = list(map(float, [o["time_ms"] for o in objs]))
+            if not math.isfinite(sum(stamps)):  # one inf or nan among them: line by line, to its finding
+                return None
             payloads = [o["value"] for o in objs]
             metadata = [o["metadata"] for o in objs]
         except _FAST_ERRORS:
@@ -338,11 +348,27 @@ class _Reader:
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
+        self._order()
         self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
         self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
         if not self.log.records and self.log.parse_errors == 0:
             self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
         return self.log
+
+    def _order(self) -> None:
+        """LOG011 when the first run_stop is stamped before the first run_start: a run time is never negative."""
+        start = stop = None
+        for rec in self.log.records:
+            if rec.key == "run_start" and start is None:
+                start = rec
+            elif rec.key == "run_stop" and stop is None:
+                stop = rec
+            if start is not None and stop is not None:
+                break
+        if start is not None and stop is not None and stop.timestamp < start.timestamp:
+            self.log.findings.append(finding(
+                "LOG011", self.display, f"run_stop (time_ms {stop.timestamp:.0f}) is stamped before run_start on "
+                f"line {start.line} (time_ms {start.timestamp:.0f})", line=stop.line))
 
     def _summarise(self, code: str, lines: list[int], what: str) -> None:
         for ln in lines[:_REPORT_EACH]:

@@ -120,6 +120,9 @@ def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmar
         reason = "fails the round's log rules"
     elif facts.run_start_ms is None or facts.run_stop is None:
         reason = "no run_start or run_stop"
+    if minutes is not None and not 0.0 <= minutes < math.inf:  # a cached or hand-made facts object: never shown
+        reason = reason or "its run time is not a finite, non-negative number"
+        minutes = None
     point = convergence_point(facts, ruleset)
     return RunResult(
         path=path,
