@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
+from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.codes import finding
@@ -112,10 +113,6 @@ _FAST = msgspec.json.Decoder().decode
 _FAST_ERRORS = (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError)
 
 
-def _shown(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str) else str(value)
-
-
 def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
     """Decode the JSON after the token; return key, LogLine-style value, time and warnings, or raise."""
     _NONFINITE_SEEN[0] = False
@@ -138,7 +135,7 @@ def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
     except (TypeError, ValueError, OverflowError):
         raise _RecordError("LOG006", f"time_ms {obj['time_ms']!r} is not a number") from None
     if not math.isfinite(ts):  # 1e999 decodes to inf: a run time from it would be infinite or negative
-        raise _RecordError("LOG006", f"time_ms {_shown(obj['time_ms'])} is not a finite number")
+        raise _RecordError("LOG006", f"time_ms {json.dumps(obj['time_ms'])} is not a finite number")
     key = obj["key"]
     if not isinstance(key, str):
         raise _RecordError("LOG005", f"record key {key!r} is not a string")
@@ -170,8 +167,6 @@ def _duplicate_keys(text: str) -> list[str]:
     except (ValueError, RecursionError):
         pass
     return []
-
-
 
 
 def _open_end(data: bytes) -> int:
@@ -234,8 +229,7 @@ class _Reader:
                         key = obj["key"]
                         ts = float(obj["time_ms"])
                         value, meta = obj["value"], obj["metadata"]
-                        # ts - ts is 0.0 only for a finite time; inf or nan go the slow way, to their finding
-                        if type(key) is str and ts - ts == 0.0 and colons <= _shallow_keys(obj):
+                        if type(key) is str and ts - ts == 0.0 and colons <= _shallow_keys(obj):  # 0.0: finite
                             records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
                             self.index += 1
                             pos = find(_BTOKEN, end)
@@ -278,13 +272,11 @@ class _Reader:
                 return None
             keys = [o["key"] for o in objs]
             stamps = list(map(float, [o["time_ms"] for o in objs]))
-            if not math.isfinite(sum(stamps)):  # one inf or nan among them: line by line, to its finding
-                return None
             payloads = [o["value"] for o in objs]
             metadata = [o["metadata"] for o in objs]
         except _FAST_ERRORS:
             return None
-        if not all(type(k) is str for k in keys):
+        if not all(type(k) is str for k in keys) or not math.isfinite(sum(stamps)):  # an inf or nan: line by line
             return None
         # _shallow_keys for the whole chunk: each record has at least as many colons as keys, so equal totals mean
         # no record can repeat a key; otherwise the line-by-line path finds which one (and the exact repeats)
@@ -348,35 +340,18 @@ class _Reader:
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
-        self._order()
+        self.log.findings += run_order(self.log.records, self.display)
         self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
         self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
         if not self.log.records and self.log.parse_errors == 0:
             self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
         return self.log
 
-    def _order(self) -> None:
-        """LOG011 when the first run_stop is stamped before the first run_start: a run time is never negative."""
-        start = stop = None
-        for rec in self.log.records:
-            if rec.key == "run_start" and start is None:
-                start = rec
-            elif rec.key == "run_stop" and stop is None:
-                stop = rec
-            if start is not None and stop is not None:
-                break
-        if start is not None and stop is not None and stop.timestamp < start.timestamp:
-            self.log.findings.append(finding(
-                "LOG011", self.display, f"run_stop (time_ms {stop.timestamp:.0f}) is stamped before run_start on "
-                f"line {start.line} (time_ms {start.timestamp:.0f})", line=stop.line))
-
     def _summarise(self, code: str, lines: list[int], what: str) -> None:
         for ln in lines[:_REPORT_EACH]:
             more = len(lines) - _REPORT_EACH
             tail = f" ({more} more line(s) like it)" if more > 0 and ln == lines[_REPORT_EACH - 1] else ""
             self.log.findings.append(finding(code, self.display, f"line holds {what}{tail}", line=ln))
-
-
 
 
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True) -> ParsedLog:
@@ -447,5 +422,3 @@ def read_log(path: str | Path, display: str | None = None, *, digest: bool = Tru
         log = ParsedLog(path=display, readable=False)
         log.findings.append(finding("LOG001", display, f"cannot read the log: {reason}"))
         return log
-
-
