@@ -305,9 +305,6 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
         run.report.extend({(f.path, f.message): f for f in unreadable}.values())
 
 
-_R = TypeVar("_R")
-
-
 def _attempt(call: Callable[[], _R]) -> _R | OSError:
     """The call's result, or the OSError it raised (unreadable parts of a tree are findings, not crashes)."""
     try:
