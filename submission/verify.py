@@ -118,7 +118,7 @@ def _verify(
         if has_errors(report.all_findings()):
             return result  # already failing; the check waits for a sound archive or --ruleset
         raise UsageError(f"{archive}: the archive has no manifest naming its ruleset; give --ruleset X.Y.Z")
-    _check(tree, result.ruleset, jobs, report, progress)
+    _check(tree, display, result.ruleset, jobs, report, progress)
     return result
 
 
@@ -148,11 +148,13 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     return str(ruleset)
 
 
-def _check(tree: Path, ruleset: str, jobs: int, report: Report, progress: Tracker) -> None:
+def _check(tree: Path, display: str, ruleset: str, jobs: int, report: Report, progress: Tracker) -> None:
     from mlsubmit.checker import CheckOptions, is_org, run_check
 
     orgs = sorted(p for p in tree.iterdir() if is_org(p))
-    if not orgs:
+    if not orgs:  # an empty archive, or one of stray files, is no submission: it must not verify as OK
+        report.add(finding("PKG049", display, "the archive holds no organisation folder (with results/, systems/ "
+                           "or benchmarks/); nothing in it could be checked"))
         return
     run = run_check([str(p) for p in orgs], CheckOptions(ruleset=ruleset, jobs=jobs), progress=progress)
     checked = remap(run.report, str(tree), "")

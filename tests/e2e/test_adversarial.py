@@ -344,3 +344,19 @@ def test_verify_of_a_link_to_a_kernel_pseudo_file_is_exit_2(tmp_path: Path, run_
     archive.symlink_to("/proc/self/pagemap")
     code, _, err = run_cli("verify", archive)
     assert code == 2 and "pseudo-file" in err
+
+
+@pytest.mark.parametrize("members", [{}, {"hello.txt": b"hello\n"}, {"notes/readme.md": b"# x\n"}])
+def test_verify_fails_an_archive_without_a_submission(tmp_path: Path, run_cli: RunCLI,
+                                                      members: dict[str, bytes]) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items():
+            tar.addfile(_member(name, data=data), io.BytesIO(data))
+    archive = tmp_path / "mlperf_submission_Org.tar.gz"
+    archive.write_bytes(buf.getvalue())
+    archive.with_name(archive.name + ".sha256").write_text(f"{hashlib.sha256(buf.getvalue()).hexdigest()}  "
+                                                           f"{archive.name}\n")
+    code, out, err = run_cli("verify", "--ruleset", "1.0.0", archive)
+    assert code == 1, err
+    assert "PKG049" in out and "OK" not in err
