@@ -34,6 +34,9 @@ _KEY_LEN, _IV_LEN = 32, 16
 _CHUNK = 1 << 20
 PASS_MAX = 1023  # openssl's -pass file: reads at most this many bytes of the first line
 MAX_UNPACKED = 16 << 30  # a gzip bomb stops here instead of filling the disk
+# No submission nests this deep; deeper names end unpacking in RecursionError or exceed PATH_MAX on disk.
+MAX_MEMBER_DEPTH = 128
+MAX_MEMBER_NAME = 3072
 
 
 def fixed_mtime() -> int:
@@ -228,15 +231,24 @@ class Unpacked:
     findings: list[Finding] | None = None
 
 
-def member_problem(member: tarfile.TarInfo) -> str | None:
-    """Why a member must not be written, or None when it is a plain file or folder with a safe relative name."""
-    name = member.name
+def _name_problem(name: str) -> str | None:
     if not name or "\x00" in name or "\\" in name:
         return f"has an unusable name {name!r}"
     if name.startswith("/") or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
         return "has an absolute path"
     if ".." in PurePosixPath(name).parts:
         return "climbs out of the folder with '..'"
+    if len(PurePosixPath(name).parts) > MAX_MEMBER_DEPTH or len(os.fsencode(name)) > MAX_MEMBER_NAME:
+        return f"is nested too deep ({len(PurePosixPath(name).parts)} levels, {len(os.fsencode(name))} bytes)"
+    return None
+
+
+def member_problem(member: tarfile.TarInfo) -> str | None:
+    """Why a member must not be written, or None when it is a plain file or folder with a safe relative name."""
+    name = member.name
+    named = _name_problem(name)
+    if named is not None:
+        return named
     if member.issym() or member.islnk():
         return f"is a {'symbolic' if member.issym() else 'hard'} link to {member.linkname!r}"
     if member.ischr() or member.isblk() or member.isfifo():
