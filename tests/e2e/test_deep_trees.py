@@ -60,3 +60,19 @@ def test_a_folder_nested_a_thousand_deep_is_walked(run_cli: RunCLI, deep_org: Pa
     code, _, err = run_cli(command, "--ruleset", "1.0.0", deep_org)
     assert code in (0, 1), err
     assert "internal error" not in err
+
+
+def test_a_path_over_path_max_under_benchmarks_is_a_finding(run_cli: RunCLI, tmp_path: Path) -> None:
+    org = build_org(tmp_path / "Org", {("s", "resnet"): resnet_runs([40, 41])})
+    here = os.getcwd()
+    os.chdir(org / "benchmarks" / "resnet" / "implementations" / "ipu")
+    try:
+        for _ in range(20):  # 20 x 251 bytes: over Linux's PATH_MAX of 4,096
+            os.mkdir("x" * 250)
+            os.chdir("x" * 250)
+        Path("train.py").write_text("x = 1\n", encoding="utf-8")
+    finally:
+        os.chdir(here)
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", org)
+    assert code == 1, err
+    assert "TREE046" in out and "internal error" not in err
