@@ -361,3 +361,22 @@ def test_verify_fails_an_archive_without_a_submission(tmp_path: Path, run_cli: R
     code, out, err = run_cli("verify", "--ruleset", "1.0.0", archive)
     assert code == 1, err
     assert "PKG049" in out and "OK" not in err
+
+
+def test_package_of_an_implementation_holding_a_git_submodule_is_a_finding(tmp_path: Path, run_cli: RunCLI) -> None:
+    """A submodule is a commit id in the tree, not files: it was an AttributeError (exit 3) in support/git.py."""
+    import git
+
+    config = _config_example(tmp_path)
+    repo = config.parent / "ipu-benchmarks"
+    g = git.Repo(repo)
+    head = g.head.commit.hexsha
+    # a gitlink entry (mode 160000) pointing at a commit, as `git submodule add` records it
+    g.git.update_index("--add", "--cacheinfo", f"160000,{head},bert/popart/third_party")
+    g.git.commit("-m", "a submodule", "--no-verify")
+    g.git.tag("-f", "v1.0")
+    code, out, err = run_cli("package", config, "--format", "json")
+    assert code in (0, 1), err
+    assert "internal error" not in err
+    submodules = [str(f["path"]) for f in _findings(out) if f["code"] == "PKG033"]
+    assert len(submodules) == 1 and submodules[0].endswith("/bert/implementations/popart/third_party"), submodules
