@@ -60,3 +60,17 @@ def test_exhausted_memory_is_still_exit_3(tmp_path: Path) -> None:
                           cwd=tmp_path)
     assert done.returncode == 3, done.stderr
     assert "internal error: MemoryError" in done.stderr
+
+
+def test_jobs_beyond_the_file_limit_give_the_same_report(tmp_path: Path) -> None:
+    """--jobs 64 under a limit of 40 open files: fewer workers, the same answers (it was EMFILE, exit 3)."""
+    for i in range(40):
+        write_run(tmp_path / "logs" / f"r{i}" / "result_0.txt", RunSpec(seed=i))
+    base = [sys.executable, "-m", "mlsubmit", "check", "--ruleset", "1.0.0", str(tmp_path / "logs")]
+    limited = "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40)); " \
+              "sys.argv = sys.argv[1:]; runpy.run_module('mlsubmit', run_name='__main__')"
+    tight = subprocess.run([sys.executable, "-c", limited, *base[2:], "--jobs", "64"], capture_output=True,
+                           text=True, timeout=300, check=False)
+    plain = subprocess.run([*base, "--jobs", "2"], capture_output=True, text=True, timeout=300, check=False)
+    assert tight.returncode == plain.returncode == 0, tight.stderr
+    assert tight.stdout == plain.stdout
