@@ -105,7 +105,7 @@ def throughput(facts: LogFacts, benchmark: str, point: float | None, minutes: fl
         if per_epoch is None:
             return None
         samples = point * per_epoch
-    return samples / (minutes * 60.0)
+    return _number(samples / (minutes * 60.0))  # None past a float's range: reports hold finite numbers only
 
 
 def is_compliant(findings: Iterable[Finding]) -> bool:

@@ -55,3 +55,13 @@ def test_an_ordinary_run_has_neither(tmp_path: Path) -> None:
     parsed = read_log(log)
     minutes = run_result(str(log), extract(parsed), parsed.findings, "bert", "1.0.0").minutes
     assert minutes is not None and minutes > 0
+
+
+def test_a_throughput_past_a_floats_range_is_no_figure(tmp_path: Path) -> None:
+    from mlsubmit.report.scoring import throughput
+
+    log = write_run(tmp_path / "result_0.txt", RunSpec(benchmark="resnet", hyperparameters={"global_batch_size": 3264}))
+    facts = extract(read_log(log))
+    facts.first["train_samples"] = facts.first["train_samples"]._replace(value=1e308)
+    assert throughput(facts, "resnet", 40.0, 1e-10) is None
+    assert throughput(facts, "resnet", 40.0, 10.0) is None  # 40 x 1e308 overflows too
