@@ -333,3 +333,28 @@ def test_a_misspelt_system_name_gets_a_did_you_mean(example: Example, run_cli: C
     code, out, _err = run_cli("package", example.config, "--color", "never")
     assert code == 1 and "PKG020" in out
     assert 'did you mean "ipu-pod16-POPART-closed"?' in out
+
+
+def test_a_previous_build_is_replaced_only_as_it_was_written(example: Example, run_cli: Cli) -> None:
+    """Issue 26: its own build (manifest and digests) is replaced; with the user's files in it, it is refused."""
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code in (0, 1), err
+    out = example.root / OUT
+    assert (out / "manifest.json").is_file()
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code in (0, 1), err  # an untouched build of ours is replaced
+    notes = out / "notes.txt"
+    notes.write_text("mine\n")
+    raw = out / "raw" / "result_0.txt"
+    raw.parent.mkdir()
+    raw.write_text("raw logs\n")
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code == 2 and "which no build wrote" in err and "notes.txt" in err
+    assert notes.read_text() == "mine\n" and raw.read_text() == "raw logs\n"
+    notes.unlink()
+    shutil.rmtree(raw.parent)
+    edited = next(p for p in sorted(out.rglob("result_*.txt")))
+    edited.write_text(edited.read_text() + "# a note of the user's\n")
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code == 2 and "differ" in err
+    assert edited.read_text().endswith("# a note of the user's\n")
