@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,11 +71,32 @@ def verify(archive: Path, passphrase_file: Path | None, ruleset: str | None, job
     except OSError as exc:
         raise UsageError(f"{archive}: cannot read the archive: {exc.strerror or exc}") from None
     display = os.path.normpath(archive)
-    work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
+    with _signals_end_the_run():
+        work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
+        try:
+            return _verify(archive, display, passphrase_file, ruleset, jobs, work, progress)
+        finally:  # the decrypted archive and its unpacked tree never outlive the run
+            shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def _signals_end_the_run() -> Iterator[None]:
+    """SIGTERM and SIGHUP end verify as an exception would, so the `finally` above removes the plaintext (their
+    default action ends the process on the spot). SIGINT already does so (KeyboardInterrupt); SIGKILL cannot."""
+    if threading.current_thread() is not threading.main_thread():  # handlers can be set from the main thread only
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)  # the shell's exit status for a process ended by that signal
+
+    caught = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+    before = {s: signal.signal(s, stop) for s in caught}
     try:
-        return _verify(archive, display, passphrase_file, ruleset, jobs, work, progress)
+        yield
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def _verify(

@@ -358,3 +358,31 @@ def test_a_previous_build_is_replaced_only_as_it_was_written(example: Example, r
     code, _out, err = run_cli("package", example.config, "--allow-findings")
     assert code == 2 and "differ" in err
     assert edited.read_text().endswith("# a note of the user's\n")
+
+
+TERMINATED = """
+import os, signal, sys
+from mlsubmit.submission import archive
+real = archive.unpack
+def terminated(tarball, dest, display):
+    os.kill(os.getpid(), signal.SIGTERM)  # the archive is decrypted by now: a plaintext copy sits in the temp folder
+    return real(tarball, dest, display)
+archive.unpack = terminated
+from mlsubmit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_verify_ended_by_sigterm_leaves_no_plaintext(example: Example, run_cli: Cli, tmp_path: Path) -> None:
+    passfile = example.root / "pass.txt"
+    passfile.write_text("correct horse battery staple\n")
+    passfile.chmod(0o600)
+    assert run_cli("package", example.config, "--archive", "--encrypt", "--passphrase-file", passfile)[0] == 0
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
+    done = subprocess.run([sys.executable, "-c", TERMINATED, "verify", str(example.root / OUT /
+                           "mlperf_submission_Graphcore.tar.gz"), "--passphrase-file", str(passfile)],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert list(scratch.iterdir()) == []
