@@ -24,6 +24,7 @@ from mlsubmit.submission.runs import Selection, collect
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding, Report, has_errors
+from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def _copy_systems(cfg: PackageConfig, org_root: Path) -> list[Finding]:
         done.add(entry.system)
         src = cfg.systems / f"{entry.system}.json"
         try:
-            data = src.read_bytes()
+            data = read_bounded(src, SMALL_FILE)
         except OSError as exc:
             findings.append(
                 finding("PKG020", str(cfg.path), f"no readable {src} for system {entry.system!r}: "

@@ -26,6 +26,7 @@ from typing import Any
 from mlsubmit.checker import LogFacts, benchmarks, run_convergence
 from mlsubmit.checker import olympic_mean as olympic
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.
 COMPLIANCE_FAMILIES = frozenset({"LOG", "RULE"})
@@ -204,7 +205,7 @@ def committed_scaling(folder: Path | None) -> float | None:
         return None
     path = folder / "scaling.json"
     try:
-        data = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+        data = json.loads(read_bounded(path, SMALL_FILE).decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
     value = data.get("scaling_factor") if isinstance(data, dict) else None

@@ -71,6 +71,9 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+SMALL_FILE = 64 << 20  # descriptions, params, scaling.json: no real one comes near; a bigger one is not read
+
+
 class TooLarge(OSError):
     """The file is larger than what its kind may hold; it is not read."""
 

@@ -38,3 +38,26 @@ def test_fifos_and_devices_are_refused(tmp_path: Path) -> None:
     for path in (fifo, Path("/dev/null")):
         with pytest.raises(NotRegularFile):
             open_regular(path)
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="needs Linux /proc")
+def test_tree_files_linked_to_proc_are_not_read(tmp_path: Path) -> None:
+    """Each of these read its file whole; on some kernels /proc/self/pagemap reads for 256 GiB (issue 26). Here it
+    may fail at once (EINVAL), so this guards the refusal rather than reproducing the hang."""
+    from mlsubmit.checker.power.check import number_of_nodes
+    from mlsubmit.checker.run.discover import OrgTree
+    from mlsubmit.checker.tree.folders import bypass_flags, read_division
+
+    from mlsubmit.report.scoring import committed_scaling
+
+    org = OrgTree(tmp_path, "Org")
+    (tmp_path / "systems").mkdir()
+    (tmp_path / "systems" / "s.json").symlink_to("/proc/self/pagemap")
+    folder = tmp_path / "results" / "s" / "bert"
+    folder.mkdir(parents=True)
+    (folder / "package_checker_params").symlink_to("/proc/self/pagemap")
+    (folder / "scaling.json").symlink_to("/proc/self/pagemap")
+    assert read_division(org, "s") is None
+    assert number_of_nodes(org, "s") is None
+    assert bypass_flags(folder) == (set(), set())
+    assert committed_scaling(folder) is None
