@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
+from mlsubmit.checker.logs.limits import over_limit
 from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.rcp.lines import collect
 
@@ -364,7 +365,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
     rest = b""
     overlong = False
     size = 0
-    while True:
+    while not over_limit(reader.log, size):  # LOG012 past MAX_RECORDS or MAX_BYTES: the rest is not read
         chunk = stream.read(CHUNK)
         if not chunk:
             break
@@ -392,7 +393,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             )
             rest = b""
             overlong = True
-    if rest:
+    if rest and not over_limit(reader.log, size):  # past a limit, `rest` is a line cut short
         if rcp_lines:
             collect(rest, kept)
         reader.feed(rest, line)
