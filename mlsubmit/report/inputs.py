@@ -230,10 +230,14 @@ def _read_toml(path: Path) -> Any:
 
 
 def _rule(label: str, entry: Mapping[str, Any], currency: str) -> PriceRule:
-    if not math.isfinite(float(entry["price"])):  # TOML spells nan and inf; the schema's minimum lets nan through
-        raise PricesError(f"{label}: price must be a finite number, not {entry['price']}")
+    try:
+        amount = float(entry["price"])
+    except OverflowError:  # an integer past a float's range
+        amount = math.inf
+    if not math.isfinite(amount):  # TOML spells nan and inf; the schema's minimum lets nan through
+        raise PricesError(f"{label}: price must be a finite number, not {str(entry['price'])[:40]}")
     where = tuple((str(k), v) for k, v in entry.get("where", {}).items())
-    return PriceRule(label=label, amount=float(entry["price"]), currency=currency,
+    return PriceRule(label=label, amount=amount, currency=currency,
                      basis=str(entry.get("basis", "estimate")), source=str(entry["source"]), date=str(entry["date"]),
                      per=str(entry.get("per", "node")), baseline=bool(entry.get("baseline", False)),
                      where=where)  # fmt: skip

@@ -44,6 +44,10 @@ def loads(text: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except RecursionError:
         raise TOMLDecodeError(f"tables or arrays nested too deeply (more than {MAX_DEPTH} levels)") from None
+    except TOMLDecodeError:
+        raise
+    except ValueError as exc:  # an integer of more than 4,300 digits: Python's own limit for int()
+        raise TOMLDecodeError(f"a value Python cannot hold: {exc}") from None
     if _depth(data) > MAX_DEPTH:
         raise TOMLDecodeError(f"tables or arrays nested too deeply (more than {MAX_DEPTH} levels)")
     return data

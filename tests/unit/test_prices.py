@@ -123,6 +123,8 @@ def test_project_prices_price_both_seeds_systems() -> None:
         ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
         ("a = " + "[" * 100 + "]" * 100 + "\n", "nested too deeply"),
         ("x = 1\n" + "# padding\n" * 500_000, "larger than"),
+        ('[systems."X"]\nprice = 1' + "0" * 400 + '\nsource = "s"\ndate = "2021-06"\n', "finite"),
+        ('[systems."X"]\nprice = 1' + "0" * 4400 + '\nsource = "s"\ndate = "2021-06"\n', "cannot hold"),
     ],
 )
 def test_bad_prices_files(tmp_path: Path, text: str, needle: str) -> None:

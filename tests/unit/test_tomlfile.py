@@ -27,3 +27,8 @@ def test_a_deeply_nested_mlsubmit_toml_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "mlsubmit.toml").write_text("[check]\nx = " + "{a=" * 3000 + "1" + "}" * 3000 + "\n")
     with pytest.raises(UsageError, match="nested too deeply"):
         stated_round(tmp_path)
+
+
+def test_an_integer_python_cannot_hold_is_a_decode_error() -> None:
+    with pytest.raises(TOMLDecodeError, match="cannot hold"):
+        loads("x = " + "9" * 4301)
