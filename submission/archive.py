@@ -154,7 +154,7 @@ def read_passphrase(path: Path) -> bytes:
     from mlsubmit.errors import FatalError
 
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO or /proc/kmsg would block the run
             first = fh.readline(PASS_MAX + 1)
     except OSError as exc:
         raise FatalError(f"{path}: cannot read the passphrase file: {exc.strerror or exc}") from None

@@ -380,3 +380,22 @@ def test_package_of_an_implementation_holding_a_git_submodule_is_a_finding(tmp_p
     assert "internal error" not in err
     submodules = [str(f["path"]) for f in _findings(out) if f["code"] == "PKG033"]
     assert len(submodules) == 1 and submodules[0].endswith("/bert/implementations/popart/third_party"), submodules
+
+
+@pytest.mark.parametrize("kind", ["fifo", "proc"])
+def test_a_passphrase_file_that_would_block_is_exit_2(tmp_path: Path, kind: str) -> None:
+    import subprocess
+    import sys
+
+    archive = tmp_path / "mlperf_submission_Org.tar.gz"
+    archive.write_bytes(b"Salted__" + b"\0" * 40)
+    passfile = tmp_path / "pass"
+    if kind == "fifo":
+        os.mkfifo(passfile)
+    else:
+        passfile.symlink_to("/proc/self/status")
+    # a generous guard against a hang, not a timing assertion
+    done = subprocess.run([sys.executable, "-m", "mlsubmit", "verify", str(archive), "--passphrase-file",
+                           str(passfile)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "passphrase" in done.stderr
