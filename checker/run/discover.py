@@ -121,7 +121,7 @@ def org_logs(org: Path, display: str, unreadable: list[str] | None = None) -> li
 
 def _listing(folder: Path, org: Path, display: str, unreadable: list[str], *, dirs: bool) -> list[Path]:
     """The folders (or files) in a folder, sorted; none when it cannot be listed, which is noted in `unreadable`
-    for a TREE046 finding instead of the whole run ending in a traceback."""
+    for a TREE048 finding instead of the whole run ending in a traceback."""
     try:
         entries = sorted(folder.iterdir())
         return [p for p in entries if (p.is_dir() if dirs else p.is_file())]

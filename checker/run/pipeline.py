@@ -239,7 +239,7 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
     def prepare() -> None:
         for options, run in plans:
             for org in run.targets.orgs:
-                for prep in org_preparations(options):  # an unreadable folder: the check that needs it files TREE046
+                for prep in org_preparations(options):  # an unreadable folder: the check that needs it files TREE048
                     _attempt(partial(prep, org, options))
 
     code = _code_tasks(plans)
@@ -261,7 +261,7 @@ def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTre
     for options, run in plans:
         plan = options.profile.code_scan()
         if plan is not None:
-            for org in run.targets.orgs:  # an unreadable folder: the hygiene check files TREE046 when it lists it
+            for org in run.targets.orgs:  # an unreadable folder: the hygiene check files TREE048 when it lists it
                 tasks = _attempt(partial(plan, org, options))
                 out += [] if isinstance(tasks, OSError) else [(org, task) for task in tasks]
     return out
@@ -314,6 +314,6 @@ def _attempt(call: Callable[[], _R]) -> _R | OSError:
 
 
 def _unreadable(org: OrgTree, exc: OSError) -> Finding:
-    """TREE046 for the first path of an organisation a check could not list or read; the check stops there."""
+    """TREE048 for the first path of an organisation a check could not list or read; the check stops there."""
     where = str(exc.filename) if exc.filename else org.display
-    return finding("TREE046", where, f"cannot be read ({exc.strerror or exc}); the checks that need it were not made")
+    return finding("TREE048", where, f"cannot be read ({exc.strerror or exc}); the checks that need it were not made")

@@ -105,7 +105,7 @@ def _org_systems(org: OrgTree) -> dict[str, SystemFacts]:
     out = {}
     try:
         listing = sorted(folder.iterdir())
-    except OSError:  # unreadable: the check's TREE046 says so; the report shows no system facts
+    except OSError:  # unreadable: the check's TREE048 says so; the report shows no system facts
         return {}
     for path in listing:
         if path.is_file() and path.name.endswith(".json"):

@@ -75,4 +75,4 @@ def test_a_path_over_path_max_under_benchmarks_is_a_finding(run_cli: RunCLI, tmp
         os.chdir(here)
     code, out, err = run_cli("check", "--ruleset", "1.0.0", org)
     assert code == 1, err
-    assert "TREE046" in out and "internal error" not in err
+    assert "TREE048" in out and "internal error" not in err

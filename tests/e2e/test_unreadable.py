@@ -1,4 +1,4 @@
-"""An unreadable folder anywhere in a tree is a TREE046 finding, never exit 3 (issue 26).
+"""An unreadable folder anywhere in a tree is a TREE048 finding, never exit 3 (issue 26).
 
 Run as a user without the right to read it: as root, through `setpriv` with the capabilities that bypass file
 permissions dropped (root reads everything otherwise); as any other user, as it is.
@@ -44,6 +44,6 @@ def test_an_unreadable_folder_is_a_finding_in_check_and_report(org: Path, folder
     finally:
         locked.chmod(0o755)
     assert check.returncode == 1, check.stderr
-    assert "TREE046" in check.stdout
+    assert "TREE048" in check.stdout
     assert report.returncode in (0, 1), report.stderr
     assert "internal error" not in check.stderr + report.stderr
