@@ -58,6 +58,14 @@ class _Entry:
     is_dir: bool
 
 
+def _dir_entry_is_dir(entry: os.DirEntry[str]) -> bool:
+    """As os.walk tells a folder: links followed, and one that cannot be followed (a loop) is not a folder."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _walk(root: Path) -> Iterator[_Entry]:
     """Every entry under root, sorted, without following symlinks or entering junk folders and .git. Depth first
     as os.walk goes, but with a stack of its own: os.walk recurses (Python 3.11) and ~1,000 nested folders ended
@@ -67,7 +75,7 @@ def _walk(root: Path) -> Iterator[_Entry]:
         base, prefix = stack.pop()
         try:
             with os.scandir(base) as listing:
-                found = [(e.name, e.is_dir()) for e in listing]
+                found = [(e.name, _dir_entry_is_dir(e)) for e in listing]
         except OSError:
             continue
         dirnames = sorted(name for name, is_dir in found if is_dir)
