@@ -21,9 +21,13 @@ from typing import IO
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.support.safe_io import open_regular
 
 _CHUNK = 1 << 20
 MAX_UNPACKED = 16 << 30  # a gzip bomb stops here instead of filling the disk
+# No submission nests this deep; deeper names end unpacking in RecursionError or exceed PATH_MAX on disk.
+MAX_MEMBER_DEPTH = 128
+MAX_MEMBER_NAME = 3072
 
 
 def fixed_mtime() -> int:
@@ -80,7 +84,7 @@ def _info(name: str, path: Path, mtime: int) -> tarfile.TarInfo:
 
 def digest(path: Path, algorithm: str) -> str:
     h = hashlib.new(algorithm)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -118,7 +122,8 @@ def write_sha1(path: Path, target: Path) -> Path:
 def read_checksum(path: Path) -> tuple[str, str] | None:
     """(hex digest, file name) from a sha256sum/sha1sum line; None when the file does not hold one."""
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        with open_regular(path) as fh:  # a link to /proc/kmsg would block; a checksum line is short
+            text = fh.read(4096).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     parts = text.split(None, 1)
@@ -137,15 +142,24 @@ class Unpacked:
     findings: list[Finding] | None = None
 
 
-def member_problem(member: tarfile.TarInfo) -> str | None:
-    """Why a member must not be written, or None when it is a plain file or folder with a safe relative name."""
-    name = member.name
+def _name_problem(name: str) -> str | None:
     if not name or "\x00" in name or "\\" in name:
         return f"has an unusable name {name!r}"
     if name.startswith("/") or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
         return "has an absolute path"
     if ".." in PurePosixPath(name).parts:
         return "climbs out of the folder with '..'"
+    if len(PurePosixPath(name).parts) > MAX_MEMBER_DEPTH or len(os.fsencode(name)) > MAX_MEMBER_NAME:
+        return f"is nested too deep ({len(PurePosixPath(name).parts)} levels, {len(os.fsencode(name))} bytes)"
+    return None
+
+
+def member_problem(member: tarfile.TarInfo) -> str | None:
+    """Why a member must not be written, or None when it is a plain file or folder with a safe relative name."""
+    name = member.name
+    named = _name_problem(name)
+    if named is not None:
+        return named
     if member.issym() or member.islnk():
         return f"is a {'symbolic' if member.issym() else 'hard'} link to {member.linkname!r}"
     if member.ischr() or member.isblk() or member.isfifo():

@@ -27,6 +27,7 @@ from mlsubmit.submission.runs import Selection, collect
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding, Report, has_errors
+from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 
 @dataclass(frozen=True)
@@ -51,13 +52,31 @@ class PackageResult:
     outputs: list[Path] = field(default_factory=list)  # archive files written, final paths
 
 
-def _is_replaceable(out: Path) -> bool:
-    """Only an empty folder or a previous mlsubmit build may be replaced: never a folder of the user's."""
+def _not_ours(out: Path) -> str | None:
+    """Why `out` may not be replaced, or None: only a missing or empty folder, or a build this tool wrote and that
+    is as it wrote it, may go. A stray manifest.json beside the user's notes, raw logs placed inside a previous
+    build, or a packaged file edited since are the user's data: refused, never deleted."""
     if not out.exists():
-        return True
+        return None
     if out.is_symlink() or not out.is_dir():
-        return False
-    return not any(out.iterdir()) or (out / mf.NAME).is_file()
+        return "is not a folder"
+    names = sorted(p.name for p in out.iterdir())
+    if not names:
+        return None
+    if mf.NAME not in names:
+        return f"is not a previous mlsubmit build (no {mf.NAME})"
+    data, problems = mf.load(out / mf.NAME, mf.NAME)
+    if data is None:
+        return f"holds a {mf.NAME} that mlsubmit did not write ({problems[0].message if problems else 'unreadable'})"
+    org = str(data["org"])
+    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org)) and
+             not n.startswith(arch.archive_name(org))]  # fmt: skip
+    if stray:
+        return f"holds {', '.join(stray[:5])}, which no build wrote"
+    changed = mf.compare(out, data, mf.NAME)
+    if changed:
+        return f"holds files that differ from what the build wrote: {changed[0].path} {changed[0].message}"
+    return None
 
 
 def _shown(path: Path) -> str:
@@ -120,7 +139,7 @@ def _copy_systems(cfg: PackageConfig, org_root: Path, origins: Origins) -> list[
         done.add(entry.system)
         src = cfg.systems / f"{entry.system}.json"
         try:
-            data = src.read_bytes()
+            data = read_bounded(src, SMALL_FILE)
         except OSError as exc:
             findings.append(
                 finding("PKG020", str(cfg.path), f"no readable {src} for system {entry.system!r}: "
@@ -244,10 +263,9 @@ def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
     out = cfg.out
     if out.parent.is_dir():
         _remove_stale_builds(out)
-    if not _is_replaceable(out):
-        raise FatalError(
-            f"{out}: exists and is not a previous mlsubmit build (no {mf.NAME}); choose another `out` or empty it"
-        )
+    why = _not_ours(out)
+    if why is not None:
+        raise FatalError(f"{out}: {why}; choose another `out`, or move what you keep out of it")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))

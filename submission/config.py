@@ -7,7 +7,6 @@ its place, rather than becoming a finding about the submission.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,10 @@ from typing import Any
 from mlsubmit.submission.fulllog import Redaction
 
 from mlsubmit.errors import FatalError
+from mlsubmit.support import tomlfile
+from mlsubmit.support.safe_io import read_bounded
 from mlsubmit.support.schema_loader import errors as schema_errors
 from mlsubmit.support.schema_loader import load_schema, pointer
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 SELECT_ALL = "all"
 SELECT_MEDIAN_WINDOW = "median-window"
@@ -64,14 +60,14 @@ class PackageConfig:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, 1 << 20)
     except OSError as exc:
         raise FatalError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
     try:
-        data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+        data: dict[str, Any] = tomlfile.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise FatalError(f"{path}: the config is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
+    except tomlfile.TOMLDecodeError as exc:
         raise FatalError(f"{path}: not valid TOML: {exc}") from None
     return data
 

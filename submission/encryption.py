@@ -18,6 +18,7 @@ import secrets
 from pathlib import Path
 
 from mlsubmit.errors import FatalError
+from mlsubmit.support.safe_io import open_regular
 
 OPENSSL_MAGIC = b"Salted__"
 PBKDF2_ITERATIONS = 600_000
@@ -41,7 +42,7 @@ class CryptoError(Exception):
 def read_passphrase(path: Path) -> bytes:
     """The first line of the file without its newline, as `openssl -pass file:` reads it."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO or /proc/kmsg would block the run
             first = fh.readline(PASS_MAX + 1)
     except OSError as exc:
         raise FatalError(f"{path}: cannot read the passphrase file: {exc.strerror or exc}") from None

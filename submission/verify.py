@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +25,7 @@ from mlsubmit.submission.build import remap
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.findings import Finding, Report, has_errors
+from mlsubmit.support.safe_io import open_regular
 
 
 @dataclass
@@ -62,12 +67,37 @@ def verify(archive: Path, passphrase_file: Path | None, ruleset: str | None, job
            progress: Tracker = no_progress) -> VerifyResult:
     if not archive.is_file():
         raise UsageError(f"{archive}: no such archive")
-    display = os.path.normpath(archive)
-    work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
     try:
-        return _verify(archive, display, passphrase_file, ruleset, jobs, work, progress)
+        open_regular(archive).close()
+    except OSError as exc:
+        raise UsageError(f"{archive}: cannot read the archive: {exc.strerror or exc}") from None
+    display = os.path.normpath(archive)
+    with _signals_end_the_run():
+        work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
+        try:
+            return _verify(archive, display, passphrase_file, ruleset, jobs, work, progress)
+        finally:  # the decrypted archive and its unpacked tree never outlive the run
+            shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def _signals_end_the_run() -> Iterator[None]:
+    """SIGTERM and SIGHUP end verify as an exception would, so the `finally` above removes the plaintext (their
+    default action ends the process on the spot). SIGINT already does so (KeyboardInterrupt); SIGKILL cannot."""
+    if threading.current_thread() is not threading.main_thread():  # handlers can be set from the main thread only
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)  # the shell's exit status for a process ended by that signal
+
+    caught = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
+    before = {s: signal.signal(s, stop) for s in caught}
+    try:
+        yield
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def _verify(
@@ -117,7 +147,7 @@ def _verify(
         if has_errors(report.all_findings()):
             return result  # already failing; the check waits for a sound archive or --ruleset
         raise UsageError(f"{archive}: the archive has no manifest naming its ruleset; give --ruleset X.Y.Z")
-    _check(tree, result.ruleset, jobs, report, progress)
+    _check(tree, display, result.ruleset, jobs, report, progress)
     return result
 
 
@@ -147,11 +177,13 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     return str(ruleset)
 
 
-def _check(tree: Path, ruleset: str, jobs: int, report: Report, progress: Tracker) -> None:
+def _check(tree: Path, display: str, ruleset: str, jobs: int, report: Report, progress: Tracker) -> None:
     from mlsubmit.checker import CheckOptions, is_org, run_check
 
     orgs = sorted(p for p in tree.iterdir() if is_org(p))
-    if not orgs:
+    if not orgs:  # an empty archive, or one of stray files, is no submission: it must not verify as OK
+        report.add(finding("PKG049", display, "the archive holds no organisation folder (with results/, systems/ "
+                           "or benchmarks/); nothing in it could be checked"))
         return
     run = run_check([str(p) for p in orgs], CheckOptions(ruleset=ruleset, jobs=jobs), progress=progress)
     checked = remap(run.report, str(tree), "")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -20,6 +21,8 @@ from typing import Any, BinaryIO
 
 import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
+from mlsubmit.checker.logs.limits import over_limit
+from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.codes import finding
@@ -132,6 +135,8 @@ def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
         ts = float(obj["time_ms"])
     except (TypeError, ValueError, OverflowError):
         raise _RecordError("LOG006", f"time_ms {obj['time_ms']!r} is not a number") from None
+    if not math.isfinite(ts):  # 1e999 decodes to inf: a run time from it would be infinite or negative
+        raise _RecordError("LOG006", f"time_ms {json.dumps(obj['time_ms'])} is not a finite number")
     key = obj["key"]
     if not isinstance(key, str):
         raise _RecordError("LOG005", f"record key {key!r} is not a string")
@@ -163,8 +168,6 @@ def _duplicate_keys(text: str) -> list[str]:
     except (ValueError, RecursionError):
         pass
     return []
-
-
 
 
 def _open_end(data: bytes) -> int:
@@ -227,7 +230,7 @@ class _Reader:
                         key = obj["key"]
                         ts = float(obj["time_ms"])
                         value, meta = obj["value"], obj["metadata"]
-                        if type(key) is str and colons <= _shallow_keys(obj):
+                        if type(key) is str and ts - ts == 0.0 and colons <= _shallow_keys(obj):  # 0.0: finite
                             records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
                             self.index += 1
                             pos = find(_BTOKEN, end)
@@ -274,7 +277,7 @@ class _Reader:
             metadata = [o["metadata"] for o in objs]
         except _FAST_ERRORS:
             return None
-        if not all(type(k) is str for k in keys):
+        if not all(type(k) is str for k in keys) or not math.isfinite(sum(stamps)):  # an inf or nan: line by line
             return None
         # _shallow_keys for the whole chunk: each record has at least as many colons as keys, so equal totals mean
         # no record can repeat a key; otherwise the line-by-line path finds which one (and the exact repeats)
@@ -338,6 +341,7 @@ class _Reader:
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
+        self.log.findings += run_order(self.log.records, self.display)
         self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
         self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
         if not self.log.records and self.log.parse_errors == 0:
@@ -351,8 +355,6 @@ class _Reader:
             self.log.findings.append(finding(code, self.display, f"line holds {what}{tail}", line=ln))
 
 
-
-
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True) -> ParsedLog:
     """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010).
     digest=False leaves `sha256` empty, for callers that never read it (hashing is ~7% of reading)."""
@@ -363,7 +365,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
     rest = b""
     overlong = False
     size = 0
-    while True:
+    while not over_limit(reader.log, size):  # LOG012 past MAX_RECORDS or MAX_BYTES: the rest is not read
         chunk = stream.read(CHUNK)
         if not chunk:
             break
@@ -391,7 +393,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             )
             rest = b""
             overlong = True
-    if rest:
+    if rest and not over_limit(reader.log, size):  # past a limit, `rest` is a line cut short
         if rcp_lines:
             collect(rest, kept)
         reader.feed(rest, line)
@@ -421,5 +423,3 @@ def read_log(path: str | Path, display: str | None = None, *, digest: bool = Tru
         log = ParsedLog(path=display, readable=False)
         log.findings.append(finding("LOG001", display, f"cannot read the log: {reason}"))
         return log
-
-

@@ -28,6 +28,7 @@ from mlsubmit.checker.power.rules import check_node_log, check_switch_log
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.discover import OrgTree
@@ -134,7 +135,7 @@ def reference_verdict(power: Path, shown: str, result_names: list[str]) -> Refer
 def number_of_nodes(org: OrgTree, system: str) -> int | None:
     """The system file's number_of_nodes as an integer (written as text or a number), else None."""
     try:
-        data = json.loads(org.sub("systems", system + ".json").read_bytes())
+        data = json.loads(read_bounded(org.sub("systems", system + ".json"), SMALL_FILE))
         value = data.get("number_of_nodes") if isinstance(data, dict) else None
         return int(str(value).strip()) if value is not None and not isinstance(value, bool) else None
     except (OSError, ValueError, RecursionError):

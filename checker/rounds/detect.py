@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -73,18 +72,15 @@ def _stated_in(folder: Path) -> Stated:
 
 
 def _check_table(config: Path) -> dict[str, object]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+    from mlsubmit.support import tomlfile
 
     try:
         with open_regular(config) as stream:  # a file of the tree under check: bounded, never a FIFO
             raw = stream.read(_CONFIG_LIMIT + 1)
         if len(raw) > _CONFIG_LIMIT:
             raise UsageError(f"{config}: larger than {_CONFIG_LIMIT} bytes; not read as a configuration")
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomlfile.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomlfile.TOMLDecodeError) as exc:
         raise UsageError(f"{config}: cannot read it: {exc}") from None
     table = data.get("check")
     return table if isinstance(table, dict) else {}

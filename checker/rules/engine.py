@@ -277,6 +277,7 @@ class _LogRun:
         self.path = path
         self.out = _Outcome()
         self.queue: list[tuple[str, str]] = []
+        self.asked: set[tuple[str, str]] = set()  # every rule file queued so far: each runs once per log
         self.current: Record | None = None
         self._lines: dict[str, list[int]] | None = None  # built on the first finding that needs it
         self._reported_refusals: set[int] = set()
@@ -292,9 +293,13 @@ class _LogRun:
         """The `enqueue_config` the rule text calls: a file of this ruleset, by name, or a finding."""
         requested = str(requested)
         target = self.ruleset.resolve(requested)
-        if target is not None:
+        if target is not None and target not in self.asked:
+            self.asked.add(target)
             self.queue.append(target)
             return
+        # A file asked for again (a benchmark named `common`) would run the chain again, forever: upstream loops.
+        why = "which already ran for this log" if target is not None else (
+            f"which is not a rule file of ruleset {self.ruleset.version}")
         rec = self.current
         shown = requested.removeprefix(self.ruleset.prefix)
         code = "RULE008"
@@ -304,8 +309,7 @@ class _LogRun:
             finding(
                 code,
                 self.path,
-                f"the value of '{rec.key if rec else '?'}' asks for rule file '{shown}', which is not a rule file "
-                f"of ruleset {self.ruleset.version}; nothing was loaded",
+                f"the value of '{rec.key if rec else '?'}' asks for rule file '{shown}', {why}; nothing was loaded",
                 line=rec.line if rec else None,
             )
         )
@@ -337,7 +341,9 @@ class _LogRun:
             self.out.keyed(key, f)
 
     def run(self) -> list[Finding]:
-        self.queue.append((self.ruleset.version, "common.yaml"))
+        first = (self.ruleset.version, "common.yaml")
+        self.asked.add(first)
+        self.queue.append(first)
         while self.queue:
             version, bare = self.queue.pop(0)
             rules = self.ruleset.file(bare, version)

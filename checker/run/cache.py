@@ -138,10 +138,22 @@ class LogCache:
         store_entry(self.root, self._entry(sha256), self._key(sha256), payload)
 
 
+@functools.cache
+def _log_body_validator() -> Any:
+    from mlsubmit.support.schema_loader import load_schema, validator
+
+    return validator(load_schema("cache-log-entry.schema.json"))
+
+
 def _is_log_body(body: Any) -> bool:
-    return (isinstance(body, dict) and isinstance(body.get("display"), str)
-            and isinstance(body.get("findings"), list) and isinstance(body.get("facts"), dict)
-            and all(isinstance(f, dict) for f in body["findings"]))  # fmt: skip
+    """The body has the shape schemas/cache-log-entry.schema.json gives, and its findings' codes are catalogued:
+    an entry with the right key and digest but another shape is a miss, never a finding on line "abc"."""
+    if not _log_body_validator().is_valid(body):
+        return False
+    from mlsubmit.codes import catalogue
+
+    known = catalogue()
+    return all(f["code"] in known for f in body["findings"])
 
 
 def folder_key(*parts: Any) -> str:

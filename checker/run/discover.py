@@ -63,6 +63,7 @@ class OrgTree:
     display: str
     logs: list[LogRef] = field(default_factory=list)
     prepared: Preparation = field(default_factory=Preparation)
+    unreadable: list[str] = field(default_factory=list)  # folders under results/ that could not be listed
 
     @property
     def name(self) -> str:
@@ -102,18 +103,31 @@ def is_result_log(name: str) -> bool:
     return name.startswith("result_") and name.endswith(".txt")
 
 
-def org_logs(org: Path, display: str) -> list[LogRef]:
-    """`results/<system>/<benchmark>/result_*.txt`, the files the reference package checker reads."""
+def org_logs(org: Path, display: str, unreadable: list[str] | None = None) -> list[LogRef]:
+    """`results/<system>/<benchmark>/result_*.txt`, the files the reference package checker reads; the folders
+    that cannot be listed are added to `unreadable` (as shown, under `display`)."""
     out: list[LogRef] = []
     results = org / "results"
+    skipped = unreadable if unreadable is not None else []
     if not results.is_dir():
         return out
-    for system in sorted(p for p in results.iterdir() if p.is_dir()):
-        for bench in sorted(p for p in system.iterdir() if p.is_dir()):
-            for log in sorted(p for p in bench.iterdir() if p.is_file() and is_result_log(p.name)):
+    for system in _listing(results, org, display, skipped, dirs=True):
+        for bench in _listing(system, org, display, skipped, dirs=True):
+            for log in (p for p in _listing(bench, org, display, skipped, dirs=False) if is_result_log(p.name)):
                 shown = os.path.join(display, "results", system.name, bench.name, log.name)
                 out.append(LogRef(log, shown, system.name, bench.name))
     return out
+
+
+def _listing(folder: Path, org: Path, display: str, unreadable: list[str], *, dirs: bool) -> list[Path]:
+    """The folders (or files) in a folder, sorted; none when it cannot be listed, which is noted in `unreadable`
+    for a TREE048 finding instead of the whole run ending in a traceback."""
+    try:
+        entries = sorted(folder.iterdir())
+        return [p for p in entries if (p.is_dir() if dirs else p.is_file())]
+    except OSError:
+        unreadable.append(os.path.join(display, os.path.relpath(folder, org)))
+        return []
 
 
 def _loose_logs(folder: Path, display: str) -> list[LogRef]:
@@ -160,6 +174,12 @@ def _add_file(targets: Targets, path: Path, given: str) -> None:
         targets.loose_logs.append(LogRef(path, given, unpack=not is_result_log(path.name)))
 
 
+def _org(root: Path, display: str) -> OrgTree:
+    unreadable: list[str] = []
+    logs = org_logs(root, display, unreadable)
+    return OrgTree(root, display, logs, unreadable=unreadable)
+
+
 def discover(paths: list[str]) -> Targets:
     targets = Targets()
     for given in paths:
@@ -171,7 +191,7 @@ def discover(paths: list[str]) -> Targets:
         if stat.S_ISREG(mode):
             _add_file(targets, path, given)
         elif is_org(path):
-            targets.orgs.append(OrgTree(path, given, org_logs(path, given)))
+            targets.orgs.append(_org(path, given))
         elif stat.S_ISDIR(mode) and path.name == "systems":
             targets.system_files.extend(_system_files(path, given))
         elif stat.S_ISDIR(mode):
@@ -179,7 +199,7 @@ def discover(paths: list[str]) -> Targets:
             if orgs:
                 for org in orgs:
                     shown = os.path.join(given, org.name)
-                    targets.orgs.append(OrgTree(org, shown, org_logs(org, shown)))
+                    targets.orgs.append(_org(org, shown))
             else:
                 targets.loose_logs.extend(_loose_logs(path, given) or _raw_outputs(path, given))
         else:

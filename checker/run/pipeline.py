@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +25,7 @@ from mlsubmit.checker.run.cache import LogCache, context_key
 from mlsubmit.checker.run.discover import LogRef, OrgTree, Targets, discover
 from mlsubmit.checker.run.options import CheckOptions, CodeTask, LogCheck, OrgCheck, OrgPrep, Tracker, no_progress
 
+from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.support.safe_io import sha256_file as file_sha256
@@ -238,8 +240,8 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
     def prepare() -> None:
         for options, run in plans:
             for org in run.targets.orgs:
-                for prep in org_preparations(options):
-                    prep(org, options)
+                for prep in org_preparations(options):  # an unreadable folder: the check that needs it files TREE048
+                    _attempt(partial(prep, org, options))
 
     code = _code_tasks(plans)
     logs, scanned = check_jobs(tasks, prepare, progress, [task for _, task in code], base.jobs)
@@ -260,7 +262,9 @@ def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTre
     for options, run in plans:
         plan = options.profile.code_scan()
         if plan is not None:
-            out += [(org, task) for org in run.targets.orgs for task in plan(org, options)]
+            for org in run.targets.orgs:  # an unreadable folder: the hygiene check files TREE048 when it lists it
+                tasks = _attempt(partial(plan, org, options))
+                out += [] if isinstance(tasks, OSError) else [(org, task) for task in tasks]
     return out
 
 
@@ -292,5 +296,25 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
     _add_system_files(run, options)
     for org in run.targets.orgs:
         facts = {ref.display: run.results[ref.display].facts for ref in org.logs}
+        unreadable = [_unreadable(org, PermissionError(13, "Permission denied", p)) for p in org.unreadable]
         for check in org_checks(options):
-            run.report.extend(check(org, facts, options))
+            found = _attempt(partial(check, org, facts, options))
+            if isinstance(found, OSError):  # a folder or file of the tree the user cannot read (permissions)
+                unreadable.append(_unreadable(org, found))
+            else:
+                run.report.extend(found)
+        run.report.extend({(f.path, f.message): f for f in unreadable}.values())
+
+
+def _attempt(call: Callable[[], _R]) -> _R | OSError:
+    """The call's result, or the OSError it raised (unreadable parts of a tree are findings, not crashes)."""
+    try:
+        return call()
+    except OSError as exc:
+        return exc
+
+
+def _unreadable(org: OrgTree, exc: OSError) -> Finding:
+    """TREE048 for the first path of an organisation a check could not list or read; the check stops there."""
+    where = str(exc.filename) if exc.filename else org.display
+    return finding("TREE048", where, f"cannot be read ({exc.strerror or exc}); the checks that need it were not made")

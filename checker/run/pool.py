@@ -105,7 +105,12 @@ def _fork(work: Callable[[int], object], counter: _Counter) -> _Process:
     loaded here, and nothing has to be pickled to start it. (multiprocessing's machinery costs ~10 ms of
     imports, a sixth of the serial start of a run, for what this needs: a fork and a pipe.)"""
     read, write = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        raise
     if pid == 0:  # the worker: never returns, never runs the parent's exit handlers or flushes its buffers
         code = 0
         try:
@@ -165,6 +170,39 @@ class _Receiver(threading.Thread):
         self.counter.stop()  # the others stop after their current log
 
 
+def _try_fork(work: Callable[[int], object], counter: _Counter) -> _Process | None:
+    try:
+        return _fork(work, counter)
+    except OSError:  # no file descriptor or process left (--jobs beyond the limits): fewer workers, same answers
+        return None
+
+
+_FD_HEADROOM = 32  # descriptors kept free for what this process opens after forking (logs, caches, output)
+
+
+def _fd_room() -> int:
+    """How many more workers the file-descriptor limit allows (each keeps one pipe end open here)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 20
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except OSError:  # no /proc: assume the usual three and what imports opened
+        used = 16
+    return max(0, soft - used - _FD_HEADROOM)
+
+
+def _fork_up_to(count: int, work: Callable[[int], object], counter: _Counter) -> list[_Process]:
+    """Up to `count` workers, as many as the descriptor and process limits allow."""
+    count = min(count, _fd_room())
+    procs: list[_Process] = []
+    while len(procs) < count and (proc := _try_fork(work, counter)) is not None:
+        procs.append(proc)
+    return procs
+
+
 def run_shared(count: int, work: Callable[[int], T], processes: int, prepare: Callable[[], None],
                progress: Tracker, label: str) -> list[T]:
     """`work(i)` for every i below `count`, in order. `processes - 1` worker processes and this one take items
@@ -176,7 +214,7 @@ def run_shared(count: int, work: Callable[[int], T], processes: int, prepare: Ca
     results: list[Any] = [None] * count
     gc.freeze()  # a forked worker's collector then never walks (and so copies) the pages it shares with us
     try:
-        procs = [_fork(work, counter) for _ in range(processes - 1)]
+        procs = _fork_up_to(processes - 1, work, counter)
     finally:
         gc.unfreeze()  # here, in the parent, everything is collectable again
     receivers = [_Receiver(proc, results, counter) for proc in procs]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,14 +85,35 @@ class _Lines:
 
 
 class _NonFinite(ValueError):
-    pass
+    """A value JSON's grammar allows that no Python number holds; `token` is its text, to find its line."""
+
+    def __init__(self, message: str, token: str | None = None) -> None:
+        super().__init__(message)
+        self.token = token if token is not None else message
 
 
 def _reject_constant(name: str) -> float:
     raise _NonFinite(name)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_MAX_DIGITS = 4300  # Python's own limit for int(): a longer integer raised ValueError from deep in the decoder
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise _NonFinite(f"an integer of {len(text.lstrip('-'))} digits", text)
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 is valid JSON grammar, yet no finite number
+        raise _NonFinite(f"{text} (out of a float's range)", text)
+    return value
+
+
+_HOOKS: dict[str, Any] = {"parse_constant": _reject_constant, "parse_int": _bounded_int, "parse_float": _finite_float}
+_DECODER = json.JSONDecoder(**_HOOKS)
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 - public in CPython, missing from typeshed
 
 
@@ -179,10 +201,10 @@ def _decode_text(raw: bytes, doc: JsonDocument, codes: JsonCodes) -> str | None:
 def _syntax_finding(text: str, doc: JsonDocument, codes: JsonCodes) -> bool:
     """Decode once with the stdlib for its precise messages; True when the text is valid JSON."""
     try:
-        json.loads(text, parse_constant=_reject_constant)
+        json.loads(text, **_HOOKS)
     except _NonFinite as exc:
-        # parse_constant is not told where the constant is; the first bare occurrence is close enough
-        match = re.search(rf"(?<![\w\"]){re.escape(str(exc))}", text)
+        # the hooks are not told where the value is; the first bare occurrence is close enough
+        match = re.search(rf"(?<![\w\"]){re.escape(exc.token)}", text)
         line = _Lines(text).at(match.start())[0] if match else None
         doc.findings.append(finding(codes.invalid, doc.path, f"{exc} is not a JSON value", line=line))
         return False

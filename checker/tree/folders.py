@@ -23,6 +23,7 @@ from mlsubmit.checker.run.discover import OrgTree, is_result_log
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
 from mlsubmit.support.datafiles import load_validated
+from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
@@ -100,7 +101,7 @@ def read_division(org: OrgTree, system: str) -> str | None:
     if not path.is_file():  # missing, or a FIFO or device that a read would block on
         return None
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bounded(path, SMALL_FILE))
     except (OSError, ValueError, RecursionError):
         return None
     value = data.get("division") if isinstance(data, dict) else None
@@ -113,7 +114,7 @@ def bypass_flags(folder: Path) -> tuple[set[str], set[str]]:
     if not path.is_file():
         return set(), set()
     try:
-        lines = path.read_bytes().decode("utf-8", "replace").splitlines(keepends=True)
+        lines = read_bounded(path, SMALL_FILE).decode("utf-8", "replace").splitlines(keepends=True)
     except OSError:
         return set(), set()
     exact = {line for line in lines if line in ("rcp-bypass", "seed-checker-bypass")}

@@ -36,6 +36,7 @@ from mlsubmit.checker.tree.folders import (
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
 from mlsubmit.support.names import did_you_mean
+from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
@@ -69,7 +70,7 @@ def _load_json(path: Path) -> tuple[Any, str | None]:
     if not path.is_file():
         return None, "it is not a regular file"
     try:
-        return json.loads(path.read_bytes().decode("utf-8")), None
+        return json.loads(read_bounded(path, SMALL_FILE).decode("utf-8")), None
     except OSError as exc:
         return None, f"cannot open it ({exc.strerror or type(exc).__name__})"
     except UnicodeDecodeError:

@@ -7,12 +7,16 @@ Exit codes: 0 no errors, 1 errors found (warnings too with --strict), 2 usage er
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import importlib
 import os
 import sys
 import tempfile
-from types import ModuleType
+
+# The crash handler's needs are taken at start: a run that exhausts memory must still be able to say so (importing
+# traceback after a MemoryError can itself fail, and then not even exit 3 comes out).
+import traceback
 
 from mlsubmit import __version__
 from mlsubmit.cli.commands import COMMANDS
@@ -43,24 +47,41 @@ def _command_in(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
-def _traceback() -> ModuleType:
-    """traceback, imported only when there is one to show (it is ~2 ms of every start otherwise)."""
-    import traceback
-
-    return traceback
+# Room for the crash handler, given back to the allocator before it runs.
+_RESERVE_BYTES = 4 << 20
+_reserve: list[bytearray] = []
+# A write of the output that fails for lack of room is the environment's problem (exit 2), not a bug (exit 3).
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def _crash_log(exc: BaseException) -> str:
     fd, path = tempfile.mkstemp(prefix="mlsubmit-crash-", suffix=".log")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(f"mlsubmit {__version__}\nargv: {sys.argv!r}\n\n")
-        fh.write("".join(_traceback().format_exception(type(exc), exc, exc.__traceback__)))
+        fh.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     return path
+
+
+def _internal_error(exc: Exception, debug: bool) -> int:
+    _reserve.clear()
+    if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
+        print(f"mlsubmit: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if debug:
+        traceback.print_exc()
+    try:
+        where = _crash_log(exc)
+    except (OSError, MemoryError):
+        where = "(could not write a crash log)"
+    print(f"mlsubmit: internal error: {type(exc).__name__}: {exc}; details in {where}", file=sys.stderr)
+    return 3
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    if not _reserve:
+        _reserve.append(bytearray(b"\xff") * _RESERVE_BYTES)  # written, so its pages are really held
     try:
         parser = build_parser(_command_in(argv))
         args = parser.parse_args(argv)
@@ -68,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return 2
         module = importlib.import_module(COMMANDS[args.command][0])
-        return int(module.run(args))
+        code = int(module.run(args))
+        sys.stdout.flush()  # a full disk under stdout is met here, while it can still be told as exit 2
+        return code
     except UsageError as exc:
         print(f"mlsubmit: error: {exc}", file=sys.stderr)
         return 2
@@ -83,14 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:
-        if debug:
-            _traceback().print_exc()
-        try:
-            where = _crash_log(exc)
-        except OSError:
-            where = "(could not write a crash log)"
-        print(f"mlsubmit: internal error: {type(exc).__name__}: {exc}; details in {where}", file=sys.stderr)
-        return 3
+        return _internal_error(exc, debug)
 
 
 def console() -> int:
@@ -104,8 +120,21 @@ def console() -> int:
     """
     gc.disable()
     try:
-        return main()
+        code = main()
+        if code == 2:  # output left unwritten (a full disk) would fail again at exit, with a traceback and 120
+            _drop_pending_output()
+        return code
     finally:
         # Python still runs one full collection while it shuts down, collector off or not: ~3% of a check over the
         # corpus. Frozen objects are left out of it; the process is ending, and the OS takes back its memory.
         gc.freeze()
+
+
+def _drop_pending_output() -> None:
+    """Point stdout at /dev/null when its buffer cannot be written, so the interpreter's last flush is quiet."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)

@@ -103,7 +103,11 @@ def _org_systems(org: OrgTree) -> dict[str, SystemFacts]:
     if not folder.is_dir():
         return {}
     out = {}
-    for path in sorted(folder.iterdir()):
+    try:
+        listing = sorted(folder.iterdir())
+    except OSError:  # unreadable: the check's TREE048 says so; the report shows no system facts
+        return {}
+    for path in listing:
         if path.is_file() and path.name.endswith(".json"):
             facts = read_system(path, org.shown("systems", path.name))
             out[facts.id] = facts

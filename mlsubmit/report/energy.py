@@ -17,6 +17,7 @@ reading that is not a number), the run has no energy and the reason says why; th
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -107,6 +108,8 @@ def run_energy(power_dir: Path, shown: str, time_to_train_ms: float) -> RunEnerg
             if part.joules is None:
                 return part
             total += part.joules
+    if not math.isfinite(total):  # finite readings can still multiply past a float's range; JSON has no Infinity
+        return RunEnergy(None, f"{shown}: the energy is out of a float's range")
     return RunEnergy(total)
 
 
@@ -134,7 +137,8 @@ def olympic_energy(runs: Sequence[RunResult], energy: Mapping[str, RunEnergy], b
         return None
     order = sorted(range(len(counted)), key=lambda i: counted[i].minutes or 0.0)
     kept = [values[i] for i in order][k : len(counted) - (k - dropped)]
-    return sum(v for v in kept if v is not None) / len(kept) if kept else None
+    mean = sum(v for v in kept if v is not None) / len(kept) if kept else None
+    return mean if mean is None or math.isfinite(mean) else None
 
 
 @dataclass(frozen=True)

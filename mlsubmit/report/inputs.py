@@ -9,8 +9,8 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,18 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding
+from mlsubmit.support import tomlfile
+from mlsubmit.support.safe_io import read_bounded
 from mlsubmit.support.schema_loader import errors as schema_errors
 from mlsubmit.support.schema_loader import load_schema, pointer
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 if TYPE_CHECKING:
     from mlsubmit.checker import SystemSummary
 
 PRICES_FILE = "prices.toml"
+_PRICES_LIMIT = 4 << 20  # a prices file is a few KiB; a bigger one is not read
 MAX_SYSTEM_BYTES = 1 << 20  # a system description is a few KB; a bigger file is not shown (the checks report it)
 
 
@@ -221,19 +219,25 @@ class PricesError(ValueError):
 
 def _read_toml(path: Path) -> Any:
     try:
-        return tomllib.loads(path.read_bytes().decode("utf-8"))
+        return tomlfile.loads(read_bounded(path, _PRICES_LIMIT).decode("utf-8"))
     except OSError as exc:
         raise PricesError(f"cannot read prices: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise PricesError(f"cannot read prices: not UTF-8 at byte {exc.start}") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except tomlfile.TOMLDecodeError as exc:
         where = re.search(r"at line (\d+)", str(exc))
         raise PricesError(f"cannot read prices: {exc}", line=int(where.group(1)) if where else None) from exc
 
 
 def _rule(label: str, entry: Mapping[str, Any], currency: str) -> PriceRule:
+    try:
+        amount = float(entry["price"])
+    except OverflowError:  # an integer past a float's range
+        amount = math.inf
+    if not math.isfinite(amount):  # TOML spells nan and inf; the schema's minimum lets nan through
+        raise PricesError(f"{label}: price must be a finite number, not {str(entry['price'])[:40]}")
     where = tuple((str(k), v) for k, v in entry.get("where", {}).items())
-    return PriceRule(label=label, amount=float(entry["price"]), currency=currency,
+    return PriceRule(label=label, amount=amount, currency=currency,
                      basis=str(entry.get("basis", "estimate")), source=str(entry["source"]), date=str(entry["date"]),
                      per=str(entry.get("per", "node")), baseline=bool(entry.get("baseline", False)),
                      where=where)  # fmt: skip
@@ -295,6 +299,10 @@ def tree_prices(path: Path, shown: str) -> tuple[PriceBook, Finding | None]:
 
 def performance_per_price(minutes: float | None, price: Price | None) -> float | None:
     """Time-to-train runs per hour per million of currency: higher is better. An estimate from a list price."""
-    if minutes is None or minutes <= 0 or price is None or price.amount <= 0:
+    if minutes is None or not 0 < minutes < math.inf or price is None or not 0 < price.amount < math.inf:
         return None
-    return (60.0 / minutes) / (price.amount / 1_000_000.0)
+    millions = price.amount / 1_000_000.0
+    if millions == 0.0:  # a subnormal price (1e-320) underflows: no meaningful figure
+        return None
+    value = (60.0 / minutes) / millions
+    return value if math.isfinite(value) else None

@@ -26,6 +26,7 @@ from typing import Any
 from mlsubmit.checker import LogFacts, benchmarks, run_convergence
 from mlsubmit.checker import olympic_mean as olympic
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.
 COMPLIANCE_FAMILIES = frozenset({"LOG", "RULE"})
@@ -105,7 +106,7 @@ def throughput(facts: LogFacts, benchmark: str, point: float | None, minutes: fl
         if per_epoch is None:
             return None
         samples = point * per_epoch
-    return samples / (minutes * 60.0)
+    return _number(samples / (minutes * 60.0))  # None past a float's range: reports hold finite numbers only
 
 
 def is_compliant(findings: Iterable[Finding]) -> bool:
@@ -120,6 +121,9 @@ def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmar
         reason = "fails the round's log rules"
     elif facts.run_start_ms is None or facts.run_stop is None:
         reason = "no run_start or run_stop"
+    if minutes is not None and not 0.0 <= minutes < math.inf:  # a cached or hand-made facts object: never shown
+        reason = reason or "its run time is not a finite, non-negative number"
+        minutes = None
     point = convergence_point(facts, ruleset)
     return RunResult(
         path=path,
@@ -201,7 +205,7 @@ def committed_scaling(folder: Path | None) -> float | None:
         return None
     path = folder / "scaling.json"
     try:
-        data = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+        data = json.loads(read_bounded(path, SMALL_FILE).decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
     value = data.get("scaling_factor") if isinstance(data, dict) else None

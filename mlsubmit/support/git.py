@@ -149,7 +149,8 @@ def tree_entries(revision: Revision, subdir: str) -> list[TreeEntry]:
 
 def _walk(gitmod: Any, tree: Any, prefix: tuple[str, ...]) -> Iterator[TreeEntry]:
     for item in tree:
-        parts = (*prefix, item.name)
+        # a submodule read from a tree has no name set (GitPython raises on .name); its path ends with it
+        parts = (*prefix, item.path.rsplit("/", 1)[-1] if item.mode == MODE_SUBMODULE else item.name)
         if isinstance(item, gitmod.Tree):
             yield from _walk(gitmod, item, parts)
         elif item.mode == MODE_SUBMODULE:

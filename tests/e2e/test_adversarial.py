@@ -167,6 +167,7 @@ HOSTILE_MEMBERS: dict[str, tarfile.TarInfo] = {
     "char-device": _member("Graphcore/dev", tarfile.CHRTYPE),
     "block-device": _member("Graphcore/blk", tarfile.BLKTYPE),
     "fifo": _member("Graphcore/fifo", tarfile.FIFOTYPE),
+    "a-thousand-deep": _member("Graphcore/benchmarks/" + "d/" * 1100 + "train.py"),
 }
 
 
@@ -313,3 +314,88 @@ def test_changed_since_runs_no_filter_command_from_the_repository(tmp_path: Path
     code, _, err = run_cli("check", "--ruleset", "1.0.0", "--changed-since", "HEAD", repo_dir / "logs")
     assert code in (0, 1), err
     assert not marker.exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="needs Linux /proc")
+def test_links_to_kernel_pseudo_files_are_findings_not_a_hang(tmp_path: Path) -> None:
+    """/proc/self/pagemap says 'regular file, size 0' and reads for hundreds of GiB (issue 26)."""
+    import subprocess
+    import sys
+
+    org = tmp_path / "Org"
+    results = org / "results" / "s" / "bert"
+    write_run(results / "result_0.txt", RunSpec())
+    (org / "systems").mkdir()
+    for link in (results / "result_1.txt", org / "systems" / "s.json", org / ".mlsubmit-round"):
+        link.symlink_to("/proc/self/pagemap")
+    # a generous guard against a hang, not a timing assertion: the check takes a few seconds at most
+    done = subprocess.run([sys.executable, "-m", "mlsubmit", "check", "--ruleset", "1.0.0", "--format", "json",
+                           str(org)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    codes = {(Path(str(f["path"])).name, f["code"]) for f in _findings(done.stdout)}
+    assert {("result_1.txt", "LOG001"), ("s.json", "SYS001")} <= codes
+    loose = subprocess.run([sys.executable, "-m", "mlsubmit", "check", "--ruleset", "1.0.0",
+                            str(results / "result_1.txt")], capture_output=True, text=True, timeout=60, check=False)
+    assert loose.returncode == 1 and "LOG001" in loose.stdout and "pseudo-file" in loose.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="needs Linux /proc")
+def test_verify_of_a_link_to_a_kernel_pseudo_file_is_exit_2(tmp_path: Path, run_cli: RunCLI) -> None:
+    archive = tmp_path / "mlperf_submission_Org.tar.gz"
+    archive.symlink_to("/proc/self/pagemap")
+    code, _, err = run_cli("verify", archive)
+    assert code == 2 and "pseudo-file" in err
+
+
+@pytest.mark.parametrize("members", [{}, {"hello.txt": b"hello\n"}, {"notes/readme.md": b"# x\n"}])
+def test_verify_fails_an_archive_without_a_submission(tmp_path: Path, run_cli: RunCLI,
+                                                      members: dict[str, bytes]) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items():
+            tar.addfile(_member(name, data=data), io.BytesIO(data))
+    archive = tmp_path / "mlperf_submission_Org.tar.gz"
+    archive.write_bytes(buf.getvalue())
+    archive.with_name(archive.name + ".sha256").write_text(f"{hashlib.sha256(buf.getvalue()).hexdigest()}  "
+                                                           f"{archive.name}\n")
+    code, out, err = run_cli("verify", "--ruleset", "1.0.0", archive)
+    assert code == 1, err
+    assert "PKG049" in out and "OK" not in err
+
+
+def test_package_of_an_implementation_holding_a_git_submodule_is_a_finding(tmp_path: Path, run_cli: RunCLI) -> None:
+    """A submodule is a commit id in the tree, not files: it was an AttributeError (exit 3) in support/git.py."""
+    import git
+
+    config = _config_example(tmp_path)
+    repo = config.parent / "ipu-benchmarks"
+    g = git.Repo(repo)
+    head = g.head.commit.hexsha
+    # a gitlink entry (mode 160000) pointing at a commit, as `git submodule add` records it
+    g.git.update_index("--add", "--cacheinfo", f"160000,{head},bert/popart/third_party")
+    g.git.commit("-m", "a submodule", "--no-verify")
+    g.git.tag("-f", "v1.0")
+    code, out, err = run_cli("package", config, "--format", "json")
+    assert code in (0, 1), err
+    assert "internal error" not in err
+    submodules = [str(f["path"]) for f in _findings(out) if f["code"] == "PKG033"]
+    assert len(submodules) == 1 and submodules[0].endswith("/bert/implementations/popart/third_party"), submodules
+
+
+@pytest.mark.parametrize("kind", ["fifo", "proc"])
+def test_a_passphrase_file_that_would_block_is_exit_2(tmp_path: Path, kind: str) -> None:
+    import subprocess
+    import sys
+
+    archive = tmp_path / "mlperf_submission_Org.tar.gz"
+    archive.write_bytes(b"Salted__" + b"\0" * 40)
+    passfile = tmp_path / "pass"
+    if kind == "fifo":
+        os.mkfifo(passfile)
+    else:
+        passfile.symlink_to("/proc/self/status")
+    # a generous guard against a hang, not a timing assertion
+    done = subprocess.run([sys.executable, "-m", "mlsubmit", "verify", str(archive), "--passphrase-file",
+                           str(passfile)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "passphrase" in done.stderr

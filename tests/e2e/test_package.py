@@ -387,3 +387,56 @@ def test_full_output_on_request_before_61_with_redaction_recorded_in_the_manifes
                               encoding="utf-8")
     code, _out, err = run_cli("package", example.config)
     assert code == 2 and "/result_files" in err
+
+
+def test_a_previous_build_is_replaced_only_as_it_was_written(example: Example, run_cli: Cli) -> None:
+    """Issue 26: its own build (manifest and digests) is replaced; with the user's files in it, it is refused."""
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code in (0, 1), err
+    out = example.root / OUT
+    assert (out / "manifest.json").is_file()
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code in (0, 1), err  # an untouched build of ours is replaced
+    notes = out / "notes.txt"
+    notes.write_text("mine\n")
+    raw = out / "raw" / "result_0.txt"
+    raw.parent.mkdir()
+    raw.write_text("raw logs\n")
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code == 2 and "which no build wrote" in err and "notes.txt" in err
+    assert notes.read_text() == "mine\n" and raw.read_text() == "raw logs\n"
+    notes.unlink()
+    shutil.rmtree(raw.parent)
+    edited = next(p for p in sorted(out.rglob("result_*.txt")))
+    edited.write_text(edited.read_text() + "# a note of the user's\n")
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code == 2 and "differ" in err
+    assert edited.read_text().endswith("# a note of the user's\n")
+
+
+TERMINATED = """
+import os, signal, sys
+from mlsubmit.submission import archive
+real = archive.unpack
+def terminated(tarball, dest, display):
+    os.kill(os.getpid(), signal.SIGTERM)  # the archive is decrypted by now: a plaintext copy sits in the temp folder
+    return real(tarball, dest, display)
+archive.unpack = terminated
+from mlsubmit.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_verify_ended_by_sigterm_leaves_no_plaintext(example: Example, run_cli: Cli, tmp_path: Path) -> None:
+    passfile = example.root / "pass.txt"
+    passfile.write_text("correct horse battery staple\n")
+    passfile.chmod(0o600)
+    assert run_cli("package", example.config, "--archive", "--encrypt", "--passphrase-file", passfile)[0] == 0
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
+    done = subprocess.run([sys.executable, "-c", TERMINATED, "verify", str(example.root / OUT /
+                           "mlperf_submission_Graphcore.tar.gz"), "--passphrase-file", str(passfile)],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert list(scratch.iterdir()) == []

@@ -147,6 +147,34 @@ def test_a_failing_write_leaves_no_entry_and_no_temporary_file(
     assert list(root.iterdir()) == []
 
 
+def _rewritten(change: Callable[[dict[str, Any]], None]) -> Plant:
+    """A fault that alters a log entry's body and stores it again under its key: digest and key stay right."""
+
+    def plant(entry: Path, _other: Path) -> None:
+        head, _, body = entry.read_bytes().partition(b"\n")
+        data = json.loads(body)
+        change(data)
+        store_entry(entry.parent, entry, json.loads(head)["key"], data)
+
+    return plant
+
+
+def _first_finding(**values: Any) -> Callable[[dict[str, Any]], None]:
+    return lambda data: data["findings"][0].update(values)
+
+
+# Bodies the old shape check (a dict with a list of dicts) let through: served as findings, or exit 3.
+LOG_BODY_FAULTS: dict[str, Plant] = {
+    "line-not-a-number": _rewritten(_first_finding(line="abc")),
+    "invented-code": _rewritten(_first_finding(code="ZZZ999")),
+    "message-not-text": _rewritten(_first_finding(message=["x"])),
+    "finding-missing-hint": _rewritten(lambda d: d["findings"][0].pop("hint")),
+    "facts-size-text": _rewritten(lambda d: d["facts"].update(size="big")),
+    "occurrence-short": _rewritten(lambda d: d["facts"]["first"].update(run_start=[1, 2])),
+    "extra-field": _rewritten(lambda d: d.update(extra=1)),
+}
+
+
 # --- each cache, through its own entry point -----------------------------------------------------------------
 
 
@@ -156,7 +184,7 @@ def _only_entry(folder: Path) -> Path:
     return entries[0]
 
 
-@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("fault", [*FAULTS, *LOG_BODY_FAULTS])
 def test_log_cache_faults_are_misses(tmp_path: Path, make_run: Callable[..., Path], fault: str) -> None:
     log = make_run("result_0.txt", omit=("eval_samples",))
     other_log = make_run("result_1.txt")
@@ -166,7 +194,7 @@ def test_log_cache_faults_are_misses(tmp_path: Path, make_run: Callable[..., Pat
     entry = _only_entry(tmp_path / "cache")
     check_log_file(LogRef(other_log, "x/result_1.txt"), options)
     other = next(p for p in (tmp_path / "cache").rglob("*.json") if p != entry)
-    FAULTS[fault](entry, other)
+    {**FAULTS, **LOG_BODY_FAULTS}[fault](entry, other)
     again = check_log_file(LogRef(log, "x/result_0.txt"), options)
     assert (again.findings, again.facts) == (truth.findings, truth.facts)
     assert not entry.is_symlink() and load_entry(tmp_path / "cache", entry, json.loads(

@@ -133,3 +133,15 @@ def test_no_power_no_energy_column(tmp_path: Path, run_cli: Cli) -> None:
     _, text, _ = run_cli("report", "--ruleset", "1.0.0", org)
     _, out, _ = run_cli("report", "--ruleset", "1.0.0", "--format", "json", org)
     assert "energy" not in text and "energy" not in json.loads(out)["results"][0]
+
+
+def test_an_energy_past_a_floats_range_is_no_figure(tmp_path: Path) -> None:
+    """Finite readings whose product overflows: no Infinity in a report (issue 26)."""
+    from mlsubmit.report.energy import run_energy
+
+    folder = tmp_path / "power" / "result_0"
+    folder.mkdir(parents=True)
+    spec = PowerSpec(start_ms=0, stop_ms=1, readings=[(1, 1.5e308)], efficiency=1.0)
+    write(folder / "node_0.txt", render(spec))
+    found = run_energy(folder, "power/result_0", 1e300)
+    assert found.joules is None and "range" in (found.reason or "")

@@ -268,3 +268,24 @@ def test_requirements_are_read_once_per_rule_file_with_their_wording(tmp_path: P
     found = check_records([rec("epoch_start", None, 4)], rs, "x")
     assert [f.message for f in found] == ["'epoch_start' is required AT_LEAST(2); found 1 (training_1.0.0/common.yaml)"]
     assert check_records([rec("seed", 1, 2)], rs, "x")[0].code == "RULE002"  # none of block/epoch/eval start
+
+
+@pytest.mark.parametrize("ruleset_version", ["1.0.0", "6.1.0"])
+def test_a_benchmark_named_common_is_a_finding_not_a_loop(ruleset_version: str) -> None:
+    """`common` names a rule file that already ran; enqueueing it again looped forever (issue 26)."""
+    records = read_log_records(RunSpec(benchmark="common"))
+    found = check_records(records, get_ruleset(ruleset_version), "x")
+    assert ("RULE009", 7) in codes(found)
+    assert any("already ran" in f.message for f in found if f.code == "RULE009")
+
+
+def test_a_rule_file_is_run_once_per_log_even_when_asked_again(tmp_path: Path) -> None:
+    again = """
+    - KEY:
+        NAME: submission_division
+        REQ: EXACTLY_ONE
+        POST: " enqueue_config('training_1.0.0/closed_common.yaml') "
+    """
+    rs = ruleset(tmp_path, {"common.yaml": COMMON, "closed_common.yaml": again})
+    records = [rec("submission_division", "closed", 1), rec("eval_accuracy", 0.9, 2)]
+    assert codes(check_records(records, rs, "x")) == [("RULE008", 1)]

@@ -106,6 +106,22 @@ def test_deep_nesting_is_a_finding_not_a_traceback() -> None:
     assert codes(doc) == ["SYS003"]
 
 
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        (b'{"a":\n ' + b"9" * 4301 + b"}", "4301 digits"),
+        (b'{"a":\n -' + b"9" * 5000 + b"}", "5000 digits"),
+        (b'{"a":\n 1e999}', "1e999"),
+        (b'{"a":\n -1e999}', "-1e999"),
+    ],
+)
+def test_numbers_python_cannot_hold_are_findings(raw: bytes, fragment: str) -> None:
+    doc = parse_json(raw, "f.json")
+    assert codes(doc) == ["SYS003"]
+    assert fragment in doc.findings[0].message and doc.findings[0].line == 2
+    assert codes(parse_json(b'{"a": ' + b"9" * 4300 + b"}", "f.json")) == []
+
+
 def test_unreadable_paths_are_findings(tmp_path: Path) -> None:
     assert codes(read_json(tmp_path / "absent.json")) == ["SYS001"]
     assert codes(read_json(tmp_path)) == ["SYS001"]  # a folder

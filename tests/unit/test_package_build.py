@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mlsubmit.submission.build import _MARKER, _is_replaceable, _remove_stale_builds
+from mlsubmit.submission.build import _MARKER, _not_ours, _remove_stale_builds
 
 
 def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
@@ -29,17 +29,21 @@ def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
     ]
 
 
+def _replaceable(path: Path) -> bool:
+    return _not_ours(path) is None
+
+
 def test_only_empty_folders_and_previous_builds_are_replaceable(tmp_path: Path) -> None:
-    assert _is_replaceable(tmp_path / "absent")
+    assert _replaceable(tmp_path / "absent")
     (tmp_path / "empty").mkdir()
-    assert _is_replaceable(tmp_path / "empty")
+    assert _replaceable(tmp_path / "empty")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.tex").write_text("x")
-    assert not _is_replaceable(tmp_path / "mine")
-    (tmp_path / "built").mkdir()
-    (tmp_path / "built" / "manifest.json").write_text("{}")
-    assert _is_replaceable(tmp_path / "built")
+    assert not _replaceable(tmp_path / "mine")
     (tmp_path / "file").write_text("x")
-    assert not _is_replaceable(tmp_path / "file")
-    os.symlink(tmp_path / "built", tmp_path / "link")
-    assert not _is_replaceable(tmp_path / "link")
+    assert not _replaceable(tmp_path / "file")
+    (tmp_path / "stray").mkdir()
+    (tmp_path / "stray" / "manifest.json").write_text("{}")  # a manifest.json mlsubmit did not write
+    assert "did not write" in str(_not_ours(tmp_path / "stray"))
+    os.symlink(tmp_path / "stray", tmp_path / "link")
+    assert not _replaceable(tmp_path / "link")

@@ -102,3 +102,11 @@ def test_the_whole_repository_is_written_as_a_dot(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, GOOD.replace('path = "bert/popart"', 'path = "."')))
     impl = cfg.results[0].implementation
     assert impl is not None and impl.path == "."
+
+
+@pytest.mark.parametrize("depth", [40, 5000])
+def test_deeply_nested_toml_is_fatal_not_a_crash(tmp_path: Path, depth: int) -> None:
+    cfg = tmp_path / "package.toml"
+    cfg.write_text("a = " + "[" * depth + "]" * depth + "\n", encoding="utf-8")
+    with pytest.raises(FatalError, match="nested too deeply"):
+        load_config(cfg)

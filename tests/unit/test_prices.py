@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,13 @@ def test_project_prices_price_both_seeds_systems() -> None:
          'date = "2021-06"\n', "/match/0/where/accelerators_per_node"),
         ('currency = "dollars"\n', "/currency"),
         ("[systems\n", "cannot read prices"),
+        ('[systems."X"]\nprice = nan\nsource = "s"\ndate = "2021-06"\n', "finite"),
+        ('[systems."X"]\nprice = inf\nsource = "s"\ndate = "2021-06"\n', "finite"),
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        ("a = " + "[" * 100 + "]" * 100 + "\n", "nested too deeply"),
+        ("x = 1\n" + "# padding\n" * 500_000, "larger than"),
+        ('[systems."X"]\nprice = 1' + "0" * 400 + '\nsource = "s"\ndate = "2021-06"\n', "finite"),
+        ('[systems."X"]\nprice = 1' + "0" * 4400 + '\nsource = "s"\ndate = "2021-06"\n', "cannot hold"),
     ],
 )
 def test_bad_prices_files(tmp_path: Path, text: str, needle: str) -> None:
@@ -125,3 +133,11 @@ def test_bad_prices_files(tmp_path: Path, text: str, needle: str) -> None:
     with pytest.raises(FatalError) as info:
         load_prices(path)
     assert needle in str(info.value)
+
+
+@pytest.mark.parametrize("amount", [1e-320, 5e-324, 1e308])
+def test_extreme_prices_give_no_figure_rather_than_a_crash(amount: float) -> None:
+    price = Price(amount=amount, currency="USD", basis="list", source="s", date="2021-06")
+    value = performance_per_price(1e-300, price)
+    assert value is None or math.isfinite(value)
+    assert performance_per_price(float("inf"), price) is None
