@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.logs.reader import Record, read_log
 from mlsubmit.checker.rules.engine import check_records
-from mlsubmit.checker.rules.files import Ruleset, get_ruleset
+from mlsubmit.checker.rules.files import Ruleset, available_rulesets, get_ruleset
 
 from mlsubmit.testing.synth import RunSpec, write_run
 
@@ -272,6 +272,8 @@ def test_requirements_are_read_once_per_rule_file_with_their_wording(tmp_path: P
 
 @pytest.mark.parametrize("ruleset_version", ["1.0.0", "6.1.0"])
 def test_a_benchmark_named_common_is_a_finding_not_a_loop(ruleset_version: str) -> None:
+    if ruleset_version not in available_rulesets():  # make test-compat: the oldest release has no 6.1 rules
+        pytest.skip(f"the installed mlperf-logging has no rules for {ruleset_version}")
     """`common` names a rule file that already ran; enqueueing it again looped forever (issue 26)."""
     records = read_log_records(RunSpec(benchmark="common"))
     found = check_records(records, get_ruleset(ruleset_version), "x")
