@@ -27,6 +27,7 @@ from mlsubmit.submission.runs import Selection, collect
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding, Report, has_errors
+from mlsubmit.support.names import did_you_mean
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 
@@ -119,15 +120,11 @@ def _swap_in(tmp: Path, out: Path) -> None:
 
 def _did_you_mean(system: str, folder: Path) -> str:
     """`; did you mean "X"?` for the closest system description in the folder, or nothing."""
-    import difflib
-
     try:
-        names = sorted(p.stem for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+        names = [p.stem for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith(".")]
     except OSError:
         return ""
-    lower = {n.lower(): n for n in names}  # a change of case is the commonest slip: compare without it
-    close = difflib.get_close_matches(system.lower(), list(lower), n=1, cutoff=0.6)
-    return f'; did you mean "{lower[close[0]]}"?' if close else ""
+    return did_you_mean(system, names)
 
 
 def _copy_systems(cfg: PackageConfig, org_root: Path, origins: Origins) -> list[Finding]:

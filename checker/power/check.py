@@ -15,7 +15,6 @@ every node measured, interconnects estimated. Nothing here writes to the tree.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -25,10 +24,10 @@ from typing import TYPE_CHECKING
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power.logs import PowerLog, read_power_log
 from mlsubmit.checker.power.rules import check_node_log, check_switch_log
+from mlsubmit.checker.tree.folders import system_field
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
-from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.discover import OrgTree
@@ -134,11 +133,10 @@ def reference_verdict(power: Path, shown: str, result_names: list[str]) -> Refer
 
 def number_of_nodes(org: OrgTree, system: str) -> int | None:
     """The system file's number_of_nodes as an integer (written as text or a number), else None."""
+    value = system_field(org, system, "number_of_nodes")
     try:
-        data = json.loads(read_bounded(org.sub("systems", system + ".json"), SMALL_FILE))
-        value = data.get("number_of_nodes") if isinstance(data, dict) else None
         return int(str(value).strip()) if value is not None and not isinstance(value, bool) else None
-    except (OSError, ValueError, RecursionError):
+    except ValueError:  # not a number, or too many digits for int()
         return None
 
 

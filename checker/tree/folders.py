@@ -94,9 +94,9 @@ def bench_folders(org: OrgTree) -> list[BenchFolder]:
     return out
 
 
-def read_division(org: OrgTree, system: str) -> str | None:
-    """The system file's `division` as written, or None when the file is missing or unreadable
-    (systems/descriptions.py reports those); the name comes from the folder listing, never from a log."""
+def system_field(org: OrgTree, system: str, key: str) -> Any:
+    """A top-level field of the system file, or None when the file is missing or unreadable (systems/descriptions.py
+    reports those); the name comes from the folder listing, never from a log."""
     path = org.sub("systems", system + ".json")
     if not path.is_file():  # missing, or a FIFO or device that a read would block on
         return None
@@ -104,7 +104,12 @@ def read_division(org: OrgTree, system: str) -> str | None:
         data = json.loads(read_bounded(path, SMALL_FILE))
     except (OSError, ValueError, RecursionError):
         return None
-    value = data.get("division") if isinstance(data, dict) else None
+    return data.get(key) if isinstance(data, dict) else None
+
+
+def read_division(org: OrgTree, system: str) -> str | None:
+    """The system file's `division` as written, or None."""
+    value = system_field(org, system, "division")
     return value if isinstance(value, str) else None
 
 
