@@ -1,0 +1,79 @@
+"""mlsubmit review borrow --original DIR --resubmitted DIR (--donor DIR | --round-trees TREE...): is a resubmission
+a valid hyperparameter borrowing (training_rules.adoc §"Hyperparameter Borrowing")? Hyperparameter by
+hyperparameter, then software, system and scale against the original, and the benchmarks that refuse borrowing.
+Findings are the REV family, in every --format; --html FILE adds the comparison table.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mlsubmit import __version__
+from mlsubmit.checker import Borrowing, borrow_rules_for, check_borrowing, rank_donors, read_entry
+from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.codes import finding
+from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.findings import Location, Report
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("review", help="the review period: hyperparameter borrowing")
+    steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
+    borrow = steps.add_parser("borrow", help="is a resubmission a valid hyperparameter borrowing")
+    borrow.add_argument("--original", required=True, metavar="DIR", help="our original results/<system>/<benchmark>")
+    borrow.add_argument("--resubmitted", required=True, metavar="DIR", help="our resubmitted entry")
+    donor = borrow.add_mutually_exclusive_group(required=True)
+    donor.add_argument("--donor", metavar="DIR", help="the other submitter's entry the hyperparameters came from")
+    donor.add_argument("--round-trees", nargs="+", metavar="TREE",
+                       help="the round's trees (organisation folders or a training_results_vX.Y folder): the "
+                            "donor is the entry the resubmission matches best")
+    add_ruleset_option(borrow)
+    borrow.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
+    add_output_options(borrow)
+
+
+def _ruleset(args: argparse.Namespace) -> str:
+    groups = rulesets_for(args.ruleset, [args.resubmitted])
+    if len(groups) != 1:
+        raise UsageError(f"review borrow: cannot tell the round of {args.resubmitted}; give --ruleset")
+    return next(iter(groups))
+
+
+def run(args: argparse.Namespace) -> int:
+    ruleset = _ruleset(args)
+    rules = borrow_rules_for(ruleset)
+    if rules is None:
+        raise UsageError(f"review borrow: no borrowing rules for ruleset {ruleset}")
+    report = Report(strict=args.strict)
+    report.meta.update({"command": "review borrow", "ruleset": ruleset, "version": __version__})
+    original, resubmitted = read_entry(args.original), read_entry(args.resubmitted)
+    if args.donor:
+        donor = read_entry(args.donor)
+    else:
+        ranked = rank_donors(original, resubmitted, list(args.round_trees), rules, ruleset)
+        if not ranked or ranked[0].matched == 0:
+            report.add(finding("REV014", resubmitted.first.path, f"no entry of {resubmitted.benchmark} by another "
+                               f"submitter in {', '.join(args.round_trees)} shares a hyperparameter value with the "
+                               "resubmission"))
+            return emit(report, args)
+        listed = "; ".join(f"{c.entry.shown}: {c.matched}/{c.compared}" for c in ranked[:3])
+        report.add(finding("REV015", resubmitted.first.path, f"donor: {ranked[0].entry.shown} (hyperparameters "
+                           f"matched, best first: {listed})", related=[Location(ranked[0].entry.first.path)]))
+        donor = read_entry(ranked[0].entry.folder)
+        donor.shown = ranked[0].entry.shown
+    result = check_borrowing(original, resubmitted, donor, rules, ruleset)
+    report.extend(result.findings)
+    if args.html:
+        _write_html(args.html, result)
+    return emit(report, args)
+
+
+def _write_html(path: str, result: Borrowing) -> None:
+    from mlsubmit.report.review_html import render_borrowing
+
+    try:
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(render_borrowing(result))
+    except OSError as exc:
+        raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc
