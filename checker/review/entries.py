@@ -106,3 +106,13 @@ def entry_folders(tree: Path, benchmark: str) -> list[Path]:
         if results.is_dir():
             found.extend(sorted(p for p in results.glob(f"*/{benchmark}") if p.is_dir()))
     return found
+
+
+def entry_folders_all(trees: list[Path]) -> list[Path]:
+    """Every results/<system>/<benchmark> folder holding result logs, in organisation trees or round folders."""
+    found: list[Path] = []
+    for tree in trees:
+        for results in (tree / "results", *sorted(tree.glob("*/results"))):
+            if results.is_dir():
+                found.extend(p for p in sorted(results.glob("*/*")) if p.is_dir() and log_names(p))
+    return found

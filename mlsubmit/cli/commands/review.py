@@ -1,7 +1,10 @@
-"""mlsubmit review borrow --original DIR --resubmitted DIR (--donor DIR | --round-trees TREE...): is a resubmission
-a valid hyperparameter borrowing (training_rules.adoc §"Hyperparameter Borrowing")? Hyperparameter by
-hyperparameter, then software, system and scale against the original, and the benchmarks that refuse borrowing.
-Findings are the REV family, in every --format; --html FILE adds the comparison table.
+"""mlsubmit review: the review period's checks, as REV findings in every --format; --html FILE adds the tables.
+
+- borrow --original DIR --resubmitted DIR (--donor DIR | --round-trees TREE...): is a resubmission a valid
+  hyperparameter borrowing (training_rules.adoc §"Hyperparameter Borrowing")? Hyperparameter by hyperparameter,
+  then software, system and scale against the original, and the benchmarks that refuse borrowing.
+- preview --previous TREE... --current TREE...: last round's Preview results against this round's Available ones
+  (submission_rules.adoc §"Preview Systems").
 """
 
 from __future__ import annotations
@@ -9,7 +12,13 @@ from __future__ import annotations
 import argparse
 
 from mlsubmit import __version__
-from mlsubmit.checker import Borrowing, borrow_rules_for, check_borrowing, rank_donors, read_entry
+from mlsubmit.checker import (
+    borrow_rules_for,
+    check_borrowing,
+    check_preview,
+    rank_donors,
+    read_entry,
+)
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.codes import finding
@@ -31,6 +40,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_ruleset_option(borrow)
     borrow.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
     add_output_options(borrow)
+    preview = steps.add_parser("preview", help="last round's Preview results against this round's Available ones")
+    preview.add_argument("--previous", nargs="+", required=True, metavar="TREE",
+                         help="last round's trees (organisation folders or a training_results_vX.Y folder)")
+    preview.add_argument("--current", nargs="+", required=True, metavar="TREE", help="this round's trees")
+    preview.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
+    add_output_options(preview)
 
 
 def _ruleset(args: argparse.Namespace) -> str:
@@ -41,6 +56,22 @@ def _ruleset(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    return _preview(args) if args.step == "preview" else _borrow(args)
+
+
+def _preview(args: argparse.Namespace) -> int:
+    report = Report(strict=args.strict)
+    report.meta.update({"command": "review preview", "version": __version__})
+    comparisons, found = check_preview(list(args.previous), list(args.current))
+    report.extend(found)
+    if args.html:
+        from mlsubmit.report.review_html import render_preview
+
+        _write(args.html, render_preview(comparisons, found))
+    return emit(report, args)
+
+
+def _borrow(args: argparse.Namespace) -> int:
     ruleset = _ruleset(args)
     rules = borrow_rules_for(ruleset)
     if rules is None:
@@ -65,15 +96,15 @@ def run(args: argparse.Namespace) -> int:
     result = check_borrowing(original, resubmitted, donor, rules, ruleset)
     report.extend(result.findings)
     if args.html:
-        _write_html(args.html, result)
+        from mlsubmit.report.review_html import render_borrowing
+
+        _write(args.html, render_borrowing(result))
     return emit(report, args)
 
 
-def _write_html(path: str, result: Borrowing) -> None:
-    from mlsubmit.report.review_html import render_borrowing
-
+def _write(path: str, page: str) -> None:
     try:
         with open(path, "w", encoding="utf-8") as stream:
-            stream.write(render_borrowing(result))
+            stream.write(page)
     except OSError as exc:
         raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc
