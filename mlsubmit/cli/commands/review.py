@@ -5,6 +5,8 @@
   then software, system and scale against the original, and the benchmarks that refuse borrowing.
 - preview --previous TREE... --current TREE...: last round's Preview results against this round's Available ones
   (submission_rules.adoc §"Preview Systems").
+- since --previous TREE --current TREE: our tree against our tree of the previous round (systems, benchmarks,
+  hyperparameters, the closed table's rules).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from mlsubmit.checker import (
     borrow_rules_for,
     check_borrowing,
     check_preview,
+    check_since,
     rank_donors,
     read_entry,
 )
@@ -46,17 +49,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     preview.add_argument("--current", nargs="+", required=True, metavar="TREE", help="this round's trees")
     preview.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
     add_output_options(preview)
+    since = steps.add_parser("since", help="our tree against our tree of the previous round")
+    since.add_argument("--previous", required=True, metavar="TREE", help="our organisation tree of last round")
+    since.add_argument("--current", required=True, metavar="TREE", help="our organisation tree of this round")
+    since.add_argument("--previous-ruleset", default="auto", metavar="X.Y.Z|auto",
+                       help="the previous tree's ruleset (default: from its training_results_vX.Y folder)")
+    add_ruleset_option(since)
+    add_output_options(since)
 
 
-def _ruleset(args: argparse.Namespace) -> str:
-    groups = rulesets_for(args.ruleset, [args.resubmitted])
+def _ruleset(given: str, path: str, option: str = "--ruleset") -> str:
+    groups = rulesets_for(given, [path])
     if len(groups) != 1:
-        raise UsageError(f"review borrow: cannot tell the round of {args.resubmitted}; give --ruleset")
+        raise UsageError(f"review: cannot tell the round of {path}; give {option}")
     return next(iter(groups))
 
 
 def run(args: argparse.Namespace) -> int:
-    return _preview(args) if args.step == "preview" else _borrow(args)
+    steps = {"borrow": _borrow, "preview": _preview, "since": _since}
+    return steps[args.step](args)
+
+
+def _since(args: argparse.Namespace) -> int:
+    rulesets = (_ruleset(args.previous_ruleset, args.previous, "--previous-ruleset"),
+                _ruleset(args.ruleset, args.current))
+    report = Report(strict=args.strict)
+    report.meta.update({"command": "review since", "ruleset": " -> ".join(rulesets), "version": __version__})
+    report.extend(check_since(args.previous, args.current, rulesets))
+    return emit(report, args)
 
 
 def _preview(args: argparse.Namespace) -> int:
@@ -72,7 +92,7 @@ def _preview(args: argparse.Namespace) -> int:
 
 
 def _borrow(args: argparse.Namespace) -> int:
-    ruleset = _ruleset(args)
+    ruleset = _ruleset(args.ruleset, args.resubmitted)
     rules = borrow_rules_for(ruleset)
     if rules is None:
         raise UsageError(f"review borrow: no borrowing rules for ruleset {ruleset}")
