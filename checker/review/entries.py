@@ -16,7 +16,7 @@ from mlsubmit.checker.logs.facts import LogFacts, Occurrence, extract
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.run.discover import is_result_log
-from mlsubmit.checker.systems.descriptions import summarize
+from mlsubmit.checker.systems.descriptions import knowledge, summarize
 from mlsubmit.checker.systems.jsonfile import JsonDocument, read_json
 
 from mlsubmit.errors import UsageError
@@ -40,8 +40,12 @@ class Entry:
 
     @property
     def org(self) -> str | None:
+        """The log's submission_org; the tree's folder name where the log left a placeholder (HPE's v5.0 n1
+        stable_diffusion logs say SUBMISSION_ORG_PLACEHOLDER)."""
         value = self.first.value("submission_org")
-        return value if isinstance(value, str) else None
+        if isinstance(value, str) and value not in knowledge().log_placeholders:
+            return value
+        return self.tree.name if self.tree is not None else None
 
     @property
     def tree(self) -> Path | None:

@@ -62,3 +62,14 @@ def test_llama31_405b_refuses_borrowing(corpus: Path, tmp_path: Path) -> None:
     resubmitted = _resubmission(tmp_path, corpus, "Nebius", folder.parent.name, "llama31_405b", hps, "5.1.0")
     ibm = next((corpus / "training_results_v5.0/IBM+CoreWeave+NVIDIA/results").glob("*/llama31_405b"))
     assert "REV001" in _codes(original, resubmitted, read_entry(ibm), "5.1.0")
+
+
+def test_a_placeholder_org_is_the_tree_s(corpus: Path) -> None:
+    # HPE's n1 stable_diffusion logs say SUBMISSION_ORG_PLACEHOLDER: the donor search must still skip HPE's own.
+    from mlsubmit.checker.review.donors import rank_donors
+
+    own = read_entry(corpus / "training_results_v5.0/HPE/results/HPE-Cray-XD670-H200-SXM5-141GB_n1_24.09/"
+                                "stable_diffusion")
+    assert own.org == "HPE"
+    ranked = rank_donors(own, own, [str(corpus / "training_results_v5.0")], rules_for("5.0.0"), "5.0.0")  # type: ignore[arg-type]
+    assert {c.entry.org for c in ranked} == {"Lenovo"}
