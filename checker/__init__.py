@@ -46,6 +46,13 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rcp import RcpResult, run_convergence
     from mlsubmit.checker.rcp import evaluate as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
+    from mlsubmit.checker.review.borrow import Borrowing, check_borrowing
+    from mlsubmit.checker.review.donors import rank_donors
+    from mlsubmit.checker.review.entries import read_entry
+    from mlsubmit.checker.review.preview import Comparison as PreviewComparison
+    from mlsubmit.checker.review.preview import check_preview
+    from mlsubmit.checker.review.rules import rules_for as borrow_rules_for
+    from mlsubmit.checker.review.since import check_since
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
     from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset

@@ -52,8 +52,17 @@ def _options() -> set[str]:
     for command in COMMANDS:
         parser = build_parser(command)
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        for action in [*parser._actions, *sub.choices[command]._actions]:
+        for action in [*parser._actions, *_nested(sub.choices[command])]:
             out.update(action.option_strings)
+    return out
+
+
+def _nested(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """A command's options and those of its own subcommands (review borrow)."""
+    out = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            out += [a for child in action.choices.values() for a in _nested(child)]
     return out
 
 

@@ -1,0 +1,130 @@
+"""Preview -> Available (submission_rules.adoc §"Preview Systems", L753-755): a Preview result of the last round
+must be matched in this round by an Available result that is equal or better, allowing a 2 % degradation for
+noise, at least at the smallest and the largest scale the Preview used for the benchmark. An Available system
+larger than the Preview point must be faster in absolute time; a smaller one must be better in time-to-train x
+chips. Where power was measured the comparison must be power-normalised.
+
+A Preview system and its Available successor are the same submitter's system of the same family (the systems
+knowledge's families, e.g. TPU v4, IPU-POD), else of the same system_name once a trailing scale number is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
+from mlsubmit.checker.systems.descriptions import knowledge, norm, summarize
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding, Location
+
+NOISE = 0.02  # SR §Preview Systems L753: "up to a 2% degradation in performance will be accepted"
+CITE = "submission_rules.adoc §Preview Systems L753-755"
+_SCALE_SUFFIX = re.compile(r"[-_ x]*[0-9]+$")
+
+
+def status_of(entry: Entry) -> str:
+    """"Preview", "Available" or another canonical status (systems knowledge), "" when unknown."""
+    raw = entry.system_data.get("status")
+    info = knowledge().status.get(norm(raw)) if isinstance(raw, str) else None
+    if info is None:
+        return ""
+    return "Available" if info.canonical.startswith("Available") else info.canonical
+
+
+def system_key(entry: Entry) -> tuple[str, str, str]:
+    """(submitter, system, division): a result counts against one of its own division only."""
+    summary = summarize(entry.system_data, entry.system)
+    name = summary.family or _SCALE_SUFFIX.sub("", summary.system_name or entry.system).lower()
+    return (summary.submitter or entry.org or "", name, entry.first.division or summary.division or "")
+
+
+@dataclass(frozen=True)
+class Point:
+    entry: Entry
+    chips: int
+    minutes: float
+
+    @property
+    def efficiency(self) -> float:
+        return self.minutes * self.chips
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One Preview point against one Available entry: the measure the rule names, and whether it held."""
+
+    preview: Point
+    available: Point
+    measure: str  # "time" or "time x chips"
+    allowed: float  # the Available value may be at most this
+    got: float
+
+    @property
+    def held(self) -> bool:
+        return self.got <= self.allowed
+
+
+def compare(preview: Point, available: Point) -> Comparison:
+    if available.chips >= preview.chips:
+        return Comparison(preview, available, "time", preview.minutes * (1 + NOISE), available.minutes)
+    return Comparison(preview, available, "time x chips", preview.efficiency * (1 + NOISE), available.efficiency)
+
+
+def points(trees: list[str], wanted: str) -> dict[tuple[tuple[str, str, str], str], list[Point]]:
+    """Entries of the given status with a score, by (system key, benchmark)."""
+    out: dict[tuple[tuple[str, str, str], str], list[Point]] = {}
+    for folder in entry_folders_all([Path(t) for t in trees]):
+        entry = read_entry(folder)
+        chips, minutes = entry.accelerators, entry.minutes
+        if status_of(entry) != wanted or chips is None or minutes is None:
+            continue
+        out.setdefault((system_key(entry), entry.benchmark), []).append(Point(entry, chips, minutes))
+    return out
+
+
+def _numbers(c: Comparison) -> str:
+    unit = "min" if c.measure == "time" else "min x chips"
+    return (f"Available {c.available.entry.system} ({c.available.chips} chips, {c.available.minutes:.3f} min) "
+            f"{c.measure} {c.got:.3f} {unit} against at most {c.allowed:.3f} (Preview {c.preview.entry.system}, "
+            f"{c.preview.chips} chips, {c.preview.minutes:.3f} min, +2 %)")
+
+
+def judge(preview: Point, available: list[Point]) -> tuple[Comparison | None, list[Finding]]:
+    """The best comparison for one Preview point (held ones first, then the closest) and its finding."""
+    path = preview.entry.first.path
+    if not available:
+        return None, [finding("REV021", path, f"Preview {preview.entry.system} {preview.entry.benchmark} "
+                              f"({preview.chips} chips, {preview.minutes:.3f} min): no Available result of the same "
+                              f"system and division this round ({CITE})")]
+    tried = sorted((compare(preview, a) for a in available),
+                   key=lambda c: (not c.held, c.got / c.allowed, c.available.entry.system))
+    best = tried[0]
+    code = "REV020" if best.held else "REV022"
+    out = [finding(code, path, f"{preview.entry.benchmark}: {_numbers(best)} ({CITE})",
+                   related=[Location(best.available.entry.first.path)])]
+    if _has_power(preview.entry) or _has_power(best.available.entry):
+        out.append(finding("REV023", path, f"{preview.entry.benchmark}: power logs exist; the rule compares "
+                           "power-normalised performance, which this comparison does not compute"))
+    return best, out
+
+
+def _has_power(entry: Entry) -> bool:
+    return (entry.folder / "power").is_dir()
+
+
+def check_preview(previous: list[str], current: list[str]) -> tuple[list[Comparison], list[Finding]]:
+    """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`."""
+    before, now = points(previous, "Preview"), points(current, "Available")
+    comparisons: list[Comparison] = []
+    found: list[Finding] = []
+    for key in sorted(before, key=lambda k: (k[0], k[1])):
+        ranked = sorted(before[key], key=lambda p: (p.chips, p.entry.system))
+        for point in {id(p): p for p in (ranked[0], ranked[-1])}.values():
+            best, said = judge(point, now.get(key, []))
+            found.extend(said)
+            if best is not None:
+                comparisons.append(best)
+    return comparisons, found

@@ -1,0 +1,130 @@
+"""mlsubmit review: the review period's checks, as REV findings in every --format; --html FILE adds the tables.
+
+- borrow --original DIR --resubmitted DIR (--donor DIR | --round-trees TREE...): is a resubmission a valid
+  hyperparameter borrowing (training_rules.adoc §"Hyperparameter Borrowing")? Hyperparameter by hyperparameter,
+  then software, system and scale against the original, and the benchmarks that refuse borrowing.
+- preview --previous TREE... --current TREE...: last round's Preview results against this round's Available ones
+  (submission_rules.adoc §"Preview Systems").
+- since --previous TREE --current TREE: our tree against our tree of the previous round (systems, benchmarks,
+  hyperparameters, the closed table's rules).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mlsubmit import __version__
+from mlsubmit.checker import (
+    borrow_rules_for,
+    check_borrowing,
+    check_preview,
+    check_since,
+    rank_donors,
+    read_entry,
+)
+from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.codes import finding
+from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.findings import Location, Report
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("review", help="the review period: hyperparameter borrowing")
+    steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
+    borrow = steps.add_parser("borrow", help="is a resubmission a valid hyperparameter borrowing")
+    borrow.add_argument("--original", required=True, metavar="DIR", help="our original results/<system>/<benchmark>")
+    borrow.add_argument("--resubmitted", required=True, metavar="DIR", help="our resubmitted entry")
+    donor = borrow.add_mutually_exclusive_group(required=True)
+    donor.add_argument("--donor", metavar="DIR", help="the other submitter's entry the hyperparameters came from")
+    donor.add_argument("--round-trees", nargs="+", metavar="TREE",
+                       help="the round's trees (organisation folders or a training_results_vX.Y folder): the "
+                            "donor is the entry the resubmission matches best")
+    add_ruleset_option(borrow)
+    borrow.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
+    add_output_options(borrow)
+    preview = steps.add_parser("preview", help="last round's Preview results against this round's Available ones")
+    preview.add_argument("--previous", nargs="+", required=True, metavar="TREE",
+                         help="last round's trees (organisation folders or a training_results_vX.Y folder)")
+    preview.add_argument("--current", nargs="+", required=True, metavar="TREE", help="this round's trees")
+    preview.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
+    add_output_options(preview)
+    since = steps.add_parser("since", help="our tree against our tree of the previous round")
+    since.add_argument("--previous", required=True, metavar="TREE", help="our organisation tree of last round")
+    since.add_argument("--current", required=True, metavar="TREE", help="our organisation tree of this round")
+    since.add_argument("--previous-ruleset", default="auto", metavar="X.Y.Z|auto",
+                       help="the previous tree's ruleset (default: from its training_results_vX.Y folder)")
+    add_ruleset_option(since)
+    add_output_options(since)
+
+
+def _ruleset(given: str, path: str, option: str = "--ruleset") -> str:
+    groups = rulesets_for(given, [path])
+    if len(groups) != 1:
+        raise UsageError(f"review: cannot tell the round of {path}; give {option}")
+    return next(iter(groups))
+
+
+def run(args: argparse.Namespace) -> int:
+    steps = {"borrow": _borrow, "preview": _preview, "since": _since}
+    return steps[args.step](args)
+
+
+def _since(args: argparse.Namespace) -> int:
+    rulesets = (_ruleset(args.previous_ruleset, args.previous, "--previous-ruleset"),
+                _ruleset(args.ruleset, args.current))
+    report = Report(strict=args.strict)
+    report.meta.update({"command": "review since", "ruleset": " -> ".join(rulesets), "version": __version__})
+    report.extend(check_since(args.previous, args.current, rulesets))
+    return emit(report, args)
+
+
+def _preview(args: argparse.Namespace) -> int:
+    report = Report(strict=args.strict)
+    report.meta.update({"command": "review preview", "version": __version__})
+    comparisons, found = check_preview(list(args.previous), list(args.current))
+    report.extend(found)
+    if args.html:
+        from mlsubmit.report.review_html import render_preview
+
+        _write(args.html, render_preview(comparisons, found))
+    return emit(report, args)
+
+
+def _borrow(args: argparse.Namespace) -> int:
+    ruleset = _ruleset(args.ruleset, args.resubmitted)
+    rules = borrow_rules_for(ruleset)
+    if rules is None:
+        raise UsageError(f"review borrow: no borrowing rules for ruleset {ruleset}")
+    report = Report(strict=args.strict)
+    report.meta.update({"command": "review borrow", "ruleset": ruleset, "version": __version__})
+    original, resubmitted = read_entry(args.original), read_entry(args.resubmitted)
+    if args.donor:
+        donor = read_entry(args.donor)
+    else:
+        ranked = rank_donors(original, resubmitted, list(args.round_trees), rules, ruleset)
+        if not ranked or ranked[0].matched == 0:
+            report.add(finding("REV014", resubmitted.first.path, f"no entry of {resubmitted.benchmark} by another "
+                               f"submitter in {', '.join(args.round_trees)} shares a hyperparameter value with the "
+                               "resubmission"))
+            return emit(report, args)
+        listed = "; ".join(f"{c.entry.shown}: {c.matched}/{c.compared}" for c in ranked[:3])
+        report.add(finding("REV015", resubmitted.first.path, f"donor: {ranked[0].entry.shown} (hyperparameters "
+                           f"matched, best first: {listed})", related=[Location(ranked[0].entry.first.path)]))
+        donor = read_entry(ranked[0].entry.folder)
+        donor.shown = ranked[0].entry.shown
+    result = check_borrowing(original, resubmitted, donor, rules, ruleset)
+    report.extend(result.findings)
+    if args.html:
+        from mlsubmit.report.review_html import render_borrowing
+
+        _write(args.html, render_borrowing(result))
+    return emit(report, args)
+
+
+def _write(path: str, page: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(page)
+    except OSError as exc:
+        raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc
