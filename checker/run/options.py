@@ -60,7 +60,7 @@ HP_CHECK = "hyperparameters.apply:check_log"
 
 _PLANS: dict[str, _Plan] = {
     "full": _Plan(
-        log_checks=("rules.engine:check_log", HP_CHECK),
+        log_checks=("rules.engine:check_log", HP_CHECK, "tree.resultfile:check_log"),
         preparations=("systems.agreement:prepare_org", "tree.check:prepare_org"),
         code_scan="tree.check:code_to_scan",
         org_checks=("systems.agreement:check_org", "tree.check:check_org"),
