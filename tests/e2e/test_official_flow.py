@@ -79,11 +79,13 @@ def test_a_packaged_61_archive_passes_the_chairs_unpack_and_verify(tmp_path: Pat
 
 
 def fast_tree(root: Path, params: str | None) -> Path:
-    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails)."""
-    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400)
+    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails); each
+    result file holds framework output (TREE049) and the config its runs name is submitted (TREE050)."""
+    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400, raw_output=True)
     specs = [replace(base, seed=700 + i, start_ms=1_790_000_000_000 + i * 10_000_000) for i in range(10)]
     org = build_org(root / ORG, {(MODERN_SYSTEM, BENCHMARK): specs}, systems={})
     write_system(org / "systems", ROOT / "systems")
+    (org / "benchmarks" / BENCHMARK / "implementations" / "ipu" / "config.yaml").write_text("a: 1\n", "utf-8")
     if params is not None:
         (org / "package_checker_params").write_text(params, encoding="utf-8")
     return org
