@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
     from mlsubmit.checker.systems.descriptions import SystemSummary, summarize
     from mlsubmit.checker.systems.jsonfile import read_json
+    from mlsubmit.checker.tree import params as org_params
 
 
 

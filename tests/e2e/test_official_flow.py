@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from flowfix import BENCHMARK, ORG, RULESET, Step, unpack, verify_v61, write_job, write_system
+from flowfix import BENCHMARK, ORG, RULESET, Step, raw_output, unpack, verify_v61, write_job, write_system
 from treefix import build_org
 
 from mlsubmit.testing.demo import MODERN_SYSTEM
@@ -102,3 +102,29 @@ def test_a_root_package_checker_params_is_read_as_the_verify_script_reads_it(
     assert code == (0 if passes else 1), codes
     assert ("TREE022" in codes) is passes  # the bypass is reported, as it must be to the chair
     assert ("TREE018" in codes) is not passes
+
+
+@pytest.mark.parametrize("asked", [True, False])
+def test_package_writes_the_org_params_the_config_asks_for(tmp_path: Path, run_cli: Cli, asked: bool) -> None:
+    """Runs that converge faster than the RCP allows: `package` refuses them (TREE018) unless the config asks for
+    rcp-bypass, which it writes where and as the verify script reads it; the official steps then pass."""
+    job = write_job(tmp_path / "job", ROOT / "systems")
+    for i, out in enumerate(sorted((job.root / "runs").iterdir())):
+        spec = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", seed=900 + i,
+                       start_ms=1_790_000_000_000 + i * 86_400_000, converge_at=2400)
+        out.write_bytes(raw_output(spec))
+    if asked:
+        text = job.config.read_text(encoding="utf-8")
+        job.config.write_text(text.replace("\n[[results]]", 'checker_params = ["rcp-bypass"]\n\n[[results]]', 1))
+    code, out, err = run_cli("package", job.config, "--color", "never")
+    org = job.root / "build" / "submission" / ORG
+    if not asked:
+        assert (code, "TREE018" in out + err, org.exists()) == (1, True, False)
+        return
+    assert code == 0, out + err
+    assert (org / "package_checker_params").read_bytes() == b"rcp-bypass\n"
+    manifest = json.loads((org.parent / "manifest.json").read_text(encoding="utf-8"))
+    assert f"{ORG}/package_checker_params" in [f["path"] for f in manifest["files"]]
+    steps = verify_v61(org)
+    assert steps[0].argv[-1] == "--rcp-bypass"
+    assert official_verdict(steps), [(s.argv, s.code, s.output[-2000:]) for s in steps]
