@@ -17,6 +17,7 @@ from mlsubmit.checker import rcp
 from mlsubmit.checker.hygiene import check as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import check as power
+from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.run.discover import OrgTree, is_result_log
@@ -151,7 +152,9 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
         out += seeds.check_seeds(runs).findings
     if benchmarks.has_rcp(folder.name):
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
-                                     bypass=params.RCP_BYPASS in asked)  # fmt: skip
+                                     bypass=params.RCP_BYPASS in asked,
+                                     train_samples=params.BERT_TRAIN_SAMPLES in org_flags,  # the verify script's
+                                     rcps=for_benchmark(options.custom_rcps, folder.name))  # fmt: skip
         out += rcp_findings(folder, result)
         if result.crash:
             out.append(finding("TREE024", folder.shown, f"RCP checker: {result.crash}"))
