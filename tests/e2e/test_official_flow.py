@@ -11,7 +11,10 @@ are the official verdict here.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +25,7 @@ from flowfix import BENCHMARK, ORG, RULESET, Step, raw_output, unpack, verify_v6
 from treefix import build_org
 
 from mlsubmit.testing.demo import MODERN_SYSTEM
+from mlsubmit.testing.modern import chair_commands
 from mlsubmit.testing.synth import RunSpec
 
 pytestmark = [
@@ -76,6 +80,18 @@ def test_a_packaged_61_archive_passes_the_chairs_unpack_and_verify(tmp_path: Pat
     assert official_verdict(steps), [(s.argv, s.code, s.output[-2000:]) for s in steps]
     assert "ALL CHECKS PASSED" in steps[2].output
     assert code == 0, codes
+    by_hand(job.root, built)
+
+
+def by_hand(root: Path, built: Path) -> None:
+    """The chair's steps as `make demo` prints them, run in one shell: they unpack and verify too."""
+    lines = chair_commands(built.relative_to(root), Path("passphrase.txt"), Path("by-hand"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-ec", "\n".join(lines)], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+    seen = done.stdout + done.stderr
+    assert done.returncode == 0 and "sha1sum matches." in done.stdout, seen[-3000:]
+    assert SUCCESS in seen and "ALL CHECKS PASSED" in seen, seen[-3000:]
 
 
 def fast_tree(root: Path, params: str | None) -> Path:
