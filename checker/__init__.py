@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rcp import RcpResult, run_convergence
     from mlsubmit.checker.rcp import evaluate as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
+    from mlsubmit.checker.rcp.custom import parse as parse_rcps
     from mlsubmit.checker.review.borrow import Borrowing, check_borrowing
     from mlsubmit.checker.review.donors import rank_donors
     from mlsubmit.checker.review.entries import read_entry
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
     from mlsubmit.checker.systems.descriptions import SystemSummary, summarize
     from mlsubmit.checker.systems.jsonfile import read_json
+    from mlsubmit.checker.tree import params as org_params
 
 
 

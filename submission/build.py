@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import Tracker, no_progress
+from mlsubmit.checker import Tracker, no_progress, org_params
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
@@ -300,6 +300,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     result.implementation_files = sum(ex.files for ex in exported)
     shutil.rmtree(staging)
     org_root.mkdir(exist_ok=True)
+    _write_checker_params(cfg, org_root)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
     mf.write(tmp, manifest)
 
@@ -317,6 +318,13 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]
     return result
+
+
+def _write_checker_params(cfg: PackageConfig, org_root: Path) -> None:
+    """What the verify scripts read (checker/tree/params.py): one flag a line, every line ended, since `read`
+    drops a last line without its newline."""
+    if cfg.checker_params:
+        (org_root / org_params.NAME).write_bytes("".join(f"{flag}\n" for flag in cfg.checker_params).encode("ascii"))
 
 
 def _write_archive(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> list[Path]:

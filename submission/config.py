@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker import org_params
 from mlsubmit.submission.fulllog import Redaction
 
 from mlsubmit.errors import FatalError
@@ -56,6 +57,7 @@ class PackageConfig:
     results: tuple[ResultEntry, ...]
     full_output: bool = False  # result files hold the run's whole output (TR6.1 "Result files"), not only records
     redaction: Redaction = field(default_factory=Redaction)
+    checker_params: tuple[str, ...] = ()  # flags for <org>/package_checker_params, in the config's order
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -137,6 +139,14 @@ def _full_output(data: dict[str, Any]) -> tuple[bool, Redaction]:
             Redaction(paths=tuple(table.get("redact_paths", ())), env=tuple(table.get("redact_env", ()))))
 
 
+def _checker_params(data: dict[str, Any], path: Path) -> tuple[str, ...]:
+    flags = tuple(data.get("checker_params", ()))
+    if flags and not org_params.applies(data["ruleset"]):
+        raise FatalError(f"{path}: /checker_params: no verify script of ruleset {data['ruleset']} reads "
+                         f"{org_params.NAME} (rounds from 2.0 on do); remove the key")
+    return flags
+
+
 def load_config(path: str | Path) -> PackageConfig:
     path = Path(path)
     data = _read(path)
@@ -163,7 +173,7 @@ def load_config(path: str | Path) -> PackageConfig:
         results=results,
     )
     full, redaction = _full_output(data)
-    cfg = dataclasses.replace(cfg, full_output=full, redaction=redaction)
+    cfg = dataclasses.replace(cfg, full_output=full, redaction=redaction, checker_params=_checker_params(data, path))
     _check_consistency(cfg)
     _check_out(cfg)
     return cfg

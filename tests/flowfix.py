@@ -1,7 +1,6 @@
-"""A closed 6.1 packaging job as a team has it, and the results chair's official steps on what `package` writes.
+"""A closed 6.1 packaging job as a team has it (mlsubmit/testing/modern.py), and the results chair's official steps
+on what `package` writes.
 
-The job: ten llama2_70b_lora runs on an IPU-POD64 as raw job output (mllog records with launcher prefixes and
-framework lines between them), the system file, a git repository with the implementation, and `package.toml`.
 The chair's steps are those of mlperf-logging's `scripts/pack_submission.sh --unpack` (sha1sum against the `.sha1`,
 `openssl enc -d -aes256`, tar) and `scripts/verify_for_v6.1_training.sh` (each line of
 `<org>/package_checker_params` a `--<line>` flag; package checker, result summarizer, repo checker under
@@ -10,74 +9,23 @@ The chair's steps are those of mlperf-logging's `scripts/pack_submission.sh --un
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.testing.demo import MODERN_POINTS, MODERN_SYSTEM
-from mlsubmit.testing.repo import commit_example
-from mlsubmit.testing.synth import RunSpec, render
+from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
+    BENCHMARK,
+    IMPLEMENTATION,
+    ORG,
+    RULESET,
+    Job,
+    raw_output,
+    write_job,
+    write_system,
+)
 
-ORG = "Graphcore"
-RULESET = "6.1.0"
-BENCHMARK = "llama2_70b_lora"
-IMPLEMENTATION = {
-    "llama2_70b_lora/popart/README.md": b"# Llama 2 70B LoRA on IPU-POD64\n\nRun `./run_and_time.sh`.\n",
-    "llama2_70b_lora/popart/run_and_time.sh": b"#!/bin/bash\nset -e\npython finetune.py --config config.yaml\n",
-    "llama2_70b_lora/popart/config.yaml": b"global_batch_size: 8\nmicro_batch_size: 1\n",
-    "llama2_70b_lora/popart/finetune.py": b"print('finetune')\n",
-}
-
-
-@dataclass
-class Job:
-    root: Path
-    config: Path
-    passphrase: Path
-
-
-def raw_output(spec: RunSpec) -> bytes:
-    """What the job wrote: a launcher banner, records (some behind rank prefixes), framework lines between them."""
-    spec.raw_output = True
-    body = render(spec)
-    return f"poprun: launching {spec.benchmark} on {spec.platform}\n{body}poprun: job finished\n".encode()
-
-
-def write_system(dest: Path, systems: Path) -> None:
-    """The repository's IPU-POD64 system file, with what rounds from 4.0 ask of it."""
-    dest.mkdir(parents=True, exist_ok=True)
-    system = json.loads((systems / f"{MODERN_SYSTEM}.json").read_text(encoding="utf-8"))
-    system.update(status="Available on-premise", system_type="datacenter")
-    (dest / f"{MODERN_SYSTEM}.json").write_text(json.dumps(system, indent=2) + "\n", encoding="utf-8")
-
-
-def write_job(root: Path, systems: Path) -> Job:
-    """Everything `mlsubmit package` needs for a closed 6.1 submission."""
-    root.mkdir(parents=True, exist_ok=True)
-    commit_example(root / "ipu-benchmarks", IMPLEMENTATION, "IPU benchmarks", tag="v6.1")
-    write_system(root / "systems", systems)
-    runs = root / "runs"
-    runs.mkdir()
-    for i, point in enumerate(MODERN_POINTS):
-        spec = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", seed=3000 + i,
-                       start_ms=1_790_000_000_000 + i * 86_400_000, minutes=11.0 + (i % 4) * 0.4, converge_at=point)
-        (runs / f"job_{i:02d}.out").write_bytes(raw_output(spec))
-    config = root / "package.toml"
-    config.write_text(f'''org = "{ORG}"
-ruleset = "{RULESET}"
-out = "build/submission"
-
-[[results]]
-system = "{MODERN_SYSTEM}"
-benchmark = "{BENCHMARK}"
-logs = ["runs/*.out"]
-implementation = {{ repo = "ipu-benchmarks", rev = "v6.1", path = "llama2_70b_lora/popart", name = "popart" }}
-''', encoding="utf-8")
-    passphrase = root / "passphrase.txt"
-    return Job(root=root, config=config, passphrase=passphrase)
-
+__all__ = ["BENCHMARK", "IMPLEMENTATION", "ORG", "RULESET", "Job", "raw_output", "write_job", "write_system"]
 
 def unpack(archive_dir: Path, passphrase: Path, dest: Path) -> list[str]:
     """pack_submission.sh --unpack, step by step, into dest; returns its messages."""

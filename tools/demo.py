@@ -3,8 +3,9 @@
 Everything lands under the folder given (build/demo): raw job output of 10 BERT runs on IPU-POD16 and 5 ResNet-50
 runs on IPU-POD64 (rank prefixes, CRLF, noise, as real job logs have), one run with a record cut off mid-way, an
 open-division BERT run, a small git repository standing in for the implementation code, a packaging config, the
-submission tree and archive, and report.html. The commands run are printed before their output; the demo shows
-findings, it does not fail on them (the broken run is there to be caught).
+submission tree and archive, and report.html; then the current round's official path (modern_round). The commands
+run are printed before their output; the demo shows findings, it does not fail on them (the broken run is there to
+be caught).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from mlsubmit.testing.demo import (  # noqa: E402
     config_text,
     implementation_files,
     raw_run,
-    write_modern_org,
     write_systems,
 )
+from mlsubmit.testing.modern import BENCHMARK, ORG, chair_commands, write_job  # noqa: E402
+from mlsubmit.testing.modern import RULESET as MODERN_RULESET  # noqa: E402
 from mlsubmit.testing.repo import commit_example  # noqa: E402
 from mlsubmit.testing.synth import RunSpec, write_run  # noqa: E402
 
@@ -89,6 +91,25 @@ def write_runs(out: Path) -> dict[str, Path]:
 
 
 
+def modern_round(root: Path) -> None:
+    """The official 6.1 path: raw job output with framework lines, `package` into an encrypted archive the chair's
+    pack_submission.sh --unpack opens, the passphrase in a 0600 file, and the chair's steps to repeat by hand."""
+    say(f"A current round, the official {MODERN_RULESET} path: ten closed Llama 2 70B LoRA jobs on an IPU-POD64")
+    job = write_job(root, ROOT / "systems", out="submission")
+    print(f"  raw job output (framework lines, launcher prefixes) in {job.root / 'runs'}; config {job.config}")
+    run_cli("package", str(job.config), "--archive", "--encrypt", "--passphrase-file", str(job.passphrase),
+            "--generate-passphrase", "--color", "never")
+    built = job.root / "submission"
+    org = built / ORG
+    run_cli("check", "--ruleset", MODERN_RULESET, "--color", "never", str(org))
+    run_cli("advise", "--ruleset", MODERN_RULESET, "--color", "never", str(org / "results" / MODERN_SYSTEM / BENCHMARK))
+    run_cli("report", "--ruleset", MODERN_RULESET, str(org), "--html", str(root.parent / "modern-report.html"))
+    say("The results chair's steps on the archive, to repeat by hand (pack_submission.sh --unpack, then "
+        f"verify_for_v{MODERN_RULESET[:3]}_training.sh), in one shell with mlperf-logging installed")
+    for line in chair_commands(built, job.passphrase, job.root / "unpacked"):
+        print(f"  {line}")
+
+
 def main(argv: list[str]) -> int:
     # paths as a user types them (relative to the working directory), so the output reads like the README
     out = Path(os.path.relpath(Path(argv[0] if argv else "build/demo").resolve()))
@@ -128,11 +149,7 @@ def main(argv: list[str]) -> int:
     run_cli("report", "--ruleset", RULESET, str(org), "--html", str(out / "report.html"),
             "--prices", str(here / "prices.toml"))
 
-    say("A current round: ten closed Llama 2 70B LoRA runs on an IPU-POD64, round 6.0 stated in the tree")
-    modern = write_modern_org(out / "modern", ROOT / "systems")
-    run_cli("check", "--color", "never", str(modern))
-    run_cli("advise", "--color", "never", str(modern / "results" / MODERN_SYSTEM / "llama2_70b_lora"))
-    run_cli("report", str(modern), "--html", str(out / "modern-report.html"))
+    modern_round(out / "modern")
     print(f"\nDone. Open {out / 'report.html'} and {out / 'modern-report.html'} in a browser.")
     return 0
 

@@ -152,12 +152,13 @@ def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
 
 
 def evaluate(
-    benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool | None = None
+    benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool | None = None,
+    train_samples: bool = False, rcps: str | None = None,
 ) -> RcpResult:
     """RCP check of one results folder: `benchmark` is the folder's name, `runs` the facts of its logs.
 
     `closed` defaults to "some run's log says closed"; the package checker decides from the system file instead,
-    so the tree check passes it explicitly.
+    so the tree check passes it explicitly. `train_samples` and `rcps`: see reference.judge.
     """
     if closed is None:
         from mlsubmit.checker.rounds.division import closed as says_closed
@@ -171,7 +172,7 @@ def evaluate(
     served = _served(runs)
     with serving({name: text for name, (text, _) in served.items()}, _answers(served, ruleset), ruleset) as judged:
         try:
-            passed, msg, norm = judge(_FOLDER, ruleset, bypass)
+            passed, msg, norm = judge(_FOLDER, ruleset, bypass, train_samples=train_samples, rcps=rcps)
         except Exception as exc:  # the reference stops with a traceback: no verdict for this folder
             return _crashed(exc, _convergence(module(), served, ruleset))
         conv = _convergence(module(), served, ruleset)  # after judge: it may have set the adapter aside
@@ -262,16 +263,18 @@ def prepare(ruleset: str, names: Iterable[str]) -> None:
 
 
 def evaluate_cached(
-    benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool, closed: bool, cache_dir: Path | None
+    benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool, closed: bool, cache_dir: Path | None,
+    train_samples: bool = False, rcps: str | None = None,
 ) -> RcpResult:
     """evaluate(), remembered in the --cache folder under everything that decides it (each run's name and kept
-    lines, the ruleset, bypass and division), so an unchanged folder is not judged again."""
+    lines, the ruleset, bypass, division, the bert flag and the RCPs given), so an unchanged folder is not judged
+    again."""
     if cache_dir is None:
-        return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
+        return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed, train_samples=train_samples, rcps=rcps)
     from mlsubmit.checker.run.cache import MISS, folder_key, load_entry, store_entry
 
     inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
-    key = folder_key("rcp", benchmark, ruleset, bypass, closed, inputs)
+    key = folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
     root = Path(cache_dir)
     entry = root / "rcp" / f"{key}.json"
     data = load_entry(root, entry, f"rcp/{key}", lambda body: isinstance(body, dict))
@@ -281,6 +284,6 @@ def evaluate_cached(
             return RcpResult(**data)
         except (KeyError, TypeError, ValueError):  # valid entry of another shape: a miss, written again below
             pass
-    result = evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
+    result = evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed, train_samples=train_samples, rcps=rcps)
     store_entry(root, entry, f"rcp/{key}", asdict(result))
     return result

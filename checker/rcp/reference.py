@@ -178,19 +178,26 @@ def _plain() -> plain.Plain:
     return plain.Plain(plain.real_module(), lambda: _WORLD.files)
 
 
-def judge(folder: str, ruleset: str, bypass: bool) -> Any:
+def judge(folder: str, ruleset: str, bypass: bool, *, train_samples: bool = False, rcps: str | None = None) -> Any:
     """check_directory on the served `folder`. If the adapted copy raises, upstream's module runs as it is: its
-    raise is the reference's own verdict; if it does not raise, the adapter is at fault and is dropped."""
+    raise is the reference's own verdict; if it does not raise, the adapter is at fault and is dropped.
+    train_samples: the package checker's --rcp-bert-train-samples; rcps: an RCP file's text, given as the RCP
+    checker's --custom_rcps gives it (an open file, read with json.load)."""
     options = {"rcp_pass": "pruned_rcps", "rcp_bypass": bypass, "set_scaling": False}
     mod = module()
     try:
-        return mod.check_directory(folder, "training", ruleset, False, False, **options)
+        return mod.check_directory(folder, "training", ruleset, False, train_samples, **options, **_rcp_file(rcps))
     except Exception as exc:
         if isinstance(mod, plain.Plain) or not _adapter_kind(exc):
             raise  # the reference's own raise on these logs (a KeyError for a benchmark it has no run count for)
-        answer = _plain().check_directory(folder, "training", ruleset, False, False, **options)
+        answer = _plain().check_directory(folder, "training", ruleset, False, train_samples, **options,
+                                          **_rcp_file(rcps))  # fmt: skip
         misfits().append(f"the adapted check raised {type(exc).__name__}: {exc}")
         return answer
+
+
+def _rcp_file(rcps: str | None) -> dict[str, Any]:
+    return {} if rcps is None else {"rcp_file": io.StringIO(rcps)}  # a fresh one each call: json.load reads it
 
 
 def _adapter_kind(exc: BaseException) -> bool:

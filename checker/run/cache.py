@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # imported where used: mlsubmit.support.datafiles reads its c
 
     from mlsubmit.findings import Finding
 
-FORMAT = 5  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer
+FORMAT = 6  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer;
+# 6: a new log check (TREE049), whose findings older entries lack
 
 
 def _mlperf_logging_version() -> str:

@@ -60,7 +60,7 @@ HP_CHECK = "hyperparameters.apply:check_log"
 
 _PLANS: dict[str, _Plan] = {
     "full": _Plan(
-        log_checks=("rules.engine:check_log", HP_CHECK),
+        log_checks=("rules.engine:check_log", HP_CHECK, "tree.resultfile:check_log"),
         preparations=("systems.agreement:prepare_org", "tree.check:prepare_org"),
         code_scan="tree.check:code_to_scan",
         org_checks=("systems.agreement:check_org", "tree.check:check_org"),
@@ -123,11 +123,18 @@ class CheckOptions:
     # False: the log's facts are not extracted (empty LogFacts come back). Set by run_rounds, for logs outside an
     # organisation tree when its caller reads only findings; never with a cache, whose entries keep facts.
     facts: bool = True
+    # --custom-rcps: the text of an RCP file (rcp/custom.py; its records replace the shipped RCPs of their
+    # benchmark), checked when the options are made. The full profile only: the package checker takes none.
+    custom_rcps: str | None = None
     # The command line's progress display for work done outside the pool (the code scan); never part of a key.
     progress: Tracker = field(default=no_progress, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "profile", Profile(self.profile))
+        if self.custom_rcps is not None:
+            from mlsubmit.checker.rcp.custom import parse
+
+            parse(self.custom_rcps)  # CustomRcpError (a ValueError) for a file the reference could not use
 
     @property
     def hp_table(self) -> bool:

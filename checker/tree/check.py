@@ -17,10 +17,12 @@ from mlsubmit.checker import rcp
 from mlsubmit.checker.hygiene import check as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import check as power
+from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.run.discover import OrgTree, is_result_log
 from mlsubmit.checker.tree import params, seeds
+from mlsubmit.checker.tree.configfile import check_config_names, code_folder
 from mlsubmit.checker.tree.folders import (
     NUMBERED,
     BenchFolder,
@@ -130,6 +132,7 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     out = [*check_counts(folder), *check_names(folder), *check_entries(folder, options.ruleset), *powered]
     out += check_olympic(folder, runs, power_failed)
     out += check_init(runs, options.ruleset)
+    out += check_config_names(org, folder.name, runs, options.ruleset)
     division = read_division(org, folder.system)
     if not division_of.closed(division, runs):
         return out
@@ -149,7 +152,9 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
         out += seeds.check_seeds(runs).findings
     if benchmarks.has_rcp(folder.name):
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
-                                     bypass=params.RCP_BYPASS in asked)  # fmt: skip
+                                     bypass=params.RCP_BYPASS in asked,
+                                     train_samples=params.BERT_TRAIN_SAMPLES in org_flags,  # the verify script's
+                                     rcps=for_benchmark(options.custom_rcps, folder.name))  # fmt: skip
         out += rcp_findings(folder, result)
         if result.crash:
             out.append(finding("TREE024", folder.shown, f"RCP checker: {result.crash}"))
@@ -183,14 +188,11 @@ def _has_file(root: Path, name: str) -> bool:
 
 def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
     out = []
-    code_dir = "benchmarks" if org.sub("benchmarks").is_dir() or not org.sub("benchmark").is_dir() else "benchmark"
     for bench in sorted(benchmarks):
-        root = org.sub(code_dir, bench)
-        if not root.is_dir():
-            out.append(finding("TREE013", org.shown(code_dir, bench), f"no implementation for {bench}"))
+        impl, shown = code_folder(org, bench)
+        if not impl.is_dir():
+            out.append(finding("TREE013", shown, f"no implementation for {bench}"))
             continue
-        impl = root / "implementations" if (root / "implementations").is_dir() else root
-        shown = org.shown(code_dir, bench, *(["implementations"] if impl != root else []))
         if not _has_file(impl, "README.md"):
             out.append(finding("TREE011", shown, f"no README.md in the {bench} implementation"))
         if not _has_file(impl, "run_and_time.sh"):

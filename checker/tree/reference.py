@@ -165,7 +165,7 @@ def check_folder(
         out += report.findings
     if benchmarks.has_rcp(folder.name):
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, bypass="rcp-bypass" in flags, closed=True,
-                                     cache_dir=options.cache_dir)  # fmt: skip
+                                     cache_dir=options.cache_dir, train_samples=params.BERT_TRAIN_SAMPLES in flags)
         if result.crash:
             out.append(crash(folder.shown, f"RCP checker: {result.crash}"))
         else:

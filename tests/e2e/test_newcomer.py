@@ -63,8 +63,11 @@ def test_the_quick_start_works_and_reads_cleanly(clone: Path, quickstart: subpro
     assert "(exit 1: as expected: the broken run is caught)" in seen
     assert "(exit 1: as expected: the run breaks the closed table)" in seen
     assert "Done. Open build/demo/report.html and build/demo/modern-report.html in a browser." in seen
-    stated = clone.resolve() / "build/demo/modern/Graphcore/.mlsubmit-round"
-    assert f"mlsubmit: ruleset 6.0.0 (from {stated})" in seen  # the current-round tree states its round
+    # the current round's official path: an encrypted archive, its .sha1, a private passphrase, the chair's steps
+    modern = clone / "build/demo/modern"
+    assert (modern / "passphrase.txt").stat().st_mode & 0o077 == 0
+    assert "openssl enc -d -aes256 -pass file:build/demo/modern/passphrase.txt" in seen
+    assert "python -m mlperf_logging.package_checker Graphcore training 6.1.0 $flags" in seen
     # the README's example message, as the demo prints it wherever the clone is
     assert ("build/demo/runs/broken/job-00.out:426: error LOG004 record is not valid JSON: Unterminated string "
             "starting at: line 1 column 83 (char 82)") in seen
@@ -74,8 +77,10 @@ def test_the_quick_start_works_and_reads_cleanly(clone: Path, quickstart: subpro
     assert "build/demo/runs/pod16-bert/job-03.out.gz: PASS" in out_lines
     assert out_lines[-1] == "10 file(s) checked, 0 failed; 0 error(s), 0 warning(s), 0 info"
     assert f"mlsubmit: ruleset 1.1.0 (from {clone.resolve() / 'mlsubmit.toml'})" in quickstart.stderr
+    built = "build/demo/modern/submission"
     for folder in ("build/demo-advise", "build/demo/runs", "build/demo/submission", "build/demo/report.html",
-                   "build/demo/modern/Graphcore", "build/demo/modern-report.html"):
+                   f"{built}/Graphcore", f"{built}/mlperf_submission_Graphcore.sha1",
+                   f"{built}/mlperf_submission_Graphcore.tar.gz", "build/demo/modern-report.html"):
         assert (clone / folder).exists(), folder
 
 

@@ -11,17 +11,21 @@ are the official verdict here.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from flowfix import BENCHMARK, ORG, RULESET, Step, unpack, verify_v61, write_job, write_system
+from flowfix import BENCHMARK, ORG, RULESET, Step, raw_output, unpack, verify_v61, write_job, write_system
 from treefix import build_org
 
 from mlsubmit.testing.demo import MODERN_SYSTEM
+from mlsubmit.testing.modern import chair_commands
 from mlsubmit.testing.synth import RunSpec
 
 pytestmark = [
@@ -76,14 +80,28 @@ def test_a_packaged_61_archive_passes_the_chairs_unpack_and_verify(tmp_path: Pat
     assert official_verdict(steps), [(s.argv, s.code, s.output[-2000:]) for s in steps]
     assert "ALL CHECKS PASSED" in steps[2].output
     assert code == 0, codes
+    by_hand(job.root, built)
+
+
+def by_hand(root: Path, built: Path) -> None:
+    """The chair's steps as `make demo` prints them, run in one shell: they unpack and verify too."""
+    lines = chair_commands(built.relative_to(root), Path("passphrase.txt"), Path("by-hand"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-ec", "\n".join(lines)], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+    seen = done.stdout + done.stderr
+    assert done.returncode == 0 and "sha1sum matches." in done.stdout, seen[-3000:]
+    assert SUCCESS in seen and "ALL CHECKS PASSED" in seen, seen[-3000:]
 
 
 def fast_tree(root: Path, params: str | None) -> Path:
-    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails)."""
-    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400)
+    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails); each
+    result file holds framework output (TREE049) and the config its runs name is submitted (TREE050)."""
+    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400, raw_output=True)
     specs = [replace(base, seed=700 + i, start_ms=1_790_000_000_000 + i * 10_000_000) for i in range(10)]
     org = build_org(root / ORG, {(MODERN_SYSTEM, BENCHMARK): specs}, systems={})
     write_system(org / "systems", ROOT / "systems")
+    (org / "benchmarks" / BENCHMARK / "implementations" / "ipu" / "config.yaml").write_text("a: 1\n", "utf-8")
     if params is not None:
         (org / "package_checker_params").write_text(params, encoding="utf-8")
     return org
@@ -100,3 +118,29 @@ def test_a_root_package_checker_params_is_read_as_the_verify_script_reads_it(
     assert code == (0 if passes else 1), codes
     assert ("TREE022" in codes) is passes  # the bypass is reported, as it must be to the chair
     assert ("TREE018" in codes) is not passes
+
+
+@pytest.mark.parametrize("asked", [True, False])
+def test_package_writes_the_org_params_the_config_asks_for(tmp_path: Path, run_cli: Cli, asked: bool) -> None:
+    """Runs that converge faster than the RCP allows: `package` refuses them (TREE018) unless the config asks for
+    rcp-bypass, which it writes where and as the verify script reads it; the official steps then pass."""
+    job = write_job(tmp_path / "job", ROOT / "systems")
+    for i, out in enumerate(sorted((job.root / "runs").iterdir())):
+        spec = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", seed=900 + i,
+                       start_ms=1_790_000_000_000 + i * 86_400_000, converge_at=2400)
+        out.write_bytes(raw_output(spec))
+    if asked:
+        text = job.config.read_text(encoding="utf-8")
+        job.config.write_text(text.replace("\n[[results]]", 'checker_params = ["rcp-bypass"]\n\n[[results]]', 1))
+    code, out, err = run_cli("package", job.config, "--color", "never")
+    org = job.root / "build" / "submission" / ORG
+    if not asked:
+        assert (code, "TREE018" in out + err, org.exists()) == (1, True, False)
+        return
+    assert code == 0, out + err
+    assert (org / "package_checker_params").read_bytes() == b"rcp-bypass\n"
+    manifest = json.loads((org.parent / "manifest.json").read_text(encoding="utf-8"))
+    assert f"{ORG}/package_checker_params" in [f["path"] for f in manifest["files"]]
+    steps = verify_v61(org)
+    assert steps[0].argv[-1] == "--rcp-bypass"
+    assert official_verdict(steps), [(s.argv, s.code, s.output[-2000:]) for s in steps]

@@ -14,7 +14,8 @@ def _names(functions: list[object]) -> list[str]:
 def test_the_full_profile_runs_rules_and_the_hp_table_then_systems_and_tree() -> None:
     full = CheckOptions(ruleset="1.0.0").profile
     assert full is Profile.FULL
-    assert _names(full.log_checks()) == ["rules.engine:check_log", "hyperparameters.apply:check_log"]
+    assert _names(full.log_checks()) == ["rules.engine:check_log", "hyperparameters.apply:check_log",
+                                          "tree.resultfile:check_log"]
     assert _names(full.preparations()) == ["systems.agreement:prepare_org", "tree.check:prepare_org"]
     assert _names(full.org_checks()) == ["systems.agreement:check_org", "tree.check:check_org"]
 
@@ -30,7 +31,8 @@ def test_the_reference_profile_runs_only_what_the_package_checker_runs() -> None
 def test_turning_the_hp_table_off_drops_its_log_check() -> None:
     options = CheckOptions(ruleset="1.0.0", hyperparameters=False)
     assert not options.hp_table
-    assert _names(options.profile.log_checks(hyperparameters=options.hp_table)) == ["rules.engine:check_log"]
+    names = _names(options.profile.log_checks(hyperparameters=options.hp_table))
+    assert names == ["rules.engine:check_log", "tree.resultfile:check_log"]
 
 
 @pytest.mark.parametrize("name", ["full", "reference"])

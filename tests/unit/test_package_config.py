@@ -110,3 +110,22 @@ def test_deeply_nested_toml_is_fatal_not_a_crash(tmp_path: Path, depth: int) -> 
     cfg.write_text("a = " + "[" * depth + "]" * depth + "\n", encoding="utf-8")
     with pytest.raises(FatalError, match="nested too deeply"):
         load_config(cfg)
+
+
+def test_checker_params_are_read_from_2_0_on(tmp_path: Path) -> None:
+    flags = 'checker_params = ["rcp-bypass", "seed-checker-bypass"]'
+    text = GOOD.replace('ruleset = "1.1.0"', f'ruleset = "2.0.0"\n{flags}')
+    assert load_config(write(tmp_path, text)).checker_params == ("rcp-bypass", "seed-checker-bypass")
+    assert load_config(write(tmp_path, GOOD)).checker_params == ()
+
+
+def test_checker_params_before_2_0_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(FatalError, match=r"/checker_params: no verify script of ruleset 1\.1\.0 reads"):
+        load_config(write(tmp_path, GOOD.replace('out = "', 'checker_params = ["rcp-bypass"]\nout = "')))
+
+
+@pytest.mark.parametrize("flags", ['["rcp_bypass"]', '["rcp-bypass", "rcp-bypass"]', '"rcp-bypass"'])
+def test_checker_params_schema(tmp_path: Path, flags: str) -> None:
+    text = GOOD.replace('ruleset = "1.1.0"', f'ruleset = "6.1.0"\nchecker_params = {flags}')
+    with pytest.raises(FatalError, match="\n  /checker_params"):
+        load_config(write(tmp_path, text))

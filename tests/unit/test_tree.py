@@ -139,3 +139,10 @@ def test_rcp_failure_says_the_verdict_in_plain_words(mean: float | None, low: fl
     assert f.code == "TREE018" and f.message.startswith(said) and f.message.endswith(text)  # the numbers kept
     passed = RcpResult("pass", True, 1.0, "RCP found (global batch size 3072)", "RCP found")
     assert [(g.code, g.message) for g in rcp_findings(folder([]), passed)] == [("TREE019", passed.message)]
+
+
+def test_tree022_hint_gives_each_file_its_own_newline_rule() -> None:
+    from mlsubmit.codes import finding
+
+    hint = finding("TREE022", "org", "rcp-bypass").hint
+    assert "without a trailing newline" in hint and "<org>/package_checker_params end every line with one" in hint

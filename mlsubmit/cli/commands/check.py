@@ -6,11 +6,13 @@ import argparse
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, run_rounds
+from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, parse_rcps, run_rounds
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
+from mlsubmit.support.safe_io import read_bounded
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--cache", type=Path, metavar="DIR", help="reuse results for unchanged logs")
     parser.add_argument("--changed-since", metavar="REV", help="only logs changed since this git revision")
+    parser.add_argument("--custom-rcps", type=Path, metavar="FILE",
+                        help="RCP file (as mlperf-logging's rcp_checker --custom_rcps takes it): its records replace "
+                             "the shipped RCPs of their benchmark")
     add_output_options(parser)
 
 
@@ -34,11 +39,34 @@ def run(args: argparse.Namespace) -> int:
         cache_dir=args.cache,
         changed_since=args.changed_since,
         strict=args.strict,
+        custom_rcps=_custom_rcps(args.custom_rcps, args.profile),
     )
     report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
     return emit(report, args)
+
+
+_RCP_FILE_LIMIT = 16 << 20  # the shipped RCP files are a few kB
+
+
+def _custom_rcps(path: Path | None, profile: str) -> str | None:
+    """The text of --custom-rcps FILE, checked (rcp/custom.py); exit 2 for a file it cannot use."""
+    if path is None:
+        return None
+    if Profile(profile) is Profile.REFERENCE:
+        raise UsageError("--custom-rcps: the package checker takes no custom RCPs (only the RCP checker does); "
+                         "use the full profile")
+    try:
+        text = read_bounded(path, _RCP_FILE_LIMIT).decode("utf-8")
+        parse_rcps(text)
+    except OSError as exc:
+        raise UsageError(f"--custom-rcps {path}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--custom-rcps {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:
+        raise UsageError(f"--custom-rcps {path}: {exc}") from None
+    return text
 
 
 def merge(reports: list[Report]) -> Report:

@@ -1,0 +1,71 @@
+"""RCPs given on the command line (`check --custom-rcps FILE`), as mlperf-logging's RCP checker takes them.
+
+`python -m mlperf_logging.rcp_checker --custom_rcps FILE` loads FILE with `json.load` and uses its records instead
+of the shipped `rcps_<benchmark>.json` (RCPs submitted after the deadline, as the rules allow, are checked this way;
+the package checker itself has no such option). The file has the shipped files' shape: an object of records, each
+with "Benchmark", "BS", "Hyperparams" and its runs' "Epochs to converge" (or "samples to converge"). Here a
+benchmark's records replace the shipped ones for the folders of that benchmark only, since the reference's checker
+is run on one folder at a time; other benchmarks keep the shipped RCPs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+_RUNS = ("Epochs to converge", "samples to converge")
+
+
+class CustomRcpError(ValueError):
+    """The file is not an RCP file the reference's checker could use."""
+
+
+def parse(text: str) -> dict[str, dict[str, Any]]:
+    """The records of an RCP file, or CustomRcpError naming the first thing wrong (a JSON error's line)."""
+    try:
+        data = json.loads(text, parse_constant=_refuse)
+    except json.JSONDecodeError as exc:
+        raise CustomRcpError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise CustomRcpError("nested too deeply to be an RCP file") from None
+    if not isinstance(data, dict) or not data:
+        raise CustomRcpError("an RCP file is a JSON object of records, e.g. {\"bert_ref_4096\": {...}}")
+    for name, record in data.items():
+        _check_record(name, record)
+    return data
+
+
+def _check_record(name: str, record: Any) -> None:
+    if not isinstance(record, dict):
+        raise CustomRcpError(f"record {name!r} is not an object")
+    if not isinstance(record.get("Benchmark"), str):
+        raise CustomRcpError(f"record {name!r} has no \"Benchmark\" name")
+    bs = record.get("BS")
+    if not isinstance(bs, int) or isinstance(bs, bool) or bs <= 0:
+        raise CustomRcpError(f"record {name!r}: \"BS\" is not a positive integer")
+    if "Hyperparams" not in record:
+        raise CustomRcpError(f"record {name!r} has no \"Hyperparams\"")
+    runs = [record[k] for k in _RUNS if k in record]
+    if not runs:
+        raise CustomRcpError(f"record {name!r} has neither {_RUNS[0]!r} nor {_RUNS[1]!r}")
+    for values in runs:
+        if not isinstance(values, list) or not values or not all(_finite(v) for v in values):
+            raise CustomRcpError(f"record {name!r}: the runs to converge are not a list of numbers")
+
+
+def for_benchmark(text: str | None, benchmark: str) -> str | None:
+    """The file the reference is given for a folder of `benchmark` (`text` a file `parse` accepts): that
+    benchmark's records, or None for the shipped RCPs."""
+    if text is None:
+        return None
+    mine = {name: r for name, r in parse(text).items() if r.get("Benchmark") == benchmark}
+    return json.dumps(mine, sort_keys=True) if mine else None
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _refuse(name: str) -> Any:
+    raise CustomRcpError(f"{name} is not a number an RCP can hold")

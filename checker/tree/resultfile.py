@@ -1,0 +1,35 @@
+"""What a round asks a result file to hold besides its MLLOG records (a log check of the full profile).
+
+From ruleset 6.1.0 on, a result file holds the job's whole output: "the full framework logs and all MLLOG lines"
+(training_rules.adoc, section "Result files", added by training_policies PR #588 for mlcommons/training#880). A
+file in which every line is a record is what the packaging of earlier rounds wrote, and breaks that rule. Only the
+line count is compared, so a file padded with blank lines is not flagged: the warning errs on the quiet side.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from mlsubmit.checker.run.discover import is_result_log
+from mlsubmit.checker.tree.params import version
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Finding
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.logs.reader import ParsedLog
+    from mlsubmit.checker.run.options import CheckOptions
+
+FULL_OUTPUT_FROM = (6, 1, 0)  # training_policies PR #588
+
+
+def check_log(log: ParsedLog, options: CheckOptions) -> list[Finding]:
+    """TREE049 on a result_<i>.txt of 6.1.0 or later whose every line is a record (raw job output is no
+    result file: packaging makes one of it)."""
+    if version(options.ruleset) < FULL_OUTPUT_FROM or not is_result_log(os.path.basename(log.path)):
+        return []
+    mllog_lines = len(log.records) + log.parse_errors  # one per line (a bare CR can make more, never fewer)
+    if not log.records or mllog_lines < log.lines:
+        return []
+    return [finding("TREE049", log.path, f"all {log.lines} line(s) are :::MLLOG records: no framework output")]
