@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.facts import LogFacts, extract
     from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.power.logs import (
         EFFICIENCY,
         INTERCONNECT,

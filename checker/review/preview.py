@@ -2,7 +2,12 @@
 must be matched in this round by an Available result that is equal or better, allowing a 2 % degradation for
 noise, at least at the smallest and the largest scale the Preview used for the benchmark. An Available system
 larger than the Preview point must be faster in absolute time; a smaller one must be better in time-to-train x
-chips. Where power was measured the comparison must be power-normalised.
+chips. "For submissions accompanied by power measurements, 'equal or better' must use power-normalized performance
+rather than absolute performance" (L753, its last sentence). Power-normalised performance is performance per watt,
+1 / (time x average power) = 1 / energy to train, so where both results have power logs the measure is their
+energy to train (power_measurement.adoc §4 "Scoring", unscaled, as the time is), at any scale (energy, like
+time x chips, already counts every chip), with the same 2 %. A Preview measured with power against an Available
+result without an energy figure is compared in time, and REV023 says why the power measure could not be used.
 
 A Preview system and its Available successor are the same submitter's system of the same family (the systems
 knowledge's families, e.g. TPU v4, IPU-POD), else of the same system_name once a trailing scale number is dropped.
@@ -14,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlsubmit.checker.power.energy import RunEnergy, entry_energy
 from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
 from mlsubmit.checker.systems.descriptions import knowledge, norm, summarize
 
@@ -46,10 +52,15 @@ class Point:
     entry: Entry
     chips: int
     minutes: float
+    energy: RunEnergy | None = None  # None: no power/ folder
 
     @property
     def efficiency(self) -> float:
         return self.minutes * self.chips
+
+    @property
+    def megajoules(self) -> float | None:
+        return None if self.energy is None or self.energy.joules is None else self.energy.joules / 1e6
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,7 @@ class Comparison:
 
     preview: Point
     available: Point
-    measure: str  # "time" or "time x chips"
+    measure: str  # "time", "time x chips" or "energy"
     allowed: float  # the Available value may be at most this
     got: float
 
@@ -66,8 +77,15 @@ class Comparison:
     def held(self) -> bool:
         return self.got <= self.allowed
 
+    @property
+    def unit(self) -> str:
+        return {"time": "min", "time x chips": "min x chips"}.get(self.measure, "MJ")
+
 
 def compare(preview: Point, available: Point) -> Comparison:
+    before, now = preview.megajoules, available.megajoules
+    if before is not None and now is not None:  # power-normalised: energy to train (L753)
+        return Comparison(preview, available, "energy", before * (1 + NOISE), now)
     if available.chips >= preview.chips:
         return Comparison(preview, available, "time", preview.minutes * (1 + NOISE), available.minutes)
     return Comparison(preview, available, "time x chips", preview.efficiency * (1 + NOISE), available.efficiency)
@@ -81,14 +99,14 @@ def points(trees: list[str], wanted: str) -> dict[tuple[tuple[str, str, str], st
         chips, minutes = entry.accelerators, entry.minutes
         if status_of(entry) != wanted or chips is None or minutes is None:
             continue
-        out.setdefault((system_key(entry), entry.benchmark), []).append(Point(entry, chips, minutes))
+        energy = entry_energy(entry.folder, entry.runs, entry.benchmark)
+        out.setdefault((system_key(entry), entry.benchmark), []).append(Point(entry, chips, minutes, energy))
     return out
 
 
 def _numbers(c: Comparison) -> str:
-    unit = "min" if c.measure == "time" else "min x chips"
     return (f"Available {c.available.entry.system} ({c.available.chips} chips, {c.available.minutes:.3f} min) "
-            f"{c.measure} {c.got:.3f} {unit} against at most {c.allowed:.3f} (Preview {c.preview.entry.system}, "
+            f"{c.measure} {c.got:.3f} {c.unit} against at most {c.allowed:.3f} (Preview {c.preview.entry.system}, "
             f"{c.preview.chips} chips, {c.preview.minutes:.3f} min, +2 %)")
 
 
@@ -105,14 +123,20 @@ def judge(preview: Point, available: list[Point]) -> tuple[Comparison | None, li
     code = "REV020" if best.held else "REV022"
     out = [finding(code, path, f"{preview.entry.benchmark}: {_numbers(best)} ({CITE})",
                    related=[Location(best.available.entry.first.path)])]
-    if _has_power(preview.entry) or _has_power(best.available.entry):
-        out.append(finding("REV023", path, f"{preview.entry.benchmark}: power logs exist; the rule compares "
-                           "power-normalised performance, which this comparison does not compute"))
+    if preview.energy is not None and best.measure != "energy":
+        out.append(finding("REV023", path, f"{preview.entry.benchmark}: the Preview was measured with power but "
+                           f"{_no_energy(preview, best.available)}; compared in {best.measure} instead ({CITE})"))
     return best, out
 
 
-def _has_power(entry: Entry) -> bool:
-    return (entry.folder / "power").is_dir()
+def _no_energy(preview: Point, available: Point) -> str:
+    """Why the power-normalised measure could not be used for this pair."""
+    for side, point in (("Preview", preview), ("Available", available)):
+        if point.energy is None:
+            return f"the {side} result {point.entry.system} has no power logs"
+        if point.energy.joules is None:
+            return f"the {side} result {point.entry.system} has no energy figure ({point.energy.reason})"
+    return "no energy figure"
 
 
 def check_preview(previous: list[str], current: list[str]) -> tuple[list[Comparison], list[Finding]]:

@@ -54,7 +54,7 @@ def _page(title: str, meta: str, body: Iterable[str]) -> str:
 def _preview_row(c: PreviewComparison) -> str:
     css = "pass" if c.held else "fail"
     cells = [c.preview.entry.benchmark, c.preview.entry.system, c.preview.chips, f"{c.preview.minutes:.3f}",
-             c.available.entry.system, c.available.chips, f"{c.available.minutes:.3f}", c.measure,
+             c.available.entry.system, c.available.chips, f"{c.available.minutes:.3f}", f"{c.measure} ({c.unit})",
              f"{c.got:.3f}", f"{c.allowed:.3f}"]
     tds = "".join(f"<td>{esc(v)}</td>" for v in cells)
     return f'<tr>{tds}<td class="{css}">{"held" if c.held else "not held"}</td></tr>'
