@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.review.preview import Comparison as PreviewComparison
     from mlsubmit.checker.review.preview import check_preview
     from mlsubmit.checker.review.rules import rules_for as borrow_rules_for
-    from mlsubmit.checker.review.since import check_since
+    from mlsubmit.checker.review.since import check_since, since_counts
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
     from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset

@@ -99,6 +99,14 @@ def rule_findings(now: Path, rulesets: tuple[str, str]) -> Iterator[Finding]:
                           f"{tb.round}: {'; '.join(said)}")
 
 
+def since_counts(before: str, now: str) -> tuple[int, int, int]:
+    """What `check_since` compares: system descriptions in both trees, entries in both, benchmarks in either."""
+    a, b = Path(before), Path(now)
+    entries_a, entries_b = _entries(a), _entries(b)
+    benches = {bench for _, bench in entries_a} | {bench for _, bench in entries_b}
+    return len(set(_systems(a)) & set(_systems(b))), len(set(entries_a) & set(entries_b)), len(benches)
+
+
 def check_since(before: str, now: str, rulesets: tuple[str, str]) -> list[Finding]:
     a, b = Path(before), Path(now)
     return [*system_findings(a, b), *benchmark_findings(a, b, rulesets[1]), *moved_findings(a, b, rulesets),

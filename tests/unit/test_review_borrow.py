@@ -4,35 +4,17 @@ mlperf_logging.mllog (testing.synth_org)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mlsubmit.checker.review.borrow import check_borrowing
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.rules import rules_for
+from reviewfix import OURS, THEIRS
+from reviewfix import org_tree as _org
+from reviewfix import trees as _trees
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth_org import runs, system, write_org
-
-OURS = {"opt_base_learning_rate": 0.001, "opt_lamb_beta_1": 0.9, "global_batch_size": 256}
-THEIRS = {"opt_base_learning_rate": 0.004, "opt_lamb_beta_1": 0.8, "global_batch_size": 512}
-
-
-def _org(root: Path, org: str, systems: dict[str, dict[str, Any]], hps: dict[str, dict[str, Any]],
-         benchmark: str = "bert", ruleset: str = "1.0.0", minutes: float = 20.0) -> Path:
-    specs = {(s, benchmark): runs([minutes] * 5, org=org, ruleset=ruleset, hyperparameters=hps[s]) for s in hps}
-    return write_org(root, systems, specs)
-
-
-def _trees(tmp: Path, resub: dict[str, Any], *, resub_system: dict[str, Any] | None = None, nodes: str = "1",
-           minutes: float = 20.0, benchmark: str = "bert", ruleset: str = "1.0.0") -> dict[str, Path]:
-    pod16, pod64 = system(), system(number_of_nodes="4", system_name="IPU-POD64")
-    _org(tmp / "ours", "Graphcore", {"pod16": pod16, "pod64": pod64}, {"pod16": OURS}, benchmark, ruleset)
-    _org(tmp / "other", "Other", {"sys": system(submitter="Other")}, {"sys": THEIRS}, benchmark, ruleset)
-    resub_sys = resub_system or system(number_of_nodes=nodes)
-    _org(tmp / "resub", "Graphcore", {"pod16": resub_sys}, {"pod16": resub}, benchmark, ruleset, minutes)
-    return {"original": tmp / "ours/results/pod16" / benchmark, "donor": tmp / "other/results/sys" / benchmark,
-            "resubmitted": tmp / "resub/results/pod16" / benchmark}
+from mlsubmit.testing.synth_org import system
 
 
 def _codes(paths: dict[str, Path], ruleset: str = "1.0.0") -> list[str]:
