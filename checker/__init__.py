@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rcp.advice import advise_runs
     from mlsubmit.checker.review.borrow import Borrowing, check_borrowing
     from mlsubmit.checker.review.donors import rank_donors
+    from mlsubmit.checker.review.entries import entry_folders_all as review_entry_folders
     from mlsubmit.checker.review.entries import read_entry
     from mlsubmit.checker.review.preview import Comparison as PreviewComparison
     from mlsubmit.checker.review.preview import check_preview

@@ -15,6 +15,7 @@ knowledge's families, e.g. TPU v4, IPU-POD), else of the same system_name once a
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,23 +92,51 @@ def compare(preview: Point, available: Point) -> Comparison:
     return Comparison(preview, available, "time x chips", preview.efficiency * (1 + NOISE), available.efficiency)
 
 
-def points(trees: list[str], wanted: str) -> dict[tuple[tuple[str, str, str], str], list[Point]]:
-    """Entries of the given status with a score, by (system key, benchmark)."""
-    out: dict[tuple[tuple[str, str, str], str], list[Point]] = {}
+Points = dict[tuple[tuple[str, str, str], str], list["Point"]]
+
+
+def points(trees: list[str], wanted: str) -> tuple[Points, list[Finding]]:
+    """Entries of the given status with a scale and a score, by (system key, benchmark); REV024 for each entry
+    left out because its system description, scale or score is unusable."""
+    out: Points = {}
+    left_out: list[Finding] = []
     for folder in entry_folders_all([Path(t) for t in trees]):
         entry = read_entry(folder)
+        why = _left_out(entry, wanted)
+        if why:
+            left_out.append(finding("REV024", entry.first.path, f"{entry.system}/{entry.benchmark}: {why}; left "
+                                    f"out of the Preview comparison ({CITE})"))
         chips, minutes = entry.accelerators, entry.minutes
-        if status_of(entry) != wanted or chips is None or minutes is None:
+        if why is not None or chips is None or minutes is None:
             continue
         energy = entry_energy(entry.folder, entry.runs, entry.benchmark)
         out.setdefault((system_key(entry), entry.benchmark), []).append(Point(entry, chips, minutes, energy))
-    return out
+    return out, left_out
+
+
+def _left_out(entry: Entry, wanted: str) -> str | None:
+    """Why an entry cannot be compared: "" when it is simply of another status, None when it can."""
+    problem = entry.system_problem
+    if problem is not None:
+        return problem
+    if status_of(entry) != wanted:
+        return ""
+    if entry.accelerators is None:
+        return "no scale (number_of_nodes x accelerators_per_node of its system description)"
+    if entry.minutes is None or not math.isfinite(entry.minutes):
+        return "no score (too many runs without a finite time to train for the olympic mean)"
+    return None
+
+
+def num(value: float) -> str:
+    """Three decimals, as the results tables give times; a huge value (a log's odd timestamps) in short form."""
+    return f"{value:.3f}" if abs(value) < 1e9 else f"{value:.6g}"
 
 
 def _numbers(c: Comparison) -> str:
-    return (f"Available {c.available.entry.system} ({c.available.chips} chips, {c.available.minutes:.3f} min) "
-            f"{c.measure} {c.got:.3f} {c.unit} against at most {c.allowed:.3f} (Preview {c.preview.entry.system}, "
-            f"{c.preview.chips} chips, {c.preview.minutes:.3f} min, +2 %)")
+    return (f"Available {c.available.entry.system} ({c.available.chips} chips, {num(c.available.minutes)} min) "
+            f"{c.measure} {num(c.got)} {c.unit} against at most {num(c.allowed)} (Preview {c.preview.entry.system}, "
+            f"{c.preview.chips} chips, {num(c.preview.minutes)} min, +2 %)")
 
 
 def judge(preview: Point, available: list[Point]) -> tuple[Comparison | None, list[Finding]]:
@@ -115,7 +144,7 @@ def judge(preview: Point, available: list[Point]) -> tuple[Comparison | None, li
     path = preview.entry.first.path
     if not available:
         return None, [finding("REV021", path, f"Preview {preview.entry.system} {preview.entry.benchmark} "
-                              f"({preview.chips} chips, {preview.minutes:.3f} min): no Available result of the same "
+                              f"({preview.chips} chips, {num(preview.minutes)} min): no Available result of the same "
                               f"system and division this round ({CITE})")]
     tried = sorted((compare(preview, a) for a in available),
                    key=lambda c: (not c.held, c.got / c.allowed, c.available.entry.system))
@@ -141,9 +170,9 @@ def _no_energy(preview: Point, available: Point) -> str:
 
 def check_preview(previous: list[str], current: list[str]) -> tuple[list[Comparison], list[Finding]]:
     """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`."""
-    before, now = points(previous, "Preview"), points(current, "Available")
+    (before, left_before), (now, left_now) = points(previous, "Preview"), points(current, "Available")
     comparisons: list[Comparison] = []
-    found: list[Finding] = []
+    found: list[Finding] = [*left_before, *left_now]
     for key in sorted(before, key=lambda k: (k[0], k[1])):
         ranked = sorted(before[key], key=lambda p: (p.chips, p.entry.system))
         for point in {id(p): p for p in (ranked[0], ranked[-1])}.values():

@@ -11,7 +11,7 @@ from typing import Any
 
 from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
-from mlsubmit.checker.review.entries import entry_folders_all, read_entry
+from mlsubmit.checker.review.entries import entry_folders_all, json_type, read_entry
 from mlsubmit.checker.review.rules import rules_for
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.systems.jsonfile import read_json
@@ -38,7 +38,11 @@ def system_findings(before: Path, now: Path) -> Iterator[Finding]:
             yield finding("REV030", path, f"systems/{name}.json is carried unchanged from the previous round",
                           related=[Location(str(before / "systems" / f"{name}.json"))])
             continue
-        a, b = (d if isinstance(d, dict) else {} for d in (old[name], new[name]))
+        if not (isinstance(old[name], dict) and isinstance(new[name], dict)):
+            kinds = " -> ".join(f"a JSON {json_type(d)}" for d in (old[name], new[name]))
+            yield finding("REV031", path, f"systems/{name}.json changed since the previous round: {kinds}")
+            continue
+        a, b = old[name], new[name]
         changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
         yield finding("REV031", path, f"systems/{name}.json changed since the previous round: {', '.join(changed)}")
 

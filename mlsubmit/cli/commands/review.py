@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from mlsubmit import __version__
 from mlsubmit.checker import (
@@ -22,6 +23,7 @@ from mlsubmit.checker import (
     check_since,
     rank_donors,
     read_entry,
+    review_entry_folders,
     since_counts,
 )
 from mlsubmit.cli.output import add_output_options, emit
@@ -83,8 +85,19 @@ def _folders(args: argparse.Namespace) -> None:
                                  f"folder ({exc.strerror or exc})") from exc
 
 
+def _has_entries(option: str, trees: list[str]) -> None:
+    """A tree list with no entry at all is a wrong path, not a finding: exit 2."""
+    if not review_entry_folders([Path(t) for t in trees]):
+        raise UsageError(f"--{option} {' '.join(trees)}: no results/<system>/<benchmark> folder with result logs "
+                         "(give organisation folders or a training_results_vX.Y folder)")
+
+
 def run(args: argparse.Namespace) -> int:
     _folders(args)
+    if args.step != "borrow":
+        for option in ("previous", "current"):
+            given = getattr(args, option)
+            _has_entries(option, [given] if isinstance(given, str) else list(given))
     steps = {"borrow": _borrow, "preview": _preview, "since": _since}
     return steps[args.step](args)
 
