@@ -143,3 +143,18 @@ def test_empty_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     assert main(["review", "borrow", "--ruleset", "1.0.0", "--original", str(tmp_path / "empty"),
                  "--resubmitted", str(paths["resubmitted"]), "--donor", str(paths["donor"])]) == 2
+
+
+def test_batchnorm_span_may_change(tmp_path: Path) -> None:
+    # model_bn_span is the batchnorm span of the text (TR1.0 L382), named so in the resnet table (L318) and logs.
+    paths = _trees(tmp_path, {**THEIRS, "model_bn_span": 64}, benchmark="resnet")
+    rules = rules_for("1.0.0")
+    assert rules is not None
+    got = check_borrowing(*(read_entry(paths[k]) for k in ("original", "resubmitted", "donor")), rules, "1.0.0")
+    assert sorted(f.code for f in got.findings) == ["REV004", "REV010"]
+    assert [r.verdict for r in got.rows if r.key == "model_bn_span"] == ["batch size (may change)"]
+
+
+def test_another_resnet_value_still_needs_evidence(tmp_path: Path) -> None:
+    assert _codes(_trees(tmp_path, {**THEIRS, "lars_opt_momentum": 0.8}, benchmark="resnet")) == ["REV003",
+                                                                                                    "REV010"]
