@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.facts import LogFacts, extract
     from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.power.logs import (
         EFFICIENCY,
         INTERCONNECT,
@@ -49,11 +50,12 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rcp.custom import parse as parse_rcps
     from mlsubmit.checker.review.borrow import Borrowing, check_borrowing
     from mlsubmit.checker.review.donors import rank_donors
+    from mlsubmit.checker.review.entries import entry_folders_all as review_entry_folders
     from mlsubmit.checker.review.entries import read_entry
     from mlsubmit.checker.review.preview import Comparison as PreviewComparison
     from mlsubmit.checker.review.preview import check_preview
     from mlsubmit.checker.review.rules import rules_for as borrow_rules_for
-    from mlsubmit.checker.review.since import check_since
+    from mlsubmit.checker.review.since import check_since, since_counts
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
     from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset

@@ -81,6 +81,21 @@ def has_errors(findings: Iterable[Finding], *, strict: bool = False) -> bool:
     return any(f.severity in failing for f in findings)
 
 
+@dataclass(frozen=True)
+class Tally:
+    """What a command compared when it is not files (the review's hyperparameters, Preview points, systems and
+    entries): the summary says these counts instead of "0 file(s) checked"."""
+
+    parts: tuple[tuple[int, str], ...]  # (count, noun), e.g. (15, "Preview point(s)")
+    failed: int = 0  # how many of the first part broke a rule
+
+    def __str__(self) -> str:
+        return ", ".join(f"{n} {noun}" for n, noun in self.parts) + f" compared, {self.failed} failed"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"counts": {noun: n for n, noun in self.parts}, "failed": self.failed}
+
+
 @dataclass
 class Report:
     """Everything one command found: per checked file, plus findings about trees and the run itself."""
@@ -89,6 +104,7 @@ class Report:
     tree: list[Finding] = field(default_factory=list)
     strict: bool = False
     meta: dict[str, str] = field(default_factory=dict)  # command, ruleset, tool version: shown by reporters
+    tally: Tally | None = None  # what was compared, for commands that check no files
 
     def add_file(self, path: str, findings: Iterable[Finding] = ()) -> None:
         self.files.setdefault(path, []).extend(findings)
@@ -118,9 +134,17 @@ class Report:
             counts[f.severity.value] += 1
         return counts
 
+    def checked(self) -> str:
+        """The summary's head: what was checked or compared, and how many failed."""
+        if self.tally is not None:
+            return str(self.tally)
+        failed = sum(1 for p in self.files if self.verdict(p) == "fail")
+        return f"{len(self.files)} file(s) checked, {failed} failed"
+
     def exit_code(self) -> int:
         return 1 if has_errors(self.all_findings(), strict=self.strict) else 0
 
     def sorted(self) -> Report:
         files = {p: sorted(fs, key=Finding.sort_key) for p, fs in sorted(self.files.items())}
-        return Report(files=files, tree=sorted(self.tree, key=Finding.sort_key), strict=self.strict, meta=self.meta)
+        return Report(files=files, tree=sorted(self.tree, key=Finding.sort_key), strict=self.strict, meta=self.meta,
+                      tally=self.tally)

@@ -7,6 +7,7 @@ systems.descriptions.summarize, rounds.benchmarks.olympic_mean); nothing is writ
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,12 +66,35 @@ class Entry:
     @property
     def minutes(self) -> float | None:
         """The entry's score: olympic mean of its converged runs' times (None when too many failed)."""
-        times = [f.minutes for f in self.runs if f.converged and f.minutes is not None]
+        times = [t for f in self.runs if f.converged and (t := f.minutes) is not None and math.isfinite(t)]
         return benchmarks.olympic_mean(times, benchmarks.dropped(self.benchmark),
                                        failed=len(self.runs) - len(times))
 
     def value(self, key: str) -> Occurrence | None:
         return self.first.first.get(key)
+
+    @property
+    def system_problem(self) -> str | None:
+        """Why the entry's system description cannot be used (None when it can)."""
+        doc = self.system_doc
+        where = f"systems/{self.system}.json"
+        if doc is None:
+            return f"no {where} beside the entry"
+        return None if doc.is_object else doc_problem(doc, where)
+
+
+def doc_problem(doc: JsonDocument, where: str) -> str | None:
+    """"<where> is not valid JSON" or "<where> is a JSON <type>, not an object"; None for an object."""
+    if not doc.decoded:
+        return f"{where} is not readable JSON (mlsubmit check says why)"
+    if isinstance(doc.data, dict):
+        return None
+    return f"{where} is a JSON {json_type(doc.data)}, not an object"
+
+
+def json_type(value: Any) -> str:
+    names = {list: "array", str: "string", bool: "boolean", int: "number", float: "number", type(None): "null"}
+    return names.get(type(value), "object")
 
 
 def log_names(folder: Path) -> list[str]:

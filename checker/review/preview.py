@@ -2,7 +2,12 @@
 must be matched in this round by an Available result that is equal or better, allowing a 2 % degradation for
 noise, at least at the smallest and the largest scale the Preview used for the benchmark. An Available system
 larger than the Preview point must be faster in absolute time; a smaller one must be better in time-to-train x
-chips. Where power was measured the comparison must be power-normalised.
+chips. "For submissions accompanied by power measurements, 'equal or better' must use power-normalized performance
+rather than absolute performance" (L753, its last sentence). Power-normalised performance is performance per watt,
+1 / (time x average power) = 1 / energy to train, so where both results have power logs the measure is their
+energy to train (power_measurement.adoc §4 "Scoring", unscaled, as the time is), at any scale (energy, like
+time x chips, already counts every chip), with the same 2 %. A Preview measured with power against an Available
+result without an energy figure is compared in time, and REV023 says why the power measure could not be used.
 
 A Preview system and its Available successor are the same submitter's system of the same family (the systems
 knowledge's families, e.g. TPU v4, IPU-POD), else of the same system_name once a trailing scale number is dropped.
@@ -10,10 +15,12 @@ knowledge's families, e.g. TPU v4, IPU-POD), else of the same system_name once a
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlsubmit.checker.power.energy import RunEnergy, entry_energy
 from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
 from mlsubmit.checker.systems.descriptions import knowledge, norm, summarize
 
@@ -46,10 +53,15 @@ class Point:
     entry: Entry
     chips: int
     minutes: float
+    energy: RunEnergy | None = None  # None: no power/ folder
 
     @property
     def efficiency(self) -> float:
         return self.minutes * self.chips
+
+    @property
+    def megajoules(self) -> float | None:
+        return None if self.energy is None or self.energy.joules is None else self.energy.joules / 1e6
 
 
 @dataclass(frozen=True)
@@ -58,7 +70,7 @@ class Comparison:
 
     preview: Point
     available: Point
-    measure: str  # "time" or "time x chips"
+    measure: str  # "time", "time x chips" or "energy"
     allowed: float  # the Available value may be at most this
     got: float
 
@@ -66,30 +78,65 @@ class Comparison:
     def held(self) -> bool:
         return self.got <= self.allowed
 
+    @property
+    def unit(self) -> str:
+        return {"time": "min", "time x chips": "min x chips"}.get(self.measure, "MJ")
+
 
 def compare(preview: Point, available: Point) -> Comparison:
+    before, now = preview.megajoules, available.megajoules
+    if before is not None and now is not None:  # power-normalised: energy to train (L753)
+        return Comparison(preview, available, "energy", before * (1 + NOISE), now)
     if available.chips >= preview.chips:
         return Comparison(preview, available, "time", preview.minutes * (1 + NOISE), available.minutes)
     return Comparison(preview, available, "time x chips", preview.efficiency * (1 + NOISE), available.efficiency)
 
 
-def points(trees: list[str], wanted: str) -> dict[tuple[tuple[str, str, str], str], list[Point]]:
-    """Entries of the given status with a score, by (system key, benchmark)."""
-    out: dict[tuple[tuple[str, str, str], str], list[Point]] = {}
+Points = dict[tuple[tuple[str, str, str], str], list["Point"]]
+
+
+def points(trees: list[str], wanted: str) -> tuple[Points, list[Finding]]:
+    """Entries of the given status with a scale and a score, by (system key, benchmark); REV024 for each entry
+    left out because its system description, scale or score is unusable."""
+    out: Points = {}
+    left_out: list[Finding] = []
     for folder in entry_folders_all([Path(t) for t in trees]):
         entry = read_entry(folder)
+        why = _left_out(entry, wanted)
+        if why:
+            left_out.append(finding("REV024", entry.first.path, f"{entry.system}/{entry.benchmark}: {why}; left "
+                                    f"out of the Preview comparison ({CITE})"))
         chips, minutes = entry.accelerators, entry.minutes
-        if status_of(entry) != wanted or chips is None or minutes is None:
+        if why is not None or chips is None or minutes is None:
             continue
-        out.setdefault((system_key(entry), entry.benchmark), []).append(Point(entry, chips, minutes))
-    return out
+        energy = entry_energy(entry.folder, entry.runs, entry.benchmark)
+        out.setdefault((system_key(entry), entry.benchmark), []).append(Point(entry, chips, minutes, energy))
+    return out, left_out
+
+
+def _left_out(entry: Entry, wanted: str) -> str | None:
+    """Why an entry cannot be compared: "" when it is simply of another status, None when it can."""
+    problem = entry.system_problem
+    if problem is not None:
+        return problem
+    if status_of(entry) != wanted:
+        return ""
+    if entry.accelerators is None:
+        return "no scale (number_of_nodes x accelerators_per_node of its system description)"
+    if entry.minutes is None or not math.isfinite(entry.minutes):
+        return "no score (too many runs without a finite time to train for the olympic mean)"
+    return None
+
+
+def num(value: float) -> str:
+    """Three decimals, as the results tables give times; a huge value (a log's odd timestamps) in short form."""
+    return f"{value:.3f}" if abs(value) < 1e9 else f"{value:.6g}"
 
 
 def _numbers(c: Comparison) -> str:
-    unit = "min" if c.measure == "time" else "min x chips"
-    return (f"Available {c.available.entry.system} ({c.available.chips} chips, {c.available.minutes:.3f} min) "
-            f"{c.measure} {c.got:.3f} {unit} against at most {c.allowed:.3f} (Preview {c.preview.entry.system}, "
-            f"{c.preview.chips} chips, {c.preview.minutes:.3f} min, +2 %)")
+    return (f"Available {c.available.entry.system} ({c.available.chips} chips, {num(c.available.minutes)} min) "
+            f"{c.measure} {num(c.got)} {c.unit} against at most {num(c.allowed)} (Preview {c.preview.entry.system}, "
+            f"{c.preview.chips} chips, {num(c.preview.minutes)} min, +2 %)")
 
 
 def judge(preview: Point, available: list[Point]) -> tuple[Comparison | None, list[Finding]]:
@@ -97,7 +144,7 @@ def judge(preview: Point, available: list[Point]) -> tuple[Comparison | None, li
     path = preview.entry.first.path
     if not available:
         return None, [finding("REV021", path, f"Preview {preview.entry.system} {preview.entry.benchmark} "
-                              f"({preview.chips} chips, {preview.minutes:.3f} min): no Available result of the same "
+                              f"({preview.chips} chips, {num(preview.minutes)} min): no Available result of the same "
                               f"system and division this round ({CITE})")]
     tried = sorted((compare(preview, a) for a in available),
                    key=lambda c: (not c.held, c.got / c.allowed, c.available.entry.system))
@@ -105,21 +152,27 @@ def judge(preview: Point, available: list[Point]) -> tuple[Comparison | None, li
     code = "REV020" if best.held else "REV022"
     out = [finding(code, path, f"{preview.entry.benchmark}: {_numbers(best)} ({CITE})",
                    related=[Location(best.available.entry.first.path)])]
-    if _has_power(preview.entry) or _has_power(best.available.entry):
-        out.append(finding("REV023", path, f"{preview.entry.benchmark}: power logs exist; the rule compares "
-                           "power-normalised performance, which this comparison does not compute"))
+    if preview.energy is not None and best.measure != "energy":
+        out.append(finding("REV023", path, f"{preview.entry.benchmark}: the Preview was measured with power but "
+                           f"{_no_energy(preview, best.available)}; compared in {best.measure} instead ({CITE})"))
     return best, out
 
 
-def _has_power(entry: Entry) -> bool:
-    return (entry.folder / "power").is_dir()
+def _no_energy(preview: Point, available: Point) -> str:
+    """Why the power-normalised measure could not be used for this pair."""
+    for side, point in (("Preview", preview), ("Available", available)):
+        if point.energy is None:
+            return f"the {side} result {point.entry.system} has no power logs"
+        if point.energy.joules is None:
+            return f"the {side} result {point.entry.system} has no energy figure ({point.energy.reason})"
+    return "no energy figure"
 
 
 def check_preview(previous: list[str], current: list[str]) -> tuple[list[Comparison], list[Finding]]:
     """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`."""
-    before, now = points(previous, "Preview"), points(current, "Available")
+    (before, left_before), (now, left_now) = points(previous, "Preview"), points(current, "Available")
     comparisons: list[Comparison] = []
-    found: list[Finding] = []
+    found: list[Finding] = [*left_before, *left_now]
     for key in sorted(before, key=lambda k: (k[0], k[1])):
         ranked = sorted(before[key], key=lambda p: (p.chips, p.entry.system))
         for point in {id(p): p for p in (ranked[0], ranked[-1])}.values():

@@ -27,10 +27,13 @@ def _compared(data: dict[str, Any], rules: BorrowRules) -> dict[str, Any]:
 def system_findings(original: Entry, resubmitted: Entry, rules: BorrowRules) -> list[Finding]:
     """Each system description field (but names, notes and the node count) that differs from the original's."""
     doc = resubmitted.system_doc
-    if doc is None or original.system_doc is None:
-        missing = resubmitted if doc is None else original
-        return [finding("REV013", missing.first.path, f"no systems/{missing.system}.json beside the entry: the "
-                        "software, system and scale rules cannot be checked")]
+    for entry in (resubmitted, original):
+        problem = entry.system_problem
+        if problem is not None:
+            where = entry.system_doc.path if entry.system_doc is not None else entry.first.path
+            return [finding("REV013", where, f"{problem}: the software, system and scale rules cannot be checked")]
+    if doc is None or original.system_doc is None:  # said above; this narrows the types
+        return []
     mine, theirs = _compared(resubmitted.system_data, rules), _compared(original.system_data, rules)
     out: list[Finding] = []
     for key in sorted(set(mine) | set(theirs)):

@@ -11,7 +11,7 @@ from typing import Any
 
 from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
-from mlsubmit.checker.review.entries import entry_folders_all, read_entry
+from mlsubmit.checker.review.entries import entry_folders_all, json_type, read_entry
 from mlsubmit.checker.review.rules import rules_for
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.systems.jsonfile import read_json
@@ -38,7 +38,11 @@ def system_findings(before: Path, now: Path) -> Iterator[Finding]:
             yield finding("REV030", path, f"systems/{name}.json is carried unchanged from the previous round",
                           related=[Location(str(before / "systems" / f"{name}.json"))])
             continue
-        a, b = (d if isinstance(d, dict) else {} for d in (old[name], new[name]))
+        if not (isinstance(old[name], dict) and isinstance(new[name], dict)):
+            kinds = " -> ".join(f"a JSON {json_type(d)}" for d in (old[name], new[name]))
+            yield finding("REV031", path, f"systems/{name}.json changed since the previous round: {kinds}")
+            continue
+        a, b = old[name], new[name]
         changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
         yield finding("REV031", path, f"systems/{name}.json changed since the previous round: {', '.join(changed)}")
 
@@ -97,6 +101,14 @@ def rule_findings(now: Path, rulesets: tuple[str, str]) -> Iterator[Finding]:
         if said:
             yield finding("REV036", str(now), f"{bench}: closed hyperparameter rules changed between {ta.round} and "
                           f"{tb.round}: {'; '.join(said)}")
+
+
+def since_counts(before: str, now: str) -> tuple[int, int, int]:
+    """What `check_since` compares: system descriptions in both trees, entries in both, benchmarks in either."""
+    a, b = Path(before), Path(now)
+    entries_a, entries_b = _entries(a), _entries(b)
+    benches = {bench for _, bench in entries_a} | {bench for _, bench in entries_b}
+    return len(set(_systems(a)) & set(_systems(b))), len(set(entries_a) & set(entries_b)), len(benches)
 
 
 def check_since(before: str, now: str, rulesets: tuple[str, str]) -> list[Finding]:

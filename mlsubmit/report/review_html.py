@@ -1,5 +1,6 @@
-"""The review's HTML page: the borrowing comparison (hyperparameter by hyperparameter) and its findings, on the
-HTML report's style sheet (html_assets.STYLE) and escaping (html.esc); no script, so the policy allows none."""
+"""The review's HTML pages: the borrowing comparison (hyperparameter by hyperparameter), Preview against Available,
+and what changed since the previous round, with their findings; on the HTML report's style sheet
+(html_assets.STYLE) and escaping (html.esc), with no script, so the policy allows none."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def _page(title: str, meta: str, body: Iterable[str]) -> str:
 def _preview_row(c: PreviewComparison) -> str:
     css = "pass" if c.held else "fail"
     cells = [c.preview.entry.benchmark, c.preview.entry.system, c.preview.chips, f"{c.preview.minutes:.3f}",
-             c.available.entry.system, c.available.chips, f"{c.available.minutes:.3f}", c.measure,
+             c.available.entry.system, c.available.chips, f"{c.available.minutes:.3f}", f"{c.measure} ({c.unit})",
              f"{c.got:.3f}", f"{c.allowed:.3f}"]
     tds = "".join(f"<td>{esc(v)}</td>" for v in cells)
     return f'<tr>{tds}<td class="{css}">{"held" if c.held else "not held"}</td></tr>'
@@ -79,3 +80,26 @@ def render_borrowing(result: Borrowing) -> str:
         "<th>verdict</th></tr></thead><tbody>", *_rows(result), "</tbody></table>",
         "<h2>Findings</h2>", _findings(result.findings),
     ])
+
+
+# `review since`'s findings, by what they compare: a section each, in this order.
+_SINCE_SECTIONS = (
+    ("System descriptions", {"REV030": "carried", "REV031": "changed"}),
+    ("Benchmarks", {"REV032": "gone", "REV033": "new", "REV034": "retired"}),
+    ("Hyperparameters moved", {"REV035": "moved"}),
+    ("Closed-table rules changed", {"REV036": "changed"}),
+)
+
+
+def _since_section(title: str, kinds: dict[str, str], findings: Sequence[Finding]) -> str:
+    rows = [f for f in findings if f.code in kinds]
+    body = "".join(f"<tr><td>{esc(kinds[f.code])}</td><td>{esc(f.code)}</td><td>{esc(f.message)}</td></tr>"
+                   for f in rows) or '<tr><td colspan="3">nothing</td></tr>'
+    return (f"<h2>{esc(title)}</h2><table><thead><tr><th>what</th><th>code</th><th>message</th></tr></thead>"
+            f"<tbody>{body}</tbody></table>")
+
+
+def render_since(previous: str, current: str, rulesets: tuple[str, str], findings: Sequence[Finding]) -> str:
+    meta = f"{previous} ({rulesets[0]}) → {current} ({rulesets[1]})"
+    return _page("Our tree since the previous round", meta,
+                 [_since_section(title, kinds, findings) for title, kinds in _SINCE_SECTIONS])

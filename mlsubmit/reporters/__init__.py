@@ -96,10 +96,9 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
         findings = [(t.replace(f"{root}/", ""), style) for t, style in findings]
     out.extend(findings)
     counts = report.counts()
-    failed = sum(1 for p in report.files if report.verdict(p) == "fail")
     out.append(
         (
-            f"{len(report.files)} file(s) checked, {failed} failed; {counts['error']} error(s), "
+            f"{report.checked()}; {counts['error']} error(s), "
             f"{counts['warning']} warning(s), {counts['info']} info",
             "bold",
         )
@@ -140,6 +139,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "failed_files": sum(1 for p in report.files if report.verdict(p) == "fail"),
             **counts,
             "exit_code": report.exit_code(),
+            **({"compared": report.tally.to_dict()} if report.tally is not None else {}),
         },
     }
 

@@ -276,9 +276,8 @@ def group_command(g: Group) -> str:
 
 def _summary(report: Report) -> str:
     counts = report.counts()
-    failed = sum(1 for p in report.files if report.verdict(p) == "fail")
     return (
-        f"mlsubmit: {len(report.files)} file(s) checked, {failed} failed; {counts['error']} error(s), "
+        f"mlsubmit: {report.checked()}; {counts['error']} error(s), "
         f"{counts['warning']} warning(s), {counts['info']} info"
     )
 

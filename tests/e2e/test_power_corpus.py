@@ -164,8 +164,7 @@ def test_each_runs_energy_equals_the_summarizers(trees: list[tuple[Path, str]]) 
     """Every corpus run with power logs, against the summarizer's `_compute_total_power` on the same files."""
     from mlperf_logging.compliance_checker.mlp_parser import parse_file
     from mlperf_logging.result_summarizer import result_summarizer as rs
-
-    from mlsubmit.report.energy import run_energy
+    from mlsubmit.checker.power.energy import run_energy
 
     runs = 0
     for org, ruleset in trees:

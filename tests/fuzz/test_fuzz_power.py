@@ -13,11 +13,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
+from mlsubmit.checker.power.energy import node_energy, switch_energy
 from mlsubmit.checker.power.logs import read_power_log
 from mlsubmit.checker.power.rules import check_node_log, check_switch_log
 
 from mlsubmit.codes import catalogue
-from mlsubmit.report.energy import node_energy, switch_energy
 
 FUZZ = settings(deadline=None, database=None, max_examples=150,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip

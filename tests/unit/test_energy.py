@@ -10,11 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.power.energy import RunEnergy, node_energy, switch_energy
 from mlsubmit.checker.power.logs import read_power_log
 from powerfix import PowerSpec, power_for, render, render_switch, write
 from treefix import build_org, resnet_runs
 
-from mlsubmit.report.energy import RunEnergy, node_energy, olympic_energy, switch_energy
+from mlsubmit.report.energy import olympic_energy
 from mlsubmit.report.scoring import RunResult
 from mlsubmit.support.schema_loader import load_schema, validator
 
@@ -137,7 +138,7 @@ def test_no_power_no_energy_column(tmp_path: Path, run_cli: Cli) -> None:
 
 def test_an_energy_past_a_floats_range_is_no_figure(tmp_path: Path) -> None:
     """Finite readings whose product overflows: no Infinity in a report (issue 26)."""
-    from mlsubmit.report.energy import run_energy
+    from mlsubmit.checker.power.energy import run_energy
 
     folder = tmp_path / "power" / "result_0"
     folder.mkdir(parents=True)

@@ -4,35 +4,17 @@ mlperf_logging.mllog (testing.synth_org)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mlsubmit.checker.review.borrow import check_borrowing
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.rules import rules_for
+from reviewfix import OURS, THEIRS
+from reviewfix import org_tree as _org
+from reviewfix import trees as _trees
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth_org import runs, system, write_org
-
-OURS = {"opt_base_learning_rate": 0.001, "opt_lamb_beta_1": 0.9, "global_batch_size": 256}
-THEIRS = {"opt_base_learning_rate": 0.004, "opt_lamb_beta_1": 0.8, "global_batch_size": 512}
-
-
-def _org(root: Path, org: str, systems: dict[str, dict[str, Any]], hps: dict[str, dict[str, Any]],
-         benchmark: str = "bert", ruleset: str = "1.0.0", minutes: float = 20.0) -> Path:
-    specs = {(s, benchmark): runs([minutes] * 5, org=org, ruleset=ruleset, hyperparameters=hps[s]) for s in hps}
-    return write_org(root, systems, specs)
-
-
-def _trees(tmp: Path, resub: dict[str, Any], *, resub_system: dict[str, Any] | None = None, nodes: str = "1",
-           minutes: float = 20.0, benchmark: str = "bert", ruleset: str = "1.0.0") -> dict[str, Path]:
-    pod16, pod64 = system(), system(number_of_nodes="4", system_name="IPU-POD64")
-    _org(tmp / "ours", "Graphcore", {"pod16": pod16, "pod64": pod64}, {"pod16": OURS}, benchmark, ruleset)
-    _org(tmp / "other", "Other", {"sys": system(submitter="Other")}, {"sys": THEIRS}, benchmark, ruleset)
-    resub_sys = resub_system or system(number_of_nodes=nodes)
-    _org(tmp / "resub", "Graphcore", {"pod16": resub_sys}, {"pod16": resub}, benchmark, ruleset, minutes)
-    return {"original": tmp / "ours/results/pod16" / benchmark, "donor": tmp / "other/results/sys" / benchmark,
-            "resubmitted": tmp / "resub/results/pod16" / benchmark}
+from mlsubmit.testing.synth_org import system
 
 
 def _codes(paths: dict[str, Path], ruleset: str = "1.0.0") -> list[str]:
@@ -161,3 +143,18 @@ def test_empty_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     assert main(["review", "borrow", "--ruleset", "1.0.0", "--original", str(tmp_path / "empty"),
                  "--resubmitted", str(paths["resubmitted"]), "--donor", str(paths["donor"])]) == 2
+
+
+def test_batchnorm_span_may_change(tmp_path: Path) -> None:
+    # model_bn_span is the batchnorm span of the text (TR1.0 L382), named so in the resnet table (L318) and logs.
+    paths = _trees(tmp_path, {**THEIRS, "model_bn_span": 64}, benchmark="resnet")
+    rules = rules_for("1.0.0")
+    assert rules is not None
+    got = check_borrowing(*(read_entry(paths[k]) for k in ("original", "resubmitted", "donor")), rules, "1.0.0")
+    assert sorted(f.code for f in got.findings) == ["REV004", "REV010"]
+    assert [r.verdict for r in got.rows if r.key == "model_bn_span"] == ["batch size (may change)"]
+
+
+def test_another_resnet_value_still_needs_evidence(tmp_path: Path) -> None:
+    assert _codes(_trees(tmp_path, {**THEIRS, "lars_opt_momentum": 0.8}, benchmark="resnet")) == ["REV003",
+                                                                                                    "REV010"]

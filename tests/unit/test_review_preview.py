@@ -7,17 +7,9 @@ from pathlib import Path
 
 import pytest
 from mlsubmit.checker.review.preview import check_preview
+from reviewfix import preview_tree as _tree
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth_org import runs, system, write_org
-
-
-def _tree(root: Path, status: str, scales: dict[int, float]) -> str:
-    """One organisation: an IPU-POD<n> system per scale (n accelerators), bert in `minutes` per run."""
-    systems = {f"pod{n}": system(status=status, system_name=f"IPU-POD{n}", number_of_nodes=str(n // 16))
-               for n in scales}
-    write_org(root, systems, {(f"pod{n}", "bert"): runs([m] * 10) for n, m in scales.items()})
-    return str(root)
 
 
 def _codes(tmp: Path, before: dict[int, float], now: dict[int, float]) -> list[str]:

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from mlsubmit import __version__
 from mlsubmit.checker import (
@@ -21,12 +23,14 @@ from mlsubmit.checker import (
     check_since,
     rank_donors,
     read_entry,
+    review_entry_folders,
+    since_counts,
 )
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Location, Report
+from mlsubmit.findings import Location, Report, Tally
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,6 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     since.add_argument("--previous-ruleset", default="auto", metavar="X.Y.Z|auto",
                        help="the previous tree's ruleset (default: from its training_results_vX.Y folder)")
     add_ruleset_option(since)
+    since.add_argument("--html", metavar="FILE", help="also write what changed as an HTML page")
     add_output_options(since)
 
 
@@ -65,7 +70,34 @@ def _ruleset(given: str, path: str, option: str = "--ruleset") -> str:
     return next(iter(groups))
 
 
+def _folders(args: argparse.Namespace) -> None:
+    """Every folder given must be a folder this process can list: otherwise exit 2, before any work."""
+    for option in ("original", "resubmitted", "donor", "round_trees", "previous", "current"):
+        given = getattr(args, option, None)
+        for path in [given] if isinstance(given, str) else (given or []):
+            if not os.path.isdir(path):
+                raise UsageError(f"review {args.step}: --{option.replace('_', '-')} {path}: "
+                                 f"{'not a folder' if os.path.exists(path) else 'no such folder'}")
+            try:
+                os.listdir(path)
+            except OSError as exc:
+                raise UsageError(f"review {args.step}: --{option.replace('_', '-')} {path}: cannot read the "
+                                 f"folder ({exc.strerror or exc})") from exc
+
+
+def _has_entries(option: str, trees: list[str]) -> None:
+    """A tree list with no entry at all is a wrong path, not a finding: exit 2."""
+    if not review_entry_folders([Path(t) for t in trees]):
+        raise UsageError(f"--{option} {' '.join(trees)}: no results/<system>/<benchmark> folder with result logs "
+                         "(give organisation folders or a training_results_vX.Y folder)")
+
+
 def run(args: argparse.Namespace) -> int:
+    _folders(args)
+    if args.step != "borrow":
+        for option in ("previous", "current"):
+            given = getattr(args, option)
+            _has_entries(option, [given] if isinstance(given, str) else list(given))
     steps = {"borrow": _borrow, "preview": _preview, "since": _since}
     return steps[args.step](args)
 
@@ -75,7 +107,14 @@ def _since(args: argparse.Namespace) -> int:
                 _ruleset(args.ruleset, args.current))
     report = Report(strict=args.strict)
     report.meta.update({"command": "review since", "ruleset": " -> ".join(rulesets), "version": __version__})
-    report.extend(check_since(args.previous, args.current, rulesets))
+    found = check_since(args.previous, args.current, rulesets)
+    report.extend(found)
+    systems, entries, benches = since_counts(args.previous, args.current)
+    report.tally = Tally(((systems, "system description(s)"), (entries, "entry(ies)"), (benches, "benchmark(s)")))
+    if args.html:
+        from mlsubmit.report.review_html import render_since
+
+        _write(args.html, render_since(args.previous, args.current, rulesets, found))
     return emit(report, args)
 
 
@@ -84,6 +123,8 @@ def _preview(args: argparse.Namespace) -> int:
     report.meta.update({"command": "review preview", "version": __version__})
     comparisons, found = check_preview(list(args.previous), list(args.current))
     report.extend(found)
+    judged = [f for f in found if f.code in ("REV020", "REV021", "REV022")]  # one per Preview point
+    report.tally = Tally(((len(judged), "Preview point(s)"),), failed=sum(f.code != "REV020" for f in judged))
     if args.html:
         from mlsubmit.report.review_html import render_preview
 
@@ -104,6 +145,7 @@ def _borrow(args: argparse.Namespace) -> int:
     else:
         ranked = rank_donors(original, resubmitted, list(args.round_trees), rules, ruleset)
         if not ranked or ranked[0].matched == 0:
+            report.tally = Tally(((len(ranked), "candidate donor entry(ies)"),))
             report.add(finding("REV014", resubmitted.first.path, f"no entry of {resubmitted.benchmark} by another "
                                f"submitter in {', '.join(args.round_trees)} shares a hyperparameter value with the "
                                "resubmission"))
@@ -115,6 +157,8 @@ def _borrow(args: argparse.Namespace) -> int:
         donor.shown = ranked[0].entry.shown
     result = check_borrowing(original, resubmitted, donor, rules, ruleset)
     report.extend(result.findings)
+    kept = sum(row.verdict == "kept own value" for row in result.rows)  # the group rule's errors (REV002)
+    report.tally = Tally(((len(result.rows), "hyperparameter(s)"),), failed=kept)
     if args.html:
         from mlsubmit.report.review_html import render_borrowing
 
