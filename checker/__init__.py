@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rcp import RcpResult, run_convergence
     from mlsubmit.checker.rcp import evaluate as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
+    from mlsubmit.checker.rcp.npstats import mean as numpy_mean
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
     from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
