@@ -107,13 +107,22 @@ def write_summary(summary: Summary, out: Path) -> list[Path]:
 
 
 _AVAILABILITY = ("Available on-premise", "Available cloud", "Preview", "Research, Development, or Internal (RDI)")
+# The system files' spellings of `status` (the summarizer maps them from a config file its package leaves out)
+_SPELLINGS = {"onprem": 0, "available": 0, "available on-premise": 0, "cloud": 1, "available cloud": 1,
+              "preview": 2, "rdi": 3, "research": 3, "research, development, or internal (rdi)": 3}  # fmt: skip
+
+
+def availability_section(status: Cell) -> str:
+    """The workbook section of a row; a status of no known spelling is a section of its own (no row is lost)."""
+    index = _SPELLINGS.get(str(status).strip().lower())
+    return _AVAILABILITY[index] if index is not None else str(status)
 
 
 def write_xlsx(summary: Summary, out: Path) -> None:
     """The wide table as a workbook: a sheet per division, rows grouped by availability, each with an ID
     `<round>-NNNN` (the summarizer's layout, without its styling)."""
     try:
-        from openpyxl import Workbook  # type: ignore[import-untyped]
+        from openpyxl import Workbook  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError as exc:
         raise UsageError("--summary-xlsx needs openpyxl: pip install 'mlsubmit[xlsx]' (or pip install openpyxl)") \
             from exc
@@ -125,10 +134,11 @@ def write_xlsx(summary: Summary, out: Path) -> None:
         sheet = book.create_sheet(division)
         sheet.append(["ID", *table.columns])
         rows = [r for r in table.rows if r[at["division"]] == division]
-        for availability in _AVAILABILITY:
-            section = [r for r in rows if r[at["availability"]] == availability]
+        sections = dict.fromkeys([*_AVAILABILITY, *(availability_section(r[at["availability"]]) for r in rows)])
+        for name in sections:
+            section = [r for r in rows if availability_section(r[at["availability"]]) == name]
             if section:
-                sheet.append([availability])
+                sheet.append([name])
             for row in section:
                 sheet.append([f"{summary.ruleset[:3]}-{index:04}", *row])
                 index += 1

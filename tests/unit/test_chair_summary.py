@@ -164,3 +164,17 @@ def test_summary_xlsx_without_openpyxl_is_exit_2(run_cli: Any, tmp_path: Path,
     tree = _tree(tmp_path)
     code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx")
     assert code == 2 and "openpyxl" in err and not (tmp_path / "out.xlsx").exists()
+
+
+def test_summary_xlsx_holds_the_wide_table_per_division(run_cli: Any, tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install 'mlsubmit[xlsx]')")
+    tree = _tree(tmp_path)  # status "onprem": the section "Available on-premise"
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx",
+                           "--summary-csv", tmp_path / "out.csv")  # fmt: skip
+    assert code in (0, 1), err
+    book = openpyxl.load_workbook(tmp_path / "out.xlsx")
+    assert book.sheetnames == ["closed", "open"]
+    closed = [[c.value for c in row] for row in book["closed"].iter_rows()]
+    assert closed[0][:3] == ["ID", "division", "availability"]
+    assert closed[1][0] == "Available on-premise" and closed[2][0] == "1.1-0000" and closed[2][4] == "IPU-POD16"
+    assert [row[0] for row in book["open"].iter_rows(values_only=True)][2] == "1.1-0001"
