@@ -16,6 +16,7 @@ our own scores (`report.scoring`, `report.energy`, `report.rcp_scaling`), taken 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -142,8 +143,8 @@ def batch_and_points(facts: Sequence[LogFacts], ruleset: str) -> tuple[float, fl
 
 
 def _number(value: Any, default: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return default  # the files hold finite numbers only (JSON has no Infinity)
     return float(value)
 
 

@@ -178,3 +178,10 @@ def test_summary_xlsx_holds_the_wide_table_per_division(run_cli: Any, tmp_path: 
     assert closed[0][:3] == ["ID", "division", "availability"]
     assert closed[1][0] == "Available on-premise" and closed[2][0] == "1.1-0000" and closed[2][4] == "IPU-POD16"
     assert [row[0] for row in book["open"].iter_rows(values_only=True)][2] == "1.1-0001"
+
+
+def test_batch_size_cells_are_finite_numbers_or_minus_one() -> None:
+    from mlsubmit.report.summary import _number
+
+    assert _number(3072, -1.0) == 3072.0
+    assert _number(float("inf"), -1.0) == -1.0 and _number(True, -1.0) == -1.0 and _number("8", -1.0) == -1.0
