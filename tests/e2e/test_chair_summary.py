@@ -166,6 +166,10 @@ def test_summary_files_equal_the_reference_summarizer_on_every_corpus_tree(
             equal, differing, missing, wrong = compare_csv(out / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
             counts = [a + b for a, b in zip(counts, (equal, differing, missing), strict=True)]
             problems += [f"{name}{suffix}: {w}" for w in wrong]
+        for chair in (f"{name}.csv", f"{name}_detailed.csv"):  # --against the reference's own summary: no finding
+            _, _, err = run_cli("report", "--ruleset", ruleset, tree, "--against", out / chair, "-o", os.devnull)
+            if "every result agrees" not in err:
+                problems.append(f"{name}: --against {chair}: {err[-1500:]}")
         same = [s for s in SUFFIXES if (out / f"{name}{s}").read_bytes() == (tmp_path / f"{name}{s}").read_bytes()]
         lines.append(f"{name}: package checker exit {verdict['package_checker']}; results (wide + detailed) "
                      f"equal {counts[0]}, differing {counts[1]}, missing {counts[2]}; "

@@ -121,6 +121,6 @@ def _list_on_stderr(found: list[Finding], chair: Path) -> None:
     from mlsubmit.reporters import text
 
     if found:
-        text(Report(tree=list(found)), sys.stderr)
+        text(Report(files={str(chair): list(found)}), sys.stderr)  # filed under the chair's file: its verdict
     else:
         print(f"every result agrees with {chair}", file=sys.stderr)
