@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rcp import evaluate as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
     from mlsubmit.checker.rcp.custom import parse as parse_rcps
+    from mlsubmit.checker.rcp.npstats import mean as numpy_mean
     from mlsubmit.checker.review.borrow import Borrowing, check_borrowing
     from mlsubmit.checker.review.donors import rank_donors
     from mlsubmit.checker.review.entries import entry_folders_all as review_entry_folders

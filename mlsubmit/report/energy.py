@@ -53,6 +53,10 @@ class EnergyResult:
         return {"joules": self.joules, "olympic_joules": self.olympic_joules, "unit": "J", "note": self.note}
 
 
+def _ms(run: RunResult) -> float:
+    return run.time_ms if run.time_ms is not None else (run.minutes or 0.0) * 60000.0
+
+
 def result_energy(score: Score, logs: Mapping[str, Path]) -> EnergyResult | None:
     """Energy of a scored result whose results folder has power/ (None without one): each counted run from its
     power/<result name>/ logs over its time to train, then the olympic mean of the runs the score keeps."""
@@ -65,7 +69,7 @@ def result_energy(score: Score, logs: Mapping[str, Path]) -> EnergyResult | None
             continue
         name = run_name(run.path)
         shown = os.path.join(os.path.dirname(run.path), "power", name)
-        runs[run.path] = run_energy(logs[run.path].parent / "power" / name, shown, run.minutes * 60000.0)
+        runs[run.path] = run_energy(logs[run.path].parent / "power" / name, shown, _ms(run))
     olympic = olympic_energy(score.runs, runs, score.benchmark)
     missing = next((e.reason for e in runs.values() if e.joules is None), None)
     note = f"no energy: {missing}" if missing else None

@@ -52,6 +52,7 @@ class RunResult:
     unit: str = "epochs"
     throughput: float | None = None  # training samples per second over the timed run, when the log allows it
     olympic_dropped: bool = False
+    time_ms: float | None = None  # run_stop - run_start as logged: the energy's time to train, to the bit
 
     @property
     def counted(self) -> bool:
@@ -115,7 +116,9 @@ def is_compliant(findings: Iterable[Finding]) -> bool:
 
 def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmark: str, ruleset: str = "") -> RunResult:
     compliant = is_compliant(findings)
-    minutes = facts.minutes
+    time_ms = _time_ms(facts)
+    # the summarizer's own arithmetic (ms / 60 / 1000), so that its printed scores and ours agree to the last digit
+    minutes = None if time_ms is None else time_ms / 60 / 1000
     reason = None
     if not compliant:
         reason = "fails the round's log rules"
@@ -135,7 +138,13 @@ def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmar
         to_converge=point,
         unit=benchmarks.unit(benchmark, ruleset),
         throughput=throughput(facts, benchmark, point, minutes) if reason is None else None,
+        time_ms=time_ms if minutes is not None else None,
     )
+
+
+def _time_ms(facts: LogFacts) -> float | None:
+    start, stop = facts.run_start_ms, facts.run_stop
+    return None if start is None or stop is None else stop.time_ms - start
 
 
 def olympic_mean(minutes: Sequence[float], dropped: int, benchmark: str) -> float | None:

@@ -10,12 +10,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlsubmit.checker import CheckOptions, run_check
+from mlsubmit.checker import CheckOptions, CheckRun, run_check
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.findings import Finding, Report
 from mlsubmit.report.compare import unknown_baseline
-from mlsubmit.report.data import collect
+from mlsubmit.report.data import ReportData, collect
 from mlsubmit.report.inputs import load_prices
 from mlsubmit.report.tables import WRITERS
 
@@ -35,6 +36,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--per-dollar-time", choices=("olympic", "scored"), default="olympic",
                         help="minutes per dollar uses: the unscaled olympic mean (default; as results are "
                              "published) or the scored time with RCP scaling")
+    parser.add_argument("--summary-csv", type=Path, metavar="OUT.csv",
+                        help="also write the results chair's summary: the files mlperf-logging's result_summarizer "
+                             "--csv OUT.csv writes (OUT.csv, OUT.json, OUT_detailed.csv, OUT_detailed.json)")
+    parser.add_argument("--summary-xlsx", type=Path, metavar="OUT.xlsx",
+                        help="also write the summary as a workbook, a sheet per division (needs openpyxl)")
+    parser.add_argument("--against", type=Path, metavar="CHAIR.csv",
+                        help="compare with a chair's summary (OUT.csv or OUT_detailed.csv): every result that "
+                             "differs or is missing there is a finding (REP002-REP004)")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
 
@@ -53,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"the PATHs are in {len(groups)} rounds ({', '.join(groups)}); report one round at a time")
     ruleset = next(iter(groups))
     prices = load_prices(args.prices) if args.prices else None
+    if args.summary_csv:
+        from mlsubmit.report.summary_files import summary_paths
+
+        summary_paths(args.summary_csv)  # a bad name is a usage error before anything is checked
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
     result = run_check(args.paths, options, progress=tracker)
     data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
@@ -61,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             raise FatalError(problem)
     data.paths = list(args.paths)
+    _chair_summary(args, data, result)
     writer = WRITERS[args.format]
     if args.output:
         import io
@@ -75,3 +89,38 @@ def run(args: argparse.Namespace) -> int:
 
         _write(args.html, render(data))
     return result.report.exit_code()
+
+
+def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun) -> None:
+    """--summary-csv, --summary-xlsx and --against: the summary built once; --against's findings join the report."""
+    if not (args.summary_csv or args.summary_xlsx or args.against):
+        return
+    from mlsubmit.report.summary import build
+
+    summary = build(data, result)
+    if args.summary_csv:
+        from mlsubmit.report.summary_files import write_summary
+
+        write_summary(summary, args.summary_csv)
+    if args.summary_xlsx:
+        from mlsubmit.report.summary_files import write_xlsx
+
+        write_xlsx(summary, args.summary_xlsx)
+    if args.against:
+        from mlsubmit.report.against import compare_with_chair
+
+        found = compare_with_chair(summary, args.against)
+        for item in found:
+            result.report.add(item)
+        data.findings.extend(found)
+        _list_on_stderr(found, args.against)
+
+
+def _list_on_stderr(found: list[Finding], chair: Path) -> None:
+    """The comparison's findings are what --against is for: listed (the report's own are counted only)."""
+    from mlsubmit.reporters import text
+
+    if found:
+        text(Report(files={str(chair): list(found)}), sys.stderr)  # filed under the chair's file: its verdict
+    else:
+        print(f"every result agrees with {chair}", file=sys.stderr)
