@@ -8,8 +8,9 @@ something), except that a line reaches the plugins only when the pre-filter of c
 from those plugins' patterns, says some plugin could report it. The results are the same, secret for secret
 (tests/unit/test_codescan.py checks that against plain detect-secrets, on the corpus code and a generated tree).
 
-This calls detect-secrets' private scanning functions (core.scan), so pyproject pins it below its next minor
-version.
+This module is the one that calls detect-secrets' private scanning functions (core.scan's `_is_filtered_out` and
+`_scan_line`), so pyproject pins it below its next minor version; CPython's private re parser is reached only by
+regex_internals.py.
 """
 
 from __future__ import annotations
