@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     )
     from mlsubmit.checker.power.logs import number as power_number
     from mlsubmit.checker.rcp import RcpResult, run_convergence
-    from mlsubmit.checker.rcp import evaluate as rcp_evaluate
+    from mlsubmit.checker.rcp import judged as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean

@@ -252,17 +252,43 @@ def prepare(ruleset: str, names: Iterable[str]) -> None:
             return
 
 
+# Verdicts given in this process, by everything that decides them (the --cache key): `report` takes the check's
+# instead of judging the same folder again. Runs in another order are another key, as the reference's answer can
+# depend on the order it lists them.
+_JUDGED: dict[str, RcpResult] = {}
+
+
+def _key(benchmark: str, ruleset: str, runs: list[LogFacts], bypass: bool, closed: bool) -> str:
+    from mlsubmit.checker.run.cache import folder_key
+
+    inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
+    return folder_key("rcp", benchmark, ruleset, bypass, closed, inputs)
+
+
+def judged(benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool = True
+           ) -> RcpResult:
+    """The verdict the check gave in this process on exactly these runs, else evaluate()'s."""
+    kept = _JUDGED.get(_key(benchmark, ruleset, runs, bypass, closed))
+    return kept if kept is not None else evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
+
+
 def evaluate_cached(
     benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool, closed: bool, cache_dir: Path | None
 ) -> RcpResult:
     """evaluate(), remembered in the --cache folder under everything that decides it (each run's name and kept
-    lines, the ruleset, bypass and division), so an unchanged folder is not judged again."""
+    lines, the ruleset, bypass and division), so an unchanged folder is not judged again; and in this process, for
+    `judged`."""
+    key = _key(benchmark, ruleset, runs, bypass, closed)
+    result = _JUDGED[key] = _stored(key, benchmark, ruleset, runs, bypass=bypass, closed=closed, cache_dir=cache_dir)
+    return result
+
+
+def _stored(key: str, benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool, closed: bool,
+            cache_dir: Path | None) -> RcpResult:
     if cache_dir is None:
         return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed)
-    from mlsubmit.checker.run.cache import MISS, folder_key, load_entry, store_entry
+    from mlsubmit.checker.run.cache import MISS, load_entry, store_entry
 
-    inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
-    key = folder_key("rcp", benchmark, ruleset, bypass, closed, inputs)
     root = Path(cache_dir)
     entry = root / "rcp" / f"{key}.json"
     data = load_entry(root, entry, f"rcp/{key}", lambda body: isinstance(body, dict))
