@@ -38,10 +38,6 @@ def policy() -> dict[str, Any]:
     return data
 
 
-def round_of(ruleset: str) -> str:
-    return ".".join(ruleset.split(".")[:2])
-
-
 @dataclass
 class BenchFolder:
     """One results/<system>/<benchmark>/ folder as listed on disk (the reference's view plus what it ignores)."""
