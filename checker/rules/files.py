@@ -112,14 +112,6 @@ class RuleFile:
                 groups.add(tuple(sorted({key, *others})))
         return tuple(counts), tuple(sorted(groups))
 
-    def snippets(self) -> list[Snippet]:
-        out = [*self.begin, *self.end_pre, *self.end_check]
-        for k in self.keys.values():
-            out += [*k.pre, *k.check, *k.post, *k.first_check]
-            if k.atleast_one:
-                out.append(k.atleast_one)
-        return out
-
 
 def _snippets(value: object, mode: Mode, origin: str) -> tuple[Snippet, ...]:
     items = value if isinstance(value, list) else [value]
@@ -261,9 +253,6 @@ class Ruleset:
             data = derived("rules", b"BaseLoader\0" + raw, lambda: load_rule_data(_text(raw)))
             self._files[bare] = build_rule_file(data, self.prefix + bare)
         return self._files[bare]
-
-    def load_all(self) -> list[RuleFile]:
-        return [self.file(n) for n in sorted(self.names)]
 
 
 @functools.cache
