@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 CORPUS ?= $(or $(MLSUBMIT_CORPUS),../shared/corpus)
 RULESET ?= 1.1.0
 # The supported mlperf-logging range (pyproject.toml) is tested at both ends: `make test` with the newest, `make
-# test-compat` the differential tests with the oldest. checker/rcp/fit.py names the same two.
+# test-compat` the differential tests with the oldest. checker/upstream/rcp_fit.py names the same two.
 NEWEST_MLPERF_LOGGING := 4.1.68
 OLDEST_MLPERF_LOGGING := 4.1.30
 # Bytecode for the editable install, as pip writes it for a regular one: without it every run compiles our modules

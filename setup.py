@@ -3,7 +3,7 @@ checker/rcp/, and every installed `mlsubmit check` stopped with exit 3). Everyth
 
 Four folders install as one import package (the package-dir table in pyproject.toml); setuptools' own
 `packages.find` cannot put a prefix on what it finds under checker/, so each folder is searched here and its
-subfolders named under its import name. Data-only folders (codes/, rulesets/) are found as namespace packages, so
+subfolders named under its import name. Data-only folders (codes/, tables/) are found as namespace packages, so
 their files ship as package data without a warning.
 """
 

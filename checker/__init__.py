@@ -12,8 +12,9 @@ The rooms, each named for what it holds:
 - `systems/`: system descriptions and their agreement with the logs;
 - `tree/`: the organisation tree check (default profile and the reference package checker's verdict), seeds;
 - `power/`: power logs and their rules;
-- `rcp/`: convergence and the RCP check, run by mlperf-logging's own RCP checker, and the RCP advice;
-- `hygiene/`: junk, names, big files, links and secrets in a tree.
+- `rcp/`: convergence and the RCP check (mlperf-logging's own RCP checker, through `upstream/`), the RCP advice;
+- `hygiene/`: junk, names, big files, links and secrets in a tree;
+- `upstream/`: every touch of mlperf-logging's internals (its files, its version, its RCP checker run as ours).
 
 Names are imported from their room when first used, so a command that never checks (`explain`) loads none of it.
 """
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     )
     from mlsubmit.checker.power.logs import number as power_number
     from mlsubmit.checker.rcp import RcpResult, run_convergence
-    from mlsubmit.checker.rcp import evaluate as rcp_evaluate
+    from mlsubmit.checker.rcp import judged as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
     from mlsubmit.checker.rcp.custom import parse as parse_rcps
     from mlsubmit.checker.rcp.npstats import mean as numpy_mean
@@ -65,7 +66,6 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
         RulesetError,
         available_rulesets,
         get_ruleset,
-        mlperf_logging_version,
         newer_than_installed,
         unknown_ruleset,
     )
@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.systems.descriptions import SystemSummary, summarize
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
+    from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 
 

@@ -31,10 +31,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from re import _compiler as sre_compile  # type: ignore[attr-defined]
-from re import _constants as sre  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
+
+from mlsubmit.checker.hygiene.regex_internals import compile_item, parse, sre
 
 from mlsubmit.support.datafiles import derived
 
@@ -50,7 +49,7 @@ class _Unsupported(Exception):
 def relaxed(pattern: re.Pattern[str]) -> str | None:
     """The pattern relaxed for hyperscan (see the module docstring), or None when it cannot be."""
     try:
-        tree = sre_parse.parse(pattern.pattern, pattern.flags)
+        tree = parse(pattern)
         return _Relaxer(tree.state).sequence(tree.data, pattern.flags)
     except (_Unsupported, RecursionError):
         return None
@@ -93,8 +92,7 @@ class _Relaxer:
 
 def _char_class(op: Any, av: Any, flags: int, state: Any) -> str:
     """The ASCII characters the one-character item matches, asked of re itself, as a hyperscan class."""
-    sub = sre_parse.SubPattern(state, [(op, av)])
-    single = sre_compile.compile(sub, flags & ~re.VERBOSE)
+    single = compile_item(op, av, flags & ~re.VERBOSE, state)
     codes = [ord(c) for c in _ASCII if single.fullmatch(c)]
     if not codes:
         return "\\xff"  # matches nothing in an ASCII text

@@ -22,11 +22,10 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from re import _constants as sre  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 from mlsubmit.checker.hygiene.gate import Gate, build
+from mlsubmit.checker.hygiene.regex_internals import parse, sre
 
 # non-ASCII characters that re's IGNORECASE matches to an ASCII letter, mapped to that letter
 FOLD_EXTRA = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
@@ -138,7 +137,7 @@ def probe(pattern: re.Pattern[str]) -> Probe:
     literals that ignore case with literals that do not is left out (with none left, the pattern runs over the
     whole text)."""
     flags = pattern.flags | re.MULTILINE
-    tree = sre_parse.parse(pattern.pattern, pattern.flags).data
+    tree = parse(pattern).data
     ranked = sorted(_options(tree, bool(pattern.flags & re.IGNORECASE)), key=lambda r: (-min(len(s) for s, _ in r),
                                                                                         len(r)))  # fmt: skip
     needs = [(tuple(sorted(s for s, _ in r)), next(iter(r))[1]) for r in ranked if len({c for _, c in r}) == 1]

@@ -8,8 +8,9 @@ something), except that a line reaches the plugins only when the pre-filter of c
 from those plugins' patterns, says some plugin could report it. The results are the same, secret for secret
 (tests/unit/test_codescan.py checks that against plain detect-secrets, on the corpus code and a generated tree).
 
-This calls detect-secrets' private scanning functions (core.scan), so pyproject pins it below its next minor
-version.
+This module is the one that calls detect-secrets' private scanning functions (core.scan's `_is_filtered_out` and
+`_scan_line`), so pyproject pins it below its next minor version; CPython's private re parser is reached only by
+regex_internals.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import configparser
 import contextlib
 import functools
 import hashlib
-import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -188,10 +188,10 @@ def scan_files(jobs: list[Job], plugins: tuple[str, ...], *, cache_dir: Path | N
         fresh[file_key(job.path, job.sha256)] = hit
         found += [(job.path, line, kind) for line, kind in hit]
     if todo:  # else nothing to scan: no bar, and detect-secrets is not even imported
-        with progress(len(todo), label) as advance:
-            for job, hits in _scan_all(todo, plugins, workers or os.cpu_count() or 1, advance):
-                fresh[file_key(job.path, job.sha256)] = [list(h) for h in hits]
-                found += [(job.path, line, kind) for line, kind in hits]
+        scanned = _scan_all(todo, plugins, workers or os.cpu_count() or 1, progress, label)
+        for job, hits in zip(todo, scanned, strict=True):
+            fresh[file_key(job.path, job.sha256)] = [list(h) for h in hits]
+            found += [(job.path, line, kind) for line, kind in hits]
     body = fresh if complete else {**kept, **fresh}
     if body != kept:  # new or changed files, or (complete) files gone
         _store_pack(cache_dir, pack, plugins, body)
@@ -304,81 +304,33 @@ def _store_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...], bod
     store_entry(cache_dir, entry, key, body)
 
 
-def _scan_all(todo: list[Job], plugins: tuple[str, ...], workers: int, advance: Callable[[], None]
-              ) -> Iterator[tuple[Job, list[Hit]]]:
+def _scan_all(todo: list[Job], plugins: tuple[str, ...], workers: int, progress: Tracker, label: str
+              ) -> list[list[Hit]]:
+    """Each job's hits, in order: here alone for a few files, else over the check's worker pool (run/pool.py),
+    largest files first so the shares end together."""
     with scanning(plugins):  # the pre-filter compiled once here, before any fork
         if workers <= 1 or len(todo) < _POOL_THRESHOLD or not hasattr(os, "fork"):
-            for job in todo:
-                yield job, scan_file(job.path, plugins)
-                advance()
-            return
-        yield from _forked(todo, plugins, workers, advance)
+            with progress(len(todo), label) as advance:
+                return [_scanned(job.path, plugins, advance) for job in todo]
+        from mlsubmit.checker.run.pool import run_shared
+
+        order = sorted(range(len(todo)), key=lambda i: -_size(todo[i].path))
+        hits = run_shared(len(order), lambda k: scan_file(todo[order[k]].path, plugins), workers, _nothing,
+                          progress, label)  # fmt: skip
+    out: list[list[Hit]] = [[] for _ in todo]
+    for k, i in enumerate(order):
+        out[i] = hits[k]
+    return out
 
 
-def _forked(todo: list[Job], plugins: tuple[str, ...], workers: int, advance: Callable[[], None]
-            ) -> Iterator[tuple[Job, list[Hit]]]:
-    """`workers` forked processes, each scanning every workers-th file (in size order, so shares are even) and
-    sending one JSON line per file; a process that dies without its last line fails the run."""
-    import selectors
-
-    order = sorted(range(len(todo)), key=lambda i: -_size(todo[i].path))
-    shares = [order[w::workers] for w in range(workers)]
-    sel = selectors.DefaultSelector()
-    pids = []
-    for share in shares:
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child, which never returns
-            os.close(read)
-            _child(write, [(i, todo[i].path) for i in share], plugins)
-        os.close(write)
-        pids.append(pid)
-        sel.register(os.fdopen(read, "rb"), selectors.EVENT_READ)
-    try:
-        yield from _receive(sel, todo, advance)
-    except BaseException:  # an interrupt or a failed worker: the others' files are not wanted
-        import signal
-
-        for pid in pids:
-            os.kill(pid, signal.SIGTERM)
-        raise
-    finally:
-        for key in list(sel.get_map().values()):
-            sel.unregister(key.fileobj)
-            key.fileobj.close()  # type: ignore[union-attr]
-        for pid in pids:
-            os.waitpid(pid, 0)
+def _scanned(path: str, plugins: tuple[str, ...], advance: Callable[[], None]) -> list[Hit]:
+    hits = scan_file(path, plugins)
+    advance()
+    return hits
 
 
-def _child(write: int, share: list[tuple[int, str]], plugins: tuple[str, ...]) -> None:  # pragma: no cover
-    code = 0
-    try:
-        with os.fdopen(write, "wb") as out:
-            for index, path in share:
-                out.write(json.dumps([index, scan_file(path, plugins)]).encode() + b"\n")
-                out.flush()
-            out.write(b'"end"\n')
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
-
-
-def _receive(sel: Any, todo: list[Job], advance: Callable[[], None]) -> Iterator[tuple[Job, list[Hit]]]:
-    open_count = len(sel.get_map())
-    while open_count:
-        for key, _ in sel.select():
-            line = key.fileobj.readline()
-            if line == b'"end"\n' or not line:
-                sel.unregister(key.fileobj)
-                key.fileobj.close()
-                open_count -= 1
-                if not line:
-                    raise RuntimeError("a secret-scan worker process ended without reporting (killed?)")
-                continue
-            index, hits = json.loads(line)
-            yield todo[index], [(int(n), str(kind)) for n, kind in hits]
-            advance()
+def _nothing() -> None:
+    return None
 
 
 def _size(path: str) -> int:

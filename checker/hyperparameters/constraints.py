@@ -1,6 +1,6 @@
 """The constraint vocabulary of the closed hyperparameter table: each kind of row, implemented once.
 
-A constraint is data (a mapping with a `kind`, from `checker/rulesets/hyperparameters-<round>.yaml`); `check_value`
+A constraint is data (a mapping with a `kind`, from `checker/tables/hyperparameters-<round>.yaml`); `check_value`
 evaluates it against a logged value and returns an `Outcome` saying whether it holds, what is allowed, and a nearby
 allowed value where one can be computed. `lookup` gives the values of other keys (for formulas of the global batch
 size, shared multipliers, one key as a multiple of another, and the batch size -> learning rate side tables with

@@ -1,11 +1,11 @@
 """The closed-division hyperparameter table of every round, 1.0 to 6.1, as data (read and validated here).
 
-The table lives in `checker/rulesets/hyperparameters-<round>.yaml`, one rule per row of training_rules.adoc
+The table lives in `checker/tables/hyperparameters-<round>.yaml`, one rule per row of training_rules.adoc
 §Hyperparameters (and its "Deprecated benchmarks hyperparameters" and side tables), validated against
 `schemas/hyperparameters.schema.json` when first used. A round may extend another: rows replaced or added by id,
 benchmarks the round retired taken out. A row whose letter differs from the reference code or from what the review
 accepted has other readings, each with its sources, kept for every round in one file
-(`rulesets/hyperparameter-readings.yaml`). apply.py applies the table to logs.
+(`tables/hyperparameter-readings.yaml`). apply.py applies the table to logs.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _rule(benchmark: str, raw: Mapping[str, Any]) -> Rule:
 
 def _table_files() -> list[Traversable]:
     """The shipped table files, by name; found by listing the folder, never built from input."""
-    folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
+    folder = importlib.resources.files("mlsubmit.checker").joinpath("tables")
     return sorted((e for e in folder.iterdir() if e.name.startswith("hyperparameters-") and e.name.endswith(".yaml")),
                   key=lambda e: e.name)
 
@@ -135,9 +135,9 @@ def _read_tables() -> dict[str, dict[str, Any]]:
     """Every shipped table file by round."""
     out: dict[str, dict[str, Any]] = {}
     for entry in _table_files():
-        data = load_validated(entry, SCHEMA, what=f"rulesets/{entry.name}")
+        data = load_validated(entry, SCHEMA, what=f"tables/{entry.name}")
         if data["round"] in out:
-            raise ValueError(f"rulesets/{entry.name}: round {data['round']} is defined twice")
+            raise ValueError(f"tables/{entry.name}: round {data['round']} is defined twice")
         out[data["round"]] = data
     return out
 
@@ -152,13 +152,13 @@ def tables_digest() -> str:
 
 
 def _readings_file() -> Traversable:
-    return importlib.resources.files("mlsubmit.checker").joinpath("rulesets").joinpath(READINGS)
+    return importlib.resources.files("mlsubmit.checker").joinpath("tables").joinpath(READINGS)
 
 
 @functools.cache
 def _readings() -> dict[tuple[str, str, str], tuple[Reading, ...]]:
     """(round, benchmark, rule id) -> the row's readings other than its letter."""
-    data = load_validated(_readings_file(), READINGS_SCHEMA, what=f"rulesets/{READINGS}")
+    data = load_validated(_readings_file(), READINGS_SCHEMA, what=f"tables/{READINGS}")
     out: dict[tuple[str, str, str], tuple[Reading, ...]] = {}
     for row in data["rows"]:
         readings = tuple(Reading(r["constraint"], r["basis"], r["why"], tuple(r["sources"])) for r in row["readings"])
@@ -238,9 +238,9 @@ class _OneRound(dict[str, dict[str, Any]]):
         entry = next((e for e in _table_files() if e.name == wanted), None)  # listed, never built into a path
         if entry is None:
             raise KeyError(round_)
-        data: dict[str, Any] = load_validated(entry, SCHEMA, what=f"rulesets/{entry.name}")
+        data: dict[str, Any] = load_validated(entry, SCHEMA, what=f"tables/{entry.name}")
         if data["round"] != round_:
-            raise ValueError(f"rulesets/{entry.name}: declares round {data['round']}")
+            raise ValueError(f"tables/{entry.name}: declares round {data['round']}")
         self[round_] = data
         return data
 

@@ -4,7 +4,7 @@ TR1.0 §"Reference Convergence Points" and later rounds: the olympic mean of the
 converge must not be faster than the RCPs of the same batch size allow; between two RCP batch sizes the RCP is
 interpolated, and faster-but-passing results are normalised by RCP mean / submission mean. mlperf-logging's RCP
 checker is the source of truth for all of it, so both the verdict and each run's convergence come from its own
-code (`reference.py` says how it runs on logs already read, without writing anything). This module turns its
+code (`upstream/rcp.py` says how it runs on logs already read, without writing anything). This module turns its
 answers into `RcpResult`, the one value the tree checks, the scorer, the report and the advisor read.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.upstream.installed import rcp_data_folder
 
 if TYPE_CHECKING:  # facts imports the log reader, which imports rcp.lines: no cycle at run time
     from mlsubmit.checker.logs.facts import LogFacts
@@ -65,24 +66,14 @@ class RcpResult:
 
 def reference_knows(benchmark: str) -> bool:
     """Whether the installed RCP checker has a run count for the benchmark (4.1.68 lost 'dlrm': KeyError)."""
-    from mlsubmit.checker.rcp.reference import module
+    from mlsubmit.checker.upstream.rcp import module
 
     return benchmark in module().submission_runs["training"]
 
 
-def rcp_folder(ruleset: str) -> Path | None:
-    import importlib.util
-
-    spec = importlib.util.find_spec("mlperf_logging")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "rcp_checker" / f"training_{ruleset}"
-    return folder if folder.is_dir() else None
-
-
 def rcp_file(ruleset: str, benchmark: str) -> Path | None:
     """The RCP data file of a benchmark, found by listing the ruleset's folder (a log value never becomes a path)."""
-    folder = rcp_folder(ruleset)
+    folder = rcp_data_folder(ruleset)
     if folder is None:
         return None
     wanted = f"rcps_{benchmark}.json"
@@ -116,7 +107,7 @@ def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str) -> RunCon
 def answer_for(facts: LogFacts, ruleset: str) -> list[Any] | None:
     """[ruleset, the reference reader's answer] on this run's kept lines, or None when the reader raises (the RCP
     check then reads the run itself, to raise as the reference does)."""
-    from mlsubmit.checker.rcp.reference import misfits, module, serving
+    from mlsubmit.checker.upstream.rcp import misfits, module, serving
 
     if misfits():  # upstream's module as it is reads files: the check reads the run then, in this process
         return None
@@ -143,7 +134,7 @@ def _convergence(mod: Any, served: dict[str, tuple[str, LogFacts]], ruleset: str
 
 def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
     """One run's convergence as the reference reads it (the report's per-run `to_converge`)."""
-    from mlsubmit.checker.rcp.reference import module, serving
+    from mlsubmit.checker.upstream.rcp import module, serving
 
     served = _served([facts]) or {f"{_FOLDER}/result_0.txt": (_text(facts), facts)}
     name, (text, _) = next(iter(served.items()))
@@ -167,7 +158,7 @@ def evaluate(
     if not closed or not benchmarks.has_rcp(benchmark):
         why = "open division" if not closed else f"no RCP check for {benchmark} (TR1.x)"
         return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
-    from mlsubmit.checker.rcp.reference import judge, module, serving
+    from mlsubmit.checker.upstream.rcp import judge, module, serving
 
     served = _served(runs)
     with serving({name: text for name, (text, _) in served.items()}, _answers(served, ruleset), ruleset) as judged:
@@ -252,14 +243,37 @@ def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float 
 
 def prepare(ruleset: str, names: Iterable[str]) -> None:
     """Load the reference's module (and with it the RCP statistics' code) before the logs are read, so the tree
-    checks do not wait for it; the statistics themselves are kept as data (reference.py)."""
+    checks do not wait for it; the statistics themselves are kept as data (upstream/rcp.py)."""
     if any(benchmarks.has_rcp(b) and benchmarks.runs(b) for b in names):
-        from mlsubmit.checker.rcp.reference import module
+        from mlsubmit.checker.upstream.rcp import module
 
         try:
             module()
         except Exception:  # evaluate() meets the same error and turns it into a finding
             return
+
+
+# Verdicts given in this process, by everything that decides them (the --cache key): `report` takes the check's
+# instead of judging the same folder again. Runs in another order are another key, as the reference's answer can
+# depend on the order it lists them.
+_JUDGED: dict[str, RcpResult] = {}
+
+
+def _key(benchmark: str, ruleset: str, runs: list[LogFacts], bypass: bool, closed: bool, train_samples: bool,
+         rcps: str | None) -> str:
+    from mlsubmit.checker.run.cache import folder_key
+
+    inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
+    return folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
+
+
+def judged(benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool = True,
+           train_samples: bool = False, rcps: str | None = None) -> RcpResult:
+    """The verdict the check gave in this process on exactly these runs, else evaluate()'s."""
+    kept = _JUDGED.get(_key(benchmark, ruleset, runs, bypass, closed, train_samples, rcps))
+    if kept is not None:
+        return kept
+    return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed, train_samples=train_samples, rcps=rcps)
 
 
 def evaluate_cached(
@@ -268,13 +282,19 @@ def evaluate_cached(
 ) -> RcpResult:
     """evaluate(), remembered in the --cache folder under everything that decides it (each run's name and kept
     lines, the ruleset, bypass, division, the bert flag and the RCPs given), so an unchanged folder is not judged
-    again."""
+    again; and in this process, for `judged`."""
+    key = _key(benchmark, ruleset, runs, bypass, closed, train_samples, rcps)
+    result = _JUDGED[key] = _stored(key, benchmark, ruleset, runs, bypass=bypass, closed=closed,
+                                    cache_dir=cache_dir, train_samples=train_samples, rcps=rcps)
+    return result
+
+
+def _stored(key: str, benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool, closed: bool,
+            cache_dir: Path | None, train_samples: bool, rcps: str | None) -> RcpResult:
     if cache_dir is None:
         return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed, train_samples=train_samples, rcps=rcps)
-    from mlsubmit.checker.run.cache import MISS, folder_key, load_entry, store_entry
+    from mlsubmit.checker.run.cache import MISS, load_entry, store_entry
 
-    inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
-    key = folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
     root = Path(cache_dir)
     entry = root / "rcp" / f"{key}.json"
     data = load_entry(root, entry, f"rcp/{key}", lambda body: isinstance(body, dict))

@@ -1,4 +1,4 @@
-"""Per-benchmark facts of every training ruleset, from checker/rulesets/benchmarks.yaml (the one home for them).
+"""Per-benchmark facts of every training ruleset, from checker/tables/benchmarks.yaml (the one home for them).
 
 Run counts, the olympic drop, the unit a run's convergence is counted in and which benchmarks a ruleset has:
 the tree checks, the RCP check's messages, scoring, packaging's run selection and the report all ask here.
@@ -16,8 +16,8 @@ from mlsubmit.support.datafiles import load_validated
 
 @functools.cache
 def table() -> dict[str, Any]:
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/benchmarks.yaml")
-    data: dict[str, Any] = load_validated(entry, "benchmarks.schema.json", what="rulesets/benchmarks.yaml")
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/benchmarks.yaml")
+    data: dict[str, Any] = load_validated(entry, "benchmarks.schema.json", what="tables/benchmarks.yaml")
     return data
 
 

@@ -93,7 +93,12 @@ def _checked(text: object, source: Path) -> tuple[str, str]:
     return ruleset, str(source)
 
 
-def round_of(path: Path) -> str | None:
+def round_name(ruleset: str) -> str:
+    """The round a ruleset belongs to, as rounds are named ("1.1.0" -> "1.1")."""
+    return ".".join(ruleset.split(".")[:2])
+
+
+def ruleset_of_path(path: Path) -> str | None:
     """Ruleset "X.Y.0" of the innermost `training_results_vX.Y` folder holding `path` (or being it), else None.
 
     The path as given is looked at first (no system calls: a run may name thousands of logs), then the resolved
@@ -132,8 +137,8 @@ def group_by_round(paths: Iterable[str], known: Sequence[str], why: dict[str, se
     for given in paths:
         if not os.path.exists(given):
             raise UsageError(f"{given}: no such file or folder")
-        # the name as given first, split as text (no Path per log: a run may name thousands), as round_of does
-        ruleset = _named_round(tuple(given.split(os.sep))) or round_of(Path(given))
+        # the name as given first, as text (no Path per log: a run may name thousands), as ruleset_of_path does
+        ruleset = _named_round(tuple(given.split(os.sep))) or ruleset_of_path(Path(given))
         if ruleset is not None:
             _add(groups, ruleset, given, known)
             why.setdefault(ruleset, set()).add(f"training_results_v{ruleset.rsplit('.', 1)[0]}")
@@ -151,8 +156,8 @@ def group_by_round(paths: Iterable[str], known: Sequence[str], why: dict[str, se
                 f"round (e.g. 1.1) into {ROUND_FILE} at the tree's root"
             )
         for name in inner:
-            _add(groups, round_of(path / name) or "", os.path.join(given, name), known)
-            why.setdefault(round_of(path / name) or "", set()).add(name)
+            _add(groups, ruleset_of_path(path / name) or "", os.path.join(given, name), known)
+            why.setdefault(ruleset_of_path(path / name) or "", set()).add(name)
     return {r: groups[r] for r in sorted(groups, key=lambda v: tuple(int(x) for x in v.split(".")))}
 
 

@@ -43,9 +43,9 @@ def _short(value: Any, limit: int = 120) -> str:
 
 @functools.cache
 def _notes() -> dict[tuple[str, str], str]:
-    """(ruleset, key) -> hint, from checker/rulesets/rule-notes.yaml."""
-    folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
-    data = load_validated(folder.joinpath("rule-notes.yaml"), "rule-notes.schema.json", what="rulesets/rule-notes.yaml")
+    """(ruleset, key) -> hint, from checker/tables/rule-notes.yaml."""
+    folder = importlib.resources.files("mlsubmit.checker").joinpath("tables")
+    data = load_validated(folder.joinpath("rule-notes.yaml"), "rule-notes.schema.json", what="tables/rule-notes.yaml")
     return {(r, k): n["hint"] for n in data["notes"] for r in n["rulesets"] for k in n["keys"]}
 
 

@@ -9,7 +9,6 @@ for is looked up in that listing and never joined onto a path.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +16,7 @@ from types import CodeType
 from typing import Any
 
 from mlsubmit.checker.rules.safe_eval import Mode, Snippet, compile_snippet, conjunction
+from mlsubmit.checker.upstream import installed
 
 from mlsubmit.support.datafiles import derived
 
@@ -29,32 +29,11 @@ class RulesetError(ValueError):
     """An unknown ruleset, or a rule file that is not shaped as mlperf-logging's rule files are."""
 
 
-@functools.cache
 def rules_root() -> Path:
-    spec = importlib.util.find_spec("mlperf_logging")
-    if spec is None or not spec.submodule_search_locations:
+    folder = installed.rules_folder()
+    if folder is None:
         raise RulesetError("mlperf-logging is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "compliance_checker"
-
-
-@functools.cache
-def mlperf_logging_version() -> str:
-    """The installed mlperf-logging's version, from the dist-info folder beside the package (importing
-    importlib.metadata costs ~30 ms); "unknown" for a copy without one."""
-    try:
-        package = rules_root().parent
-    except RulesetError:
-        return "not installed"
-    prefix, suffix = "mlperf_logging-", ".dist-info"
-    found = sorted(p.name for p in package.parent.glob(f"{prefix}*{suffix}"))
-    if found:
-        return found[0][len(prefix) : -len(suffix)]
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("mlperf-logging")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+    return folder
 
 
 # Rounds newer than the oldest mlperf-logging we support -> the oldest release tested here that ships their rules.
@@ -72,11 +51,11 @@ def unknown_ruleset(version: str) -> str:
         ships = ", ".join(available_rulesets())
     except RulesetError as exc:
         return str(exc)
-    installed = mlperf_logging_version()
+    version_installed = installed.version()
     if version in _SHIPPED_FROM:
-        return (f"mlperf-logging {installed} has no rules for ruleset {version} (it ships {ships}); install "
+        return (f"mlperf-logging {version_installed} has no rules for ruleset {version} (it ships {ships}); install "
                 f"mlperf-logging>={_SHIPPED_FROM[version]} to check this round")  # fmt: skip
-    return f"unknown ruleset {version!r}; mlperf-logging {installed} ships {ships}"
+    return f"unknown ruleset {version!r}; mlperf-logging {version_installed} ships {ships}"
 
 
 @functools.cache
@@ -132,14 +111,6 @@ class RuleFile:
                 others = [a.strip() for a in req[len("AT_LEAST_ONE_OR(") : -1].split(",")]
                 groups.add(tuple(sorted({key, *others})))
         return tuple(counts), tuple(sorted(groups))
-
-    def snippets(self) -> list[Snippet]:
-        out = [*self.begin, *self.end_pre, *self.end_check]
-        for k in self.keys.values():
-            out += [*k.pre, *k.check, *k.post, *k.first_check]
-            if k.atleast_one:
-                out.append(k.atleast_one)
-        return out
 
 
 def _snippets(value: object, mode: Mode, origin: str) -> tuple[Snippet, ...]:
@@ -282,9 +253,6 @@ class Ruleset:
             data = derived("rules", b"BaseLoader\0" + raw, lambda: load_rule_data(_text(raw)))
             self._files[bare] = build_rule_file(data, self.prefix + bare)
         return self._files[bare]
-
-    def load_all(self) -> list[RuleFile]:
-        return [self.file(n) for n in sorted(self.names)]
 
 
 @functools.cache

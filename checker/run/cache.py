@@ -40,11 +40,9 @@ FORMAT = 6  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 
 
 
 def _mlperf_logging_version() -> str:
-    from mlsubmit.checker.rules.files import (
-        mlperf_logging_version,  # here: datafiles reads through this module at start
-    )
+    from mlsubmit.checker.upstream.installed import version  # here: datafiles reads through this module at start
 
-    return mlperf_logging_version()
+    return version()
 
 
 def _hp_tables_digest() -> str:

@@ -52,12 +52,6 @@ def org_preparations(options: CheckOptions) -> list[OrgPrep]:
     return options.profile.preparations()
 
 
-def check_log_file(ref: LogRef, options: CheckOptions) -> LogResult:
-    """One log's findings and facts: from the cache when it holds them, else read and checked (and stored)."""
-    sha, hit = _lookup(ref, options)
-    return hit if hit is not None else _check_and_store(ref, options, sha)
-
-
 def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult | None]:
     """(content hash, cached result) when a cache is in use; the hash is kept to store the result after a miss."""
     cache = _cache(options)

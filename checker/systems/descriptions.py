@@ -3,7 +3,7 @@
 Three layers, each a small function:
 - `validate(doc, ruleset, system_id)`: the round's JSON Schema (schemas/system-*.schema.json); every schema error
   becomes a finding whose code the schema itself names (`x-finding`), with its pointer and line.
-- `semantic_findings(data, system_id)`: facts from checker/rulesets/systems-knowledge.yaml: the POD size in a
+- `semantic_findings(data, system_id)`: facts from checker/tables/systems-knowledge.yaml: the POD size in a
   name, the accelerator of a family, the cores of a host processor, host servers per node.
 - `agreement.check_org(org, facts, options)`: systems/ against results/, and each log's submission_* values
   against the system description (through `LogFacts`, never by re-reading logs).
@@ -97,8 +97,8 @@ def _version(text: str) -> tuple[int, ...]:
 
 @functools.cache
 def knowledge() -> Knowledge:
-    """Load and validate checker/rulesets/systems-knowledge.yaml (once per process)."""
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/systems-knowledge.yaml")
+    """Load and validate checker/tables/systems-knowledge.yaml (once per process)."""
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/systems-knowledge.yaml")
     data = load_validated(entry, "systems-knowledge.schema.json", what="systems-knowledge.yaml")
     families = tuple(
         Family(f["name"], re.compile(f["pattern"], re.I), tuple(re.compile(a, re.I) for a in f["accelerators"]),

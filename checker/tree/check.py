@@ -20,6 +20,7 @@ from mlsubmit.checker.power import check as power
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
+from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.run.discover import OrgTree, is_result_log
 from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.configfile import check_config_names, code_folder
@@ -35,7 +36,6 @@ from mlsubmit.checker.tree.folders import (
     prepared_folders,
     rcp_findings,
     read_division,
-    round_of,
     touched,
 )
 
@@ -56,7 +56,7 @@ def init_minutes(facts: LogFacts) -> tuple[float, int] | None:
 
 def init_limit(ruleset: str, division: str) -> float:
     table = policy()["init_limit_minutes"]
-    limits = table.get(round_of(ruleset), table["default"])
+    limits = table.get(round_name(ruleset), table["default"])
     return float(limits["open" if division == "open" else "closed"])
 
 
@@ -112,7 +112,7 @@ def check_init(runs: list[LogFacts], ruleset: str) -> list[Finding]:
                 finding(
                     "TREE023",
                     facts.path,
-                    f"initialisation took {minutes:.1f} min; round {round_of(ruleset)} allows {limit:g} min",
+                    f"initialisation took {minutes:.1f} min; round {round_name(ruleset)} allows {limit:g} min",
                     line=line,
                 )
             )

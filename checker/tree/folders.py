@@ -33,13 +33,9 @@ NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 
 @functools.cache
 def policy() -> dict[str, Any]:
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("rulesets/tree-policy.yaml")
-    data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="rulesets/tree-policy.yaml")
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/tree-policy.yaml")
+    data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="tables/tree-policy.yaml")
     return data
-
-
-def round_of(ruleset: str) -> str:
-    return ".".join(ruleset.split(".")[:2])
 
 
 @dataclass

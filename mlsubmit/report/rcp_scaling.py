@@ -1,7 +1,8 @@
 """The RCP verdict and scaling factor of one closed results folder, in the result summarizer's terms.
 
-The RCP check itself is the tree checks' (`mlsubmit.checker.rcp.evaluate`, the reference's data and statistics
-without its file writes). This module only translates its result into what the summarizer shows: its RCP column
+The RCP check itself is the tree checks' (`mlsubmit.checker.rcp`, the reference's data and statistics without its
+file writes), and its verdict is reused: `rcp_evaluate` gives the one the check gave in this run on the same runs,
+and judges only a folder the check did not. This module translates it into what the summarizer shows: its RCP column
 ("Pass", "Fail", "Interp. Fail", "Missing", "No RCP", "Unknown state", or empty when its check raised) and whether a
 reference point was compared, which decides whether the reference rewrites `scaling.json`.
 """

@@ -65,7 +65,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
-    done = installed.run("-c", "import mlsubmit.checker.rcp.reference as m; print(m.__file__)", tool="python")
+    done = installed.run("-c", "import mlsubmit.checker.upstream.rcp as m; print(m.__file__)", tool="python")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(str(installed.venv)), done.stdout  # not the source tree
 

@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from logfix import check_log_file
 from mlsubmit.checker.logs.reader import TOKEN, read_stream
 from mlsubmit.checker.rules.engine import check_records
 from mlsubmit.checker.rules.files import get_ruleset
 from mlsubmit.checker.run.discover import LogRef
-from mlsubmit.checker.run.pipeline import CheckOptions, check_log_file
+from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.cli import main
 from mlsubmit.codes import catalogue

@@ -6,10 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from logfix import check_log_file
 from mlsubmit.checker.run import pipeline
 from mlsubmit.checker.run.cache import LogCache, context_key
 from mlsubmit.checker.run.discover import LogRef
-from mlsubmit.checker.run.pipeline import CheckOptions, check_log_file
+from mlsubmit.checker.run.pipeline import CheckOptions
 
 
 def _no_parse(*_a: object, **_k: object) -> None:

@@ -115,7 +115,7 @@ def test_every_shipped_data_file_round_trips_through_its_copy(copies: Path) -> N
         return [_notes(), _read_tables(), knowledge(), policy(), [family_codes(f) for f in families()]]
 
     fresh = load_all()
-    folder = importlib.resources.files("mlsubmit.checker").joinpath("rulesets")
+    folder = importlib.resources.files("mlsubmit.checker").joinpath("tables")
     hp_tables = sum(1 for e in folder.iterdir() if e.name.startswith("hyperparameters-"))  # one per round, 1.0-6.1
     assert hp_tables == 12
     assert len(list(copies.glob("*.json"))) == hp_tables + 3 + len(families())  # HP tables, notes, knowledge, policy

@@ -1,4 +1,4 @@
-"""Readings of closed-table rows other than their letter (rulesets/hyperparameter-readings.yaml, issue 25).
+"""Readings of closed-table rows other than their letter (tables/hyperparameter-readings.yaml, issue 25).
 
 Each reading of each round keeps a passing case (a value that breaks the letter but follows the reading: HP009,
 a warning naming the letter and the sources) and a failing one (a value outside the letter and every reading:
@@ -34,7 +34,7 @@ RUNS: dict[str, dict[str, Any]] = {
 
 
 def _readings_rows() -> list[dict[str, Any]]:
-    text = importlib.resources.files("mlsubmit.checker").joinpath("rulesets", hpt.READINGS).read_text(encoding="utf-8")
+    text = importlib.resources.files("mlsubmit.checker").joinpath("tables", hpt.READINGS).read_text(encoding="utf-8")
     return list(load_yaml(text)["rows"])
 
 

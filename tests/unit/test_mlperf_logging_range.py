@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from mlsubmit.checker.rules import files as ruleset
+from mlsubmit.checker.upstream import installed
 
 from mlsubmit.cli import rulesets as cli_rulesets
 
@@ -27,7 +28,7 @@ def without_6x(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_round_newer_than_the_release_names_the_release_to_install(run_cli: Cli, without_6x: None) -> None:
     code, _, err = run_cli("check", "--ruleset", "6.1", str(ROOT / "systems"))
     assert code == 2
-    assert f"mlperf-logging {ruleset.mlperf_logging_version()} has no rules for ruleset 6.1.0" in err, err
+    assert f"mlperf-logging {installed.version()} has no rules for ruleset 6.1.0" in err, err
     assert "install mlperf-logging>=4.1.60" in err
     assert "Traceback" not in err
 
@@ -44,15 +45,15 @@ def test_a_stated_round_newer_than_the_release_too(run_cli: Cli, without_6x: Non
 def test_the_json_report_names_the_mlperf_logging_release(run_cli: Cli) -> None:
     code, out, _ = run_cli("check", "--ruleset", "1.1.0", "--format", "json", str(ROOT / "systems"))
     assert code == 0
-    assert json.loads(out)["tool"]["mlperf_logging"] == ruleset.mlperf_logging_version()
-    assert ruleset.mlperf_logging_version()[0].isdigit()
+    assert json.loads(out)["tool"]["mlperf_logging"] == installed.version()
+    assert installed.version()[0].isdigit()
 
 
 def test_the_tested_ends_are_named_alike_everywhere() -> None:
-    """The Makefile installs the two ends, fit.py trusts the adapter between them, pyproject allows from the oldest."""
+    """The Makefile installs the two ends, rcp_fit.py trusts the adapter between them, pyproject allows the oldest."""
     import re
 
-    from mlsubmit.checker.rcp import fit
+    from mlsubmit.checker.upstream import rcp_fit as fit
 
     make = (ROOT / "Makefile").read_text(encoding="utf-8")
     newest = re.search(r"^NEWEST_MLPERF_LOGGING := (\S+)$", make, re.M)

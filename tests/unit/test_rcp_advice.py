@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rcp import advice as ra
-from mlsubmit.checker.rcp import rcp_folder
+from mlsubmit.checker.upstream.installed import rcp_data_folder as rcp_folder
 
 from mlsubmit.findings import Severity
 from mlsubmit.testing.synth import RunSpec, write_run

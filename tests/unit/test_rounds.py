@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from mlsubmit.checker.rounds.detect import group_by_round, round_of
+from mlsubmit.checker.rounds.detect import group_by_round, round_name, ruleset_of_path
 
 from mlsubmit.errors import UsageError
 
@@ -19,12 +19,12 @@ def _tree(root: Path, *rel: str) -> None:
         (root / r).write_text("")
 
 
-def test_round_of_reads_the_innermost_round_folder(tmp_path: Path) -> None:
+def test_ruleset_of_path_reads_the_innermost_round_folder(tmp_path: Path) -> None:
     _tree(tmp_path, "training_results_v1.1/Org/results/sys/bert/result_0.txt")
-    assert round_of(tmp_path / "training_results_v1.1/Org/results/sys/bert/result_0.txt") == "1.1.0"
-    assert round_of(tmp_path / "training_results_v1.1") == "1.1.0"
-    assert round_of(tmp_path / "training_results_v1.1/..") is None  # the folder above a round is not in it
-    assert round_of(Path("training_results_v2.10/x")) == "2.10.0"
+    assert ruleset_of_path(tmp_path / "training_results_v1.1/Org/results/sys/bert/result_0.txt") == "1.1.0"
+    assert ruleset_of_path(tmp_path / "training_results_v1.1") == "1.1.0"
+    assert ruleset_of_path(tmp_path / "training_results_v1.1/..") is None  # the folder above a round is not in it
+    assert ruleset_of_path(Path("training_results_v2.10/x")) == "2.10.0"
 
 
 def test_relative_paths_use_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,7 +36,7 @@ def test_relative_paths_use_the_working_directory(tmp_path: Path, monkeypatch: p
 def test_links_are_followed(tmp_path: Path) -> None:
     _tree(tmp_path, "training_results_v1.0/Org/results/sys/bert/result_0.txt")
     (tmp_path / "latest").symlink_to(tmp_path / "training_results_v1.0")
-    assert round_of(tmp_path / "latest" / "Org") == "1.0.0"
+    assert ruleset_of_path(tmp_path / "latest" / "Org") == "1.0.0"
 
 
 def test_a_folder_of_rounds_stands_for_each_round(tmp_path: Path) -> None:
@@ -79,8 +79,8 @@ def test_parts_after_the_last_dotdot_decide_without_touching_the_disk(monkeypatc
         raise AssertionError("resolved a path whose round is in its own name")
 
     monkeypatch.setattr(Path, "resolve", no_resolve)
-    assert round_of(Path("../../corpus/training_results_v1.1/Org/results/s/bert/result_0.txt")) == "1.1.0"
-    assert round_of(Path("training_results_v1.1/Org/result_0.txt")) == "1.1.0"
+    assert ruleset_of_path(Path("../../corpus/training_results_v1.1/Org/results/s/bert/result_0.txt")) == "1.1.0"
+    assert ruleset_of_path(Path("training_results_v1.1/Org/result_0.txt")) == "1.1.0"
 
 
 @pytest.mark.parametrize("given", [
@@ -96,3 +96,8 @@ def test_a_name_split_as_text_gives_the_round_its_path_parts_give(given: str) ->
     from mlsubmit.checker.rounds.detect import _named_round
 
     assert _named_round(tuple(given.split("/"))) == _named_round(Path(given).parts)
+
+
+def test_round_name_is_a_rulesets_round_and_a_path_gives_a_ruleset() -> None:
+    assert round_name("1.1.0") == "1.1" and round_name("2.10.0") == "2.10"
+    assert ruleset_of_path(Path("training_results_v2.10/x")) == "2.10.0"

@@ -19,9 +19,9 @@ It runs in a private copy of the reference's module whose outside world is ours:
   t-test bisection costs more than checking a benchmark's logs), and each judged record noted for our messages.
 
 The real module, with the real scipy and numpy, is left untouched; the differential tests run it. When the installed
-module does not fit this adapter (fit.py: a release newer than the tested range, a call the stand-ins do not hold,
+module does not fit this adapter (rcp_fit.py: a release newer than the tested range, a call the stand-ins do not hold,
 a renamed method), or an adapted run raises where the module itself does not, `module()` is the module as it is
-(plain.py) and stderr says so once.
+(rcp_plain.py) and stderr says so once.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker.rcp import fit, plain
+from mlsubmit.checker.upstream import installed as _installed
+from mlsubmit.checker.upstream import rcp_fit, rcp_plain
 
 from mlsubmit.support.datafiles import derived
 
@@ -105,14 +106,12 @@ def _load() -> types.ModuleType:
     """A private copy of mlperf_logging.rcp_checker.rcp_checker with our stand-ins for scipy.stats and numpy."""
     from mlsubmit.checker.rcp import npstats, tstat
 
-    spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
-    if spec is None or spec.origin is None:
-        raise ImportError("mlperf-logging's rcp_checker is not installed")
+    origin = _installed.rcp_module_file()
     stats = types.ModuleType("scipy.stats")
     stats.ttest_ind_from_stats = tstat.ttest_ind_from_stats  # type: ignore[attr-defined]
     scipy = types.ModuleType("scipy")
     scipy.stats = stats  # type: ignore[attr-defined]
-    private = importlib.util.spec_from_file_location("mlsubmit.checker.rcp._reference_copy", spec.origin)
+    private = importlib.util.spec_from_file_location("mlsubmit.checker.upstream._rcp_copy", origin)
     assert private is not None and private.loader is not None
     module = importlib.util.module_from_spec(private)
     saved = {name: sys.modules.get(name) for name in ("scipy", "scipy.stats", "numpy")}
@@ -131,12 +130,7 @@ def _load() -> types.ModuleType:
 @functools.cache
 def installed() -> tuple[str, str]:
     """(version, source) of the installed mlperf-logging and its RCP module."""
-    from mlsubmit.checker.rules.files import mlperf_logging_version
-
-    spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
-    if spec is None or spec.origin is None:
-        raise ImportError("mlperf-logging's rcp_checker is not installed")
-    return mlperf_logging_version(), Path(spec.origin).read_text(encoding="utf-8")
+    return _installed.version(), _installed.rcp_module_file().read_text(encoding="utf-8")
 
 
 class _Fit:
@@ -147,12 +141,12 @@ class _Fit:
 
 
 def misfits() -> list[str]:
-    """fit.misfits of the installed module, kept as data by the hash of its source (ast costs ~10 ms)."""
+    """rcp_fit.misfits of the installed module, kept as data by the hash of its source (ast costs ~10 ms)."""
     if _Fit.reasons is None:
         version, source = installed()
-        inputs = version.encode() + b"\0" + source.encode() + b"\0" + Path(fit.__file__).read_bytes()
-        found = derived("rcp-fit", inputs, lambda: fit.misfits(source, version))
-        _Fit.reasons = [str(r) for r in found] if isinstance(found, list) else fit.misfits(source, version)
+        inputs = version.encode() + b"\0" + source.encode() + b"\0" + Path(rcp_fit.__file__).read_bytes()
+        found = derived("rcp-fit", inputs, lambda: rcp_fit.misfits(source, version))
+        _Fit.reasons = [str(r) for r in found] if isinstance(found, list) else rcp_fit.misfits(source, version)
     return _Fit.reasons
 
 
@@ -174,8 +168,8 @@ def module() -> Any:
 
 
 @functools.cache
-def _plain() -> plain.Plain:
-    return plain.Plain(plain.real_module(), lambda: _WORLD.files)
+def _plain() -> rcp_plain.Plain:
+    return rcp_plain.Plain(rcp_plain.real_module(), lambda: _WORLD.files)
 
 
 def judge(folder: str, ruleset: str, bypass: bool, *, train_samples: bool = False, rcps: str | None = None) -> Any:
@@ -188,7 +182,7 @@ def judge(folder: str, ruleset: str, bypass: bool, *, train_samples: bool = Fals
     try:
         return mod.check_directory(folder, "training", ruleset, False, train_samples, **options, **_rcp_file(rcps))
     except Exception as exc:
-        if isinstance(mod, plain.Plain) or not _adapter_kind(exc):
+        if isinstance(mod, rcp_plain.Plain) or not _adapter_kind(exc):
             raise  # the reference's own raise on these logs (a KeyError for a benchmark it has no run count for)
         answer = _plain().check_directory(folder, "training", ruleset, False, train_samples, **options,
                                           **_rcp_file(rcps))  # fmt: skip
@@ -322,8 +316,10 @@ def _valid_statistics(stats: Any, processed: dict[str, Any]) -> bool:
 def _code_files() -> tuple[str, ...]:
     from mlsubmit.checker.rcp import npstats, tstat
 
-    spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
-    origin = spec.origin if spec is not None and spec.origin is not None else __file__
+    try:
+        origin = str(_installed.rcp_module_file())
+    except ImportError:
+        origin = __file__
     return origin, __file__, tstat.__file__, npstats.__file__
 
 

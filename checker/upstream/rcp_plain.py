@@ -1,6 +1,6 @@
 """mlperf-logging's RCP module as it is: its own numpy and scipy, reading files itself.
 
-Used instead of the adapted copy (reference.py) when the installed module does not fit the adapter (fit.py) or an
+Used instead of the adapted copy (rcp.py) when the installed module does not fit the adapter (rcp_fit.py) or an
 adapted run fails where this one does not. It is shown the same logs, the lines kept while they were read, written
 as files into a temporary folder for each call; with `set_scaling` on, its one write (scaling.json) goes to that
 folder too, never into the tree under check (with it off, the module deletes `/scaling.json` instead). Its log
@@ -19,14 +19,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from mlsubmit.checker.upstream import installed
+
 
 def real_module() -> ModuleType:
     """A fresh copy of the module, loaded from its file unchanged: what other code in this process does to the
     imported module (a test adding a run count, say) does not reach it, as it does not reach the adapted copy."""
-    spec = importlib.util.find_spec("mlperf_logging.rcp_checker.rcp_checker")
-    if spec is None or spec.origin is None:
-        raise ImportError("mlperf-logging's rcp_checker is not installed")
-    private = importlib.util.spec_from_file_location("mlsubmit.checker.rcp._upstream_as_is", spec.origin)
+    origin = installed.rcp_module_file()
+    private = importlib.util.spec_from_file_location("mlsubmit.checker.upstream._rcp_as_is", origin)
     assert private is not None and private.loader is not None
     module = importlib.util.module_from_spec(private)
     private.loader.exec_module(module)

@@ -1,4 +1,4 @@
-"""Whether the installed mlperf-logging's RCP module is one the adapter in reference.py was made for.
+"""Whether the installed mlperf-logging's RCP module is one the adapter in rcp.py was made for.
 
 The adapter gives the reference's module stand-ins for `glob`, `logging`, `re`, `numpy` and `scipy.stats` that hold
 only the calls the tested releases make, and overrides four methods of its RCP_Checker. A release newer than the

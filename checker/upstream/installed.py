@@ -1,0 +1,64 @@
+"""Where the installed mlperf-logging keeps the files we read, and which release it is.
+
+Found with importlib's find_spec, so nothing of mlperf-logging is imported (its package imports numpy, scipy and
+pandas) to learn a folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+
+RCP_MODULE = "mlperf_logging.rcp_checker.rcp_checker"
+
+
+@functools.cache
+def package_folder() -> Path | None:
+    """The mlperf_logging package's folder, or None when it is not installed."""
+    spec = importlib.util.find_spec("mlperf_logging")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def rules_folder() -> Path | None:
+    """compliance_checker/, which holds one training_X.Y.Z/ folder of rule files per round."""
+    package = package_folder()
+    return None if package is None else package / "compliance_checker"
+
+
+def rcp_data_folder(ruleset: str) -> Path | None:
+    """rcp_checker/training_<ruleset>/, which holds the rcps_<benchmark>.json files, if the release ships it."""
+    package = package_folder()
+    if package is None:
+        return None
+    folder = package / "rcp_checker" / f"training_{ruleset}"
+    return folder if folder.is_dir() else None
+
+
+def rcp_module_file() -> Path:
+    """The RCP checker's source file (rcp_checker/rcp_checker.py)."""
+    spec = importlib.util.find_spec(RCP_MODULE)
+    if spec is None or spec.origin is None:
+        raise ImportError("mlperf-logging's rcp_checker is not installed")
+    return Path(spec.origin)
+
+
+@functools.cache
+def version() -> str:
+    """The installed mlperf-logging's version, from the dist-info folder beside the package (importing
+    importlib.metadata costs ~30 ms); "not installed" without the package, "unknown" for a copy without one."""
+    package = package_folder()
+    if package is None:
+        return "not installed"
+    prefix, suffix = "mlperf_logging-", ".dist-info"
+    found = sorted(p.name for p in package.parent.glob(f"{prefix}*{suffix}"))
+    if found:
+        return found[0][len(prefix) : -len(suffix)]
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("mlperf-logging")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
