@@ -22,6 +22,7 @@ import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
 from mlsubmit.checker.logs.limits import Sink, hand, over_limit
 from mlsubmit.checker.logs.order import run_order
+from mlsubmit.checker.logs.watchdog import beat, watched
 from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.codes import finding
@@ -75,8 +76,7 @@ class ParsedLog:
 class _RecordError(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
-        self.code = code
-        self.message = message
+        self.code, self.message = code, message
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -91,7 +91,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 class _DuplicateKeys(Exception):
     def __init__(self, obj: dict[str, Any], keys: list[str]) -> None:
         super().__init__(keys)
-        self.obj = obj
         self.keys = keys
 
 
@@ -364,6 +363,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
     rest, overlong, size = b"", False, 0
     while not over_limit(reader.log, size):  # LOG012 past MAX_RECORDS or MAX_BYTES: the rest is not read
         chunk = stream.read(CHUNK)
+        beat()  # watchdog: this read returned
         if not chunk:
             break
         if hasher is not None:
@@ -411,7 +411,7 @@ def read_log(path: str | Path, display: str | None = None, *, digest: bool = Tru
     display = display if display is not None else str(path)
     try:
         hasher = hashlib.sha256() if digest and unpack else None
-        with open_log(path, unpack=unpack, hasher=hasher) as stream:
+        with watched(display), open_log(path, unpack=unpack, hasher=hasher) as stream:
             compressed = not isinstance(stream, io.BufferedReader)
             log = read_stream(stream, display, digest=digest and not compressed, rcp_lines=rcp_lines, sink=sink)
         if compressed and hasher is not None:
