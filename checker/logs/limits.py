@@ -19,31 +19,39 @@ Sink = Callable[[list["Record"]], None]  # takes each batch of records as it is 
 # A round-6.1 result file holds up to 100 MiB of framework log: a few hundred thousand records at most; a 1 GB log
 # of nothing but records holds about 5 M.
 MAX_RECORDS = 10_000_000
+# Records a log keeps when it is read without a sink (advise, package, power logs): what memory does follow.
+MAX_KEPT = 1_000_000
 # Records kept for the rule files that need the whole list (`loglines`, or asked for late: rules.engine): about
 # 150 MB of them. The corpus's largest log holds 1,492.
 WHOLE_RECORDS = 200_000
 MAX_BYTES = 4 << 30  # read from the file, or from what a gzip-compressed one expands to
 
 
-def over_limit(log: ParsedLog, size: int) -> bool:
-    """True when the log has reached a limit; the first time, LOG012 is filed."""
-    if log.record_count < MAX_RECORDS and size <= MAX_BYTES:
+def records_limit(sink: Sink | None) -> int:
+    """MAX_RECORDS for a log handed on as it is read; MAX_KEPT for one that keeps its records."""
+    return MAX_RECORDS if sink is not None else MAX_KEPT
+
+
+def over_limit(log: ParsedLog, size: int, limit: int) -> bool:
+    """True when the log has reached `limit` records or MAX_BYTES; the first time, LOG012 is filed."""
+    if log.record_count < limit and size <= MAX_BYTES:
         return False
     if any(f.code == "LOG012" for f in log.findings):
         return True
-    what = f"{MAX_RECORDS:,} records or more" if log.record_count >= MAX_RECORDS else f"more than {MAX_BYTES:,} bytes"
+    what = f"{limit:,} records or more" if log.record_count >= limit else f"more than {MAX_BYTES:,} bytes"
     last = log.last_line or None
     log.findings.append(finding("LOG012", log.path, f"the log holds {what}; the rest was not read", line=last))
     return True
 
 
 def hand(log: ParsedLog, sink: Sink | None, *, cut: bool = True) -> None:
-    """Count the records the reader just added (cut to MAX_RECORDS), note the first run_start and run_stop, and
+    """Count the records the reader just added (cut to the limit), note the first run_start and run_stop, and
     give them to `sink`, which keeps what it needs: the log then keeps none. Without a sink the log keeps them."""
     start = 0 if sink is not None else log.record_count
     batch = log.records
-    if cut and len(batch) - start > MAX_RECORDS - log.record_count:
-        del batch[start + MAX_RECORDS - log.record_count :]
+    room = records_limit(sink) - log.record_count
+    if cut and len(batch) - start > room:
+        del batch[start + room :]
     if len(batch) == start:
         return
     log.record_count += len(batch) - start

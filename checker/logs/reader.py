@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
-from mlsubmit.checker.logs.limits import Sink, hand, over_limit
+from mlsubmit.checker.logs.limits import Sink, hand, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.logs.watchdog import beat, watched
 from mlsubmit.checker.rcp.lines import collect
@@ -360,8 +360,8 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
     kept: list[bytes] = []
     hasher = hashlib.sha256() if digest else None
     line = 1  # number of the line the next byte belongs to
-    rest, overlong, size = b"", False, 0
-    while not over_limit(reader.log, size):  # LOG012 past MAX_RECORDS or MAX_BYTES: the rest is not read
+    rest, overlong, size, limit = b"", False, 0, records_limit(sink)
+    while not over_limit(reader.log, size, limit):  # LOG012 past the limits: the rest is not read
         chunk = stream.read(CHUNK)
         beat()  # watchdog: this read returned
         if not chunk:
@@ -391,7 +391,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             )
             rest = b""
             overlong = True
-    if rest and not over_limit(reader.log, size):  # past a limit, `rest` is a line cut short
+    if rest and not over_limit(reader.log, size, limit):  # past a limit, `rest` is a line cut short
         if rcp_lines:
             collect(rest, kept)
         reader.feed(rest, line)

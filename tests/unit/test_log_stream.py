@@ -111,3 +111,5 @@ def test_a_log_read_with_a_sink_keeps_its_limits(tmp_path: Path, monkeypatch: py
     log = read_log(path, sink=got.extend)
     assert len(got) == log.record_count == 20
     assert [f.line for f in log.findings if f.code == "LOG012"] == [got[-1].line]
+    kept = read_log(path)  # a log that keeps its records has its own limit (limits.MAX_KEPT)
+    assert kept.record_count == len(kept.records) > 20 and "LOG012" not in [f.code for f in kept.findings]
