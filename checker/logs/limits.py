@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mlsubmit.checker.rcp.lines import collect
+
 from mlsubmit.codes import finding
 
 if TYPE_CHECKING:
@@ -25,6 +27,27 @@ MAX_KEPT = 1_000_000
 # 150 MB of them. The corpus's largest log holds 1,492.
 WHOLE_RECORDS = 200_000
 MAX_BYTES = 4 << 30  # read from the file, or from what a gzip-compressed one expands to
+
+
+# The lines kept for the RCP check (every eval_accuracy, train_samples, ... line): the largest real log has ~1,500
+# records in all; past either bound the check reads the first ones, and LOG012 says so.
+RCP_LINES = 50_000
+RCP_BYTES = 64 << 20
+
+
+def keep_rcp_lines(log: ParsedLog, block: bytes, kept: list[bytes]) -> None:
+    """rcp.lines.collect, bounded: memory for these lines must not follow the records either."""
+    if log.rcp_cut:
+        return
+    start = len(kept)
+    collect(block, kept)
+    log.rcp_bytes += sum(map(len, kept[start:]))
+    if len(kept) > RCP_LINES or log.rcp_bytes > RCP_BYTES:
+        while kept and (len(kept) > RCP_LINES or log.rcp_bytes > RCP_BYTES):
+            log.rcp_bytes -= len(kept.pop())
+        log.rcp_cut = True
+        log.findings.append(finding("LOG012", log.path, f"the lines the RCP check reads pass {RCP_LINES:,} lines "
+                                    f"or {RCP_BYTES >> 20} MiB; it reads the first {len(kept):,}"))
 
 
 def records_limit(sink: Sink | None) -> int:

@@ -20,10 +20,9 @@ from typing import Any, BinaryIO
 
 import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
-from mlsubmit.checker.logs.limits import Sink, hand, over_limit, records_limit
+from mlsubmit.checker.logs.limits import Sink, hand, keep_rcp_lines, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.logs.watchdog import beat, watched
-from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
@@ -67,6 +66,8 @@ class ParsedLog:
     rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (rcp/lines.py)
     record_count: int = 0  # records read (with a sink, `records` keeps none of them: limits.hand)
     last_line: int = 0
+    rcp_bytes: int = 0  # of rcp_lines, bounded (limits.keep_rcp_lines)
+    rcp_cut: bool = False
     marks: dict[str, Record] = field(default_factory=dict)  # first run_start and run_stop, for order.run_order
 
     def first(self, key: str) -> Record | None:
@@ -381,7 +382,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
         if cut:
             block = data[:cut]
             if rcp_lines:  # the lines the RCP check reads (rcp/lines.py), where one follows
-                collect(block, kept)
+                keep_rcp_lines(reader.log, block, kept)
             line += reader.feed(block, line)
             hand(reader.log, sink)
         rest = data[cut:]
@@ -393,7 +394,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             overlong = True
     if rest and not over_limit(reader.log, size, limit):  # past a limit, `rest` is a line cut short
         if rcp_lines:
-            collect(rest, kept)
+            keep_rcp_lines(reader.log, rest, kept)
         reader.feed(rest, line)
         hand(reader.log, sink, cut=False)
     lines = line - 1 + (1 if rest or overlong else 0)

@@ -113,3 +113,16 @@ def test_a_log_read_with_a_sink_keeps_its_limits(tmp_path: Path, monkeypatch: py
     assert [f.line for f in log.findings if f.code == "LOG012"] == [got[-1].line]
     kept = read_log(path)  # a log that keeps its records has its own limit (limits.MAX_KEPT)
     assert kept.record_count == len(kept.records) > 20 and "LOG012" not in [f.code for f in kept.findings]
+
+
+def test_the_rcp_lines_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlsubmit.checker.logs import limits
+
+    path = write_run(tmp_path / "result_0.txt", RunSpec(evals=30))
+    whole = read_log(path)
+    assert len(whole.rcp_lines) > 10 and "LOG012" not in [f.code for f in whole.findings]
+    monkeypatch.setattr(limits, "RCP_LINES", 10)
+    cut = read_log(path)
+    assert cut.rcp_lines == whole.rcp_lines[:10]
+    assert [f.message for f in cut.findings if f.code == "LOG012"] == [
+        "the lines the RCP check reads pass 10 lines or 64 MiB; it reads the first 10"]
