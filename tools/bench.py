@@ -9,7 +9,11 @@ Measured, never asserted. For every corpus result log (v1.0 logs with ruleset 1.
 Every corpus figure is the fastest of MLSUBMIT_BENCH_RUNS runs (default 3), the same for every tool, the tools
 taking turns run by run so that a noisy spell on the VM slows them alike.
 Then a synthetic 1 GB raw job log (noise with records, generated once into build/bench/) checked alone, with the
-peak memory of that process. The last line is JSON with every figure.
+peak memory of that process. Then logs of many records (issue 26), generated once into build/bench/: 10 M short
+records in 4 MB of gzip, and 1 GB and 2 GB of nothing but a real run's epoch, block and eval records, each checked
+once in one process, its time and peak memory beside the floor's time (memory should not follow the records;
+mlperf-logging's checker is not run on them: its parser holds every record, gigabytes).
+MLSUBMIT_BENCH_RECORDS=0 skips them (about five minutes). The last line is JSON with every figure.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ print(n)
 # floor so that the ratios, which are taken to the json floor as issue #2 defines it, can be read both ways.
 FLOOR_MSGSPEC = FLOOR.replace("import json, sys", "import msgspec, sys").replace(
     "json.loads(text[", "msgspec.json.decode(text[")
+# The floor on one log that may be gzip-compressed (the records inputs): read, decode, count.
+FLOOR_GZ = FLOOR.replace("import json, sys", "import gzip, json, sys").replace(
+    "with open(path,", "with (gzip.open if path.endswith('.gz') else open)(path,")
 PEAK = """
 import resource, sys
 from mlsubmit.cli import console
@@ -172,6 +179,72 @@ def bench_big(size: int) -> dict[str, float | int]:
     }
 
 
+SHORT = b':::MLLOG {"key": "x", "value": 1, "time_ms": 1620000300000, "metadata": {}}\n'
+
+
+def _run_records() -> tuple[list[bytes], list[bytes], list[bytes]]:
+    """A real run's records, written with mllog: (those before its epochs, each epoch's, run_stop)."""
+    sys.path.insert(0, str(ROOT))
+    from mlsubmit.testing.synth import RunSpec, render
+
+    records = render(RunSpec(benchmark="bert", evals=40)).encode().splitlines(keepends=True)
+    body = [r for r in records[:-1] if any(k in r for k in (b'"block_', b'"epoch_', b'"eval_'))]
+    return [r for r in records[:-1] if r not in body], body, records[-1:]
+
+
+def short_gzip(path: Path, count: int = 10_000_000) -> Path:
+    """4 MB of gzip holding `count` short records between a run's head and its run_stop (issue 26's input)."""
+    if path.exists():
+        return path
+    import gzip
+
+    head, _, tail = _run_records()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    with gzip.open(tmp, "wb", compresslevel=9) as fh:
+        fh.writelines(head)
+        for _ in range(count // 10_000):
+            fh.write(SHORT * 10_000)
+        fh.writelines(tail)
+    os.replace(tmp, path)
+    return path
+
+
+def block_log(path: Path, size: int) -> Path:
+    """A log of nothing but records: a real run's epoch, block and eval records repeated to `size` bytes."""
+    if path.exists() and path.stat().st_size >= size:
+        return path
+    head, body, tail = _run_records()
+    chunk = b"".join(body) * 200
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    with open(tmp, "wb") as fh:
+        fh.writelines(head)
+        for _ in range(0, size, len(chunk)):
+            fh.write(chunk)
+        fh.writelines(tail)
+    os.replace(tmp, path)
+    return path
+
+
+def bench_records(folder: Path) -> dict[str, dict[str, float | int]]:
+    """The reader on logs of many records: time and peak memory of `check` (one run each), beside the floor
+    (read + decode every record, nothing kept). Memory should not follow the number of records."""
+    inputs = {
+        "gzip_10m_short": short_gzip(folder / "short-10m.log.gz"),
+        "records_1g": block_log(folder / "records-1g.txt", 1 << 30),
+        "records_2g": block_log(folder / "records-2g.txt", 2 << 30),
+    }
+    out: dict[str, dict[str, float | int]] = {}
+    for name, path in inputs.items():
+        floor_t, _ = timed([PY, "-c", FLOOR_GZ, str(path)])
+        t, proc = timed([PY, "-c", PEAK, "check", "--jobs", "1", "--ruleset", "1.0.0", "--format", "json", str(path)])
+        peak_mb, code = proc.stderr.strip().split()[-2:]
+        out[name] = {"bytes": path.stat().st_size, "us_s": round(t, 2), "peak_mb": int(peak_mb),
+                     "exit": int(code), "floor_s": round(floor_t, 2)}
+    return out
+
+
 def main() -> int:
     corpus = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus"))
     figures: dict[str, float | int] = {}
@@ -200,6 +273,13 @@ def main() -> int:
     figures.update(bench_big(size))
     print(f"1 GB raw log: {figures['big_bytes'] / 2**30:.2f} GiB, us {figures['big_us_s']} s, "
           f"floor {figures['big_floor_s']} s, peak memory {figures['big_peak_mb']} MB")
+    if os.environ.get("MLSUBMIT_BENCH_RECORDS", "1") != "0":  # about five minutes; 0 skips them
+        records = bench_records(ROOT / "build" / "bench")
+        print("logs of many records (mlsubmit check, one process; peak memory; the floor reads and decodes only):")
+        for name, f in records.items():
+            print(f"  {name:15} {f['bytes'] / 2**20:8.0f} MiB  us {f['us_s']:7.2f} s  peak {f['peak_mb']:5d} MB  "
+                  f"exit {f['exit']}  floor {f['floor_s']:7.2f} s")
+            figures.update({f"{name}_{k}": v for k, v in f.items()})
     print(json.dumps(figures, sort_keys=True))
     return 0
 

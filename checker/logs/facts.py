@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from mlsubmit.checker.logs.reader import ParsedLog
+from mlsubmit.checker.logs.reader import ParsedLog, Record
 from mlsubmit.checker.rcp.lines import as_text
 
 # Keys whose every occurrence is kept, because a tree check or the scorer reads them all (the rest keep their
@@ -122,22 +122,44 @@ def _meta(key: str, meta: Any) -> Any:
     return {k: v for k, v in meta.items() if k not in _CALL_SITE}
 
 
-def extract(log: ParsedLog) -> LogFacts:
-    facts = LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,
-                     record_count=len(log.records), parse_errors=log.parse_errors,
-                     rcp_lines=as_text(log.rcp_lines))
-    first = facts.first
-    series = facts.series
-    for rec in log.records:
-        key = rec.key
-        occ = None
-        if key not in first:
-            value = rec.value
-            occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
-            first[key] = occ
-        if key in SERIES_KEYS:
-            if occ is None:
+MAX_KEYS = 10_000  # distinct keys whose first record is kept (a real log has a few dozen)
+MAX_SERIES = 100_000  # occurrences kept per series key (a real log: at most a few thousand evals)
+
+
+class FactsBuilder:
+    """Facts gathered batch by batch as the log is read (a reader sink): the first record of each key and the
+    series, each bounded (MAX_KEYS, MAX_SERIES), so memory does not follow the number of records."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, Occurrence] = {}
+        self.series: dict[str, list[Occurrence]] = {}
+
+    def feed(self, batch: list[Record]) -> None:
+        first, series = self.first, self.series
+        for rec in batch:
+            key = rec.key
+            occ = None
+            if key not in first and len(first) < MAX_KEYS:
                 value = rec.value
                 occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
-            series.setdefault(key, []).append(occ)
-    return facts
+                first[key] = occ
+            if key in SERIES_KEYS:
+                kept = series.setdefault(key, [])
+                if len(kept) < MAX_SERIES:
+                    if occ is None:
+                        value = rec.value
+                        occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp,
+                                         rec.line)
+                    kept.append(occ)
+
+    def facts(self, log: ParsedLog) -> LogFacts:
+        return LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,
+                        record_count=log.record_count, parse_errors=log.parse_errors,
+                        rcp_lines=as_text(log.rcp_lines), first=self.first, series=self.series)
+
+
+def extract(log: ParsedLog) -> LogFacts:
+    """The facts of a log read with its records kept (read_log without a sink)."""
+    builder = FactsBuilder()
+    builder.feed(log.records)
+    return builder.facts(log)

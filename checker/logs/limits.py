@@ -1,31 +1,89 @@
-"""What one log may expand to: records kept and bytes read (decompressed, for raw job output). Past either, the
-rest of the log is not read and LOG012 says so: memory and time stay bounded by these numbers, whatever the input
-(4 MB of gzip held 10 M short records, 5 GB of memory once read).
+"""What one log may expand to: records read and bytes read (decompressed, for raw job output). Past either, the
+rest of the log is not read and LOG012 says so. The reader hands records on as it reads (`hand`) and the checks
+keep per-key state, not records, so memory does not follow these numbers; they bound time (10 M records take
+about 40 s). A rule file that reads the whole log runs on the log read again, kept whole up to WHOLE_RECORDS.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.codes import finding
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.logs.reader import ParsedLog
+    from mlsubmit.checker.logs.reader import ParsedLog, Record
 
-# A round-6.1 result file holds up to 100 MiB of framework log: a few hundred thousand records at most.
-MAX_RECORDS = 1_000_000
+Sink = Callable[[list["Record"]], None]  # takes each batch of records as it is read (the log keeps none)
+
+# A round-6.1 result file holds up to 100 MiB of framework log: a few hundred thousand records at most; a 1 GB log
+# of nothing but records holds about 5 M.
+MAX_RECORDS = 10_000_000
+# Records a log keeps when it is read without a sink (advise, package, power logs): what memory does follow.
+MAX_KEPT = 1_000_000
+# Records kept for the rule files that need the whole list (`loglines`, or asked for late: rules.engine): about
+# 150 MB of them. The corpus's largest log holds 1,492.
+WHOLE_RECORDS = 200_000
 MAX_BYTES = 4 << 30  # read from the file, or from what a gzip-compressed one expands to
 
 
-def over_limit(log: ParsedLog, size: int) -> bool:
-    """True when the log has reached a limit; the first time, LOG012 is filed and the records cut to MAX_RECORDS."""
-    records = len(log.records)
-    if records < MAX_RECORDS and size <= MAX_BYTES:
+# The lines kept for the RCP check (every eval_accuracy, train_samples, ... line): the largest real log has ~1,500
+# records in all; past either bound the check reads the first ones, and LOG012 says so.
+RCP_LINES = 50_000
+RCP_BYTES = 64 << 20
+
+
+def keep_rcp_lines(log: ParsedLog, block: bytes, kept: list[bytes]) -> None:
+    """rcp.lines.collect, bounded: memory for these lines must not follow the records either."""
+    if log.rcp_cut:
+        return
+    start = len(kept)
+    collect(block, kept)
+    log.rcp_bytes += sum(map(len, kept[start:]))
+    if len(kept) > RCP_LINES or log.rcp_bytes > RCP_BYTES:
+        while kept and (len(kept) > RCP_LINES or log.rcp_bytes > RCP_BYTES):
+            log.rcp_bytes -= len(kept.pop())
+        log.rcp_cut = True
+        log.findings.append(finding("LOG012", log.path, f"the lines the RCP check reads pass {RCP_LINES:,} lines "
+                                    f"or {RCP_BYTES >> 20} MiB; it reads the first {len(kept):,}"))
+
+
+def records_limit(sink: Sink | None) -> int:
+    """MAX_RECORDS for a log handed on as it is read; MAX_KEPT for one that keeps its records."""
+    return MAX_RECORDS if sink is not None else MAX_KEPT
+
+
+def over_limit(log: ParsedLog, size: int, limit: int) -> bool:
+    """True when the log has reached `limit` records or MAX_BYTES; the first time, LOG012 is filed."""
+    if log.record_count < limit and size <= MAX_BYTES:
         return False
     if any(f.code == "LOG012" for f in log.findings):
         return True
-    what = f"{MAX_RECORDS:,} records or more" if records >= MAX_RECORDS else f"more than {MAX_BYTES:,} bytes"
-    del log.records[MAX_RECORDS:]
-    last = log.records[-1].line if log.records else None
+    what = f"{limit:,} records or more" if log.record_count >= limit else f"more than {MAX_BYTES:,} bytes"
+    last = log.last_line or None
     log.findings.append(finding("LOG012", log.path, f"the log holds {what}; the rest was not read", line=last))
     return True
+
+
+def hand(log: ParsedLog, sink: Sink | None, *, cut: bool = True) -> None:
+    """Count the records the reader just added (cut to the limit), note the first run_start and run_stop, and
+    give them to `sink`, which keeps what it needs: the log then keeps none. Without a sink the log keeps them."""
+    start = 0 if sink is not None else log.record_count
+    batch = log.records
+    room = records_limit(sink) - log.record_count
+    if cut and len(batch) - start > room:
+        del batch[start + room :]
+    if len(batch) == start:
+        return
+    log.record_count += len(batch) - start
+    log.last_line = batch[-1].line
+    marks = log.marks
+    if len(marks) < 2:  # run_order's two keys, first of each
+        for rec in batch[start:] if start else batch:
+            if rec.key in ("run_start", "run_stop") and rec.key not in marks:
+                marks[rec.key] = rec
+    if sink is not None:
+        sink(batch)
+        log.records = []

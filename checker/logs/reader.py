@@ -1,11 +1,10 @@
 """Stream `:::MLLOG` records out of a run log, as mlperf-logging's parser reads them, with real line numbers.
 
-What mlperf-logging does (mlp_parser/ruleset_1xx.py and later, identical for training 1.0.0 to 6.1.0): open the
-file as latin-1 text with universal newlines, keep the lines that contain `:::MLLOG `, drop everything before the
-*last* token on the line, strip whitespace, JSON-decode the rest, and number the kept lines from 0. We do the same
-on bytes, one line at a time, so memory does not grow with the file (only the records are kept), and give each
-record the 1-based number of the physical line (counted by `\\n`) it sits on. Records separated by a bare CR share
-their physical line's number.
+What mlperf-logging does (mlp_parser, training 1.0.0 to 6.1.0): read latin-1 text with universal newlines, keep the
+lines holding `:::MLLOG `, drop everything before the *last* token, strip, JSON-decode the rest, number the kept
+lines from 0. We do the same on bytes, a chunk at a time, handing each chunk's records on (limits.hand) so memory
+does not grow with the file, and give each record the 1-based physical line (by `\\n`) it sits on (records
+separated by a bare CR share it).
 """
 
 from __future__ import annotations
@@ -21,9 +20,9 @@ from typing import Any, BinaryIO
 
 import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
-from mlsubmit.checker.logs.limits import over_limit
+from mlsubmit.checker.logs.limits import Sink, hand, keep_rcp_lines, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
-from mlsubmit.checker.rcp.lines import collect
+from mlsubmit.checker.logs.watchdog import beat, watched
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
@@ -33,12 +32,9 @@ _REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest ar
 
 
 class Record(msgspec.Struct):
-    """One MLLOG record. Attribute names follow mlperf-logging's LogLine, which the rule files read.
-
-    `value` is `{"value": ..., "metadata": ...}` as in LogLine; `lineno` is mlperf-logging's 0-based index among
-    MLLOG lines (what its messages call "line"); `line` is the real 1-based line in the file. A msgspec Struct
-    rather than a dataclass: tens of thousands are made per log, and its constructor runs in C (5x faster).
-    Mutable, as LogLine is (rule snippets may set its fields); copy.copy and msgspec.structs.replace copy it.
+    """One MLLOG record, named as mlperf-logging's LogLine (rule files read it): `value` is {"value", "metadata"};
+    `lineno` is its 0-based index among MLLOG lines, `line` the real 1-based line. A msgspec Struct: its constructor
+    runs in C (5x faster than a dataclass). Mutable, as LogLine is; copy.copy and msgspec.structs.replace copy it.
     """
 
     key: str
@@ -68,6 +64,11 @@ class ParsedLog:
     parse_errors: int = 0  # MLLOG lines that did not give a record (mlperf-logging fails the log for these)
     readable: bool = True
     rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (rcp/lines.py)
+    record_count: int = 0  # records read (with a sink, `records` keeps none of them: limits.hand)
+    last_line: int = 0
+    rcp_bytes: int = 0  # of rcp_lines, bounded (limits.keep_rcp_lines)
+    rcp_cut: bool = False
+    marks: dict[str, Record] = field(default_factory=dict)  # first run_start and run_stop, for order.run_order
 
     def first(self, key: str) -> Record | None:
         return next((r for r in self.records if r.key == key), None)
@@ -76,8 +77,7 @@ class ParsedLog:
 class _RecordError(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
-        self.code = code
-        self.message = message
+        self.code, self.message = code, message
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -92,7 +92,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 class _DuplicateKeys(Exception):
     def __init__(self, obj: dict[str, Any], keys: list[str]) -> None:
         super().__init__(keys)
-        self.obj = obj
         self.keys = keys
 
 
@@ -170,8 +169,7 @@ def _duplicate_keys(text: str) -> list[str]:
     return []
 
 
-def _open_end(data: bytes) -> int:
-    """1 when `data` ends inside a line (the last line of a file without a final newline), else 0."""
+def _open_end(data: bytes) -> int:  # 1 when `data` ends inside a line (a file's last line, no final newline)
     return 0 if data.endswith(b"\n") or not data else 1
 
 
@@ -341,10 +339,10 @@ class _Reader:
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
-        self.log.findings += run_order(self.log.records, self.display)
+        self.log.findings += run_order(list(self.log.marks.values()), self.display)
         self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
         self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
-        if not self.log.records and self.log.parse_errors == 0:
+        if not self.log.record_count and self.log.parse_errors == 0:
             self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
         return self.log
 
@@ -355,18 +353,18 @@ class _Reader:
             self.log.findings.append(finding(code, self.display, f"line holds {what}{tail}", line=ln))
 
 
-def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True) -> ParsedLog:
-    """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010).
-    digest=False leaves `sha256` empty, for callers that never read it (hashing is ~7% of reading)."""
+def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True,
+                sink: Sink | None = None) -> ParsedLog:
+    """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010); each
+    chunk's records go to `sink` (limits.hand). digest=False leaves `sha256` empty (hashing is ~7% of reading)."""
     reader = _Reader(display)
     kept: list[bytes] = []
     hasher = hashlib.sha256() if digest else None
     line = 1  # number of the line the next byte belongs to
-    rest = b""
-    overlong = False
-    size = 0
-    while not over_limit(reader.log, size):  # LOG012 past MAX_RECORDS or MAX_BYTES: the rest is not read
+    rest, overlong, size, limit = b"", False, 0, records_limit(sink)
+    while not over_limit(reader.log, size, limit):  # LOG012 past the limits: the rest is not read
         chunk = stream.read(CHUNK)
+        beat()  # watchdog: this read returned
         if not chunk:
             break
         if hasher is not None:
@@ -384,8 +382,9 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
         if cut:
             block = data[:cut]
             if rcp_lines:  # the lines the RCP check reads (rcp/lines.py), where one follows
-                collect(block, kept)
+                keep_rcp_lines(reader.log, block, kept)
             line += reader.feed(block, line)
+            hand(reader.log, sink)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
             reader.log.findings.append(
@@ -393,10 +392,11 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             )
             rest = b""
             overlong = True
-    if rest and not over_limit(reader.log, size):  # past a limit, `rest` is a line cut short
+    if rest and not over_limit(reader.log, size, limit):  # past a limit, `rest` is a line cut short
         if rcp_lines:
-            collect(rest, kept)
+            keep_rcp_lines(reader.log, rest, kept)
         reader.feed(rest, line)
+        hand(reader.log, sink, cut=False)
     lines = line - 1 + (1 if rest or overlong else 0)
     log = reader.finish(lines)
     log.rcp_lines = kept
@@ -406,15 +406,15 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
 
 
 def read_log(path: str | Path, display: str | None = None, *, digest: bool = True, unpack: bool = False,
-             rcp_lines: bool = True) -> ParsedLog:
+             rcp_lines: bool = True, sink: Sink | None = None) -> ParsedLog:
     """Read one log file. Never raises for bad content or an unreadable file: both become findings. unpack: raw job
     output, maybe gzip-compressed (open_log), lines numbered in the content; rcp_lines: see read_stream."""
     display = display if display is not None else str(path)
     try:
         hasher = hashlib.sha256() if digest and unpack else None
-        with open_log(path, unpack=unpack, hasher=hasher) as stream:
+        with watched(display), open_log(path, unpack=unpack, hasher=hasher) as stream:
             compressed = not isinstance(stream, io.BufferedReader)
-            log = read_stream(stream, display, digest=digest and not compressed, rcp_lines=rcp_lines)
+            log = read_stream(stream, display, digest=digest and not compressed, rcp_lines=rcp_lines, sink=sink)
         if compressed and hasher is not None:
             log.sha256 = hasher.hexdigest()
         return log

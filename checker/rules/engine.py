@@ -13,32 +13,32 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from types import CodeType
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.reader import ParsedLog, Record
-from mlsubmit.checker.rules.files import KeyRule, RuleFile, Ruleset, RulesetError, get_ruleset
-from mlsubmit.checker.rules.safe_eval import Refused, Snippet, namespace, run
+from mlsubmit.checker.rules.filerun import FileRun
+from mlsubmit.checker.rules.files import RuleFile, Ruleset, RulesetError, get_ruleset
+from mlsubmit.checker.rules.safe_eval import Snippet
+from mlsubmit.checker.rules.tally import (
+    Lines,
+    Outcome,
+    needs_lines,
+    plan_of,
+    reads_whole_log,
+    short,
+    short_src,
+)
 
 from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location
+from mlsubmit.findings import Finding
 from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
 
-_FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
-
-def _short(value: Any, limit: int = 120) -> str:
-    try:
-        text = json.dumps(value, sort_keys=True, default=str)
-    except (ValueError, TypeError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @functools.cache
@@ -59,244 +59,144 @@ def with_notes(findings: list[Finding], ruleset: str) -> list[Finding]:
     return out
 
 
-@dataclass
-class _Outcome:
-    """Failures by key (a later rule file for the same key replaces them) and failures that always stand."""
-
-    by_key: dict[str, list[Finding]] = field(default_factory=dict)
-    fixed: list[Finding] = field(default_factory=list)
-    warnings: list[Finding] = field(default_factory=list)
-
-    def keyed(self, key: str, f: Finding) -> None:
-        self.by_key.setdefault(key, []).append(f)
-
-    def findings(self) -> list[Finding]:
-        return [*self.warnings, *(f for fs in self.by_key.values() for f in fs), *self.fixed]
-
-
-class _FileRun:
-    """One rule file applied to the records (mlperf-logging's `configured_checks`)."""
-
-    def __init__(self, engine: _LogRun, rules: RuleFile) -> None:
-        self.e = engine
-        self.rules = rules
-        self.ns = namespace({}, engine.records, engine.enqueue)
-        self.ns["ll"] = None
-        self.ns["v"] = None
-
-    def _exec(self, snip: Snippet, rec: Record | None, key: str | None, what: str) -> Any:
-        """Run one snippet; a refusal or an exception becomes a finding (keyed like upstream's messages)."""
-        if snip.code is None:
-            self.e.refused(self.rules, snip, key)
-            return _FAILED
-        try:
-            return run(snip, self.ns)
-        except Refused:  # pragma: no cover - refused snippets are caught above
-            return _FAILED
-        except Exception as exc:
-            self.e.crashed(self.rules, snip, rec, key, what, exc)
-            return _FAILED
-
-    def begin(self) -> None:
-        for snip in self.rules.begin:
-            self._exec(snip, None, None, "BEGIN")
-
-    def records(self) -> dict[str, list[Any]]:
-        keys = self.rules.keys
-        reported: dict[str, list[Any]] = {k: [] for k in keys}
-        ran_once: set[str] = set()
-        first_seen: set[str] = set()
-        atleast: dict[str, int] = {}
-        ns = self.ns
-        run = self.e
-        for rec in self._with_rules(keys):
-            rule = keys[rec.key]
-            value = rec.value
-            reported[rec.key].append(value.get("value") if isinstance(value, dict) else None)
-            run.current = rec
-            ns["ll"] = rec
-            ns["v"] = value
-            if rule.plain is not None:  # most records: evals of vetted code that only reads (KeyRule.plain)
-                checks, at_least = rule.plain
-                if checks is not None:  # compile_snippet's code for a tree the whitelist accepted
-                    try:
-                        passed = eval(checks, ns)
-                    except Exception:
-                        passed = False
-                    if not passed:  # the checks one by one, for their findings: what only reads answers the same
-                        self._checks(rule.check, rec)
-                if at_least is not None:
-                    self._at_least(rule, at_least, rec, atleast)
-                continue
-            if rec.key not in ran_once:
-                self._key_checks(rule, rec)
-            if rule.first_check and rec.key not in first_seen:
-                first_seen.add(rec.key)
-                self._checks(rule.first_check, rec)
-            if rule.atleast_one is not None:
-                n = atleast.setdefault(rec.key, 0)
-                hit = self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK")
-                if hit is not _FAILED and hit:
-                    atleast[rec.key] = n + 1
-            if "submission_" in rec.key:
-                ran_once.add(rec.key)
-        self._unsatisfied(atleast)
-        return reported
-
-    def _unsatisfied(self, atleast: dict[str, int]) -> None:
-        """RULE004 for each key whose ATLEAST_ONE_CHECK no record passed."""
-        for key, hits in atleast.items():
-            if hits == 0:
-                snip = self.rules.keys[key].atleast_one
-                assert snip is not None
-                self.e.out.fixed.append(
-                    finding(
-                        "RULE004",
-                        self.e.path,
-                        f"no '{key}' record satisfies `{snip.source}` ({self.rules.name})",
-                        line=self.e.lines_of(key)[-1] if self.e.lines_of(key) else None,
-                    )
-                )
-
-    def _at_least(self, rule: KeyRule, code: CodeType, rec: Record, atleast: dict[str, int]) -> None:
-        """ATLEAST_ONE_CHECK of a plain rule, as one eval of its vetted code; an exception is evaluated again the
-        slow way, to file its finding."""
-        n = atleast.setdefault(rec.key, 0)
-        try:
-            hit = eval(code, self.ns)
-        except Exception:
-            hit = self._exec(cast(Snippet, rule.atleast_one), rec, rec.key, "ATLEAST_ONE_CHECK")
-        if hit is not _FAILED and hit:
-            atleast[rec.key] = n + 1
-
-    def _with_rules(self, keys: dict[str, KeyRule]) -> Iterator[Record]:
-        """The records this file has rules for, in order, picked in one pass (most files name a few keys); a
-        record a snippet appends meanwhile is still visited, as a loop over the live list would visit it."""
-        records = self.e.records
-        done = 0
-        while done < len(records):
-            batch = records[done:]
-            done = len(records)
-            yield from [r for r in batch if r.key in keys]
-
-    def _key_checks(self, rule: KeyRule, rec: Record) -> None:
-        for snip in rule.pre:
-            self._exec(snip, rec, rec.key, "PRE")
-        if rule.all_checks is None or not self._all_pass(rule.all_checks):
-            self._checks(rule.check, rec)
-        for snip in rule.post:
-            self._exec(snip, rec, rec.key, "POST")
-
-    def _all_pass(self, conjunction: Snippet) -> bool:
-        """True when every check passes; on False or an exception the checks run one by one for their findings."""
-        try:
-            return bool(run(conjunction, self.ns))
-        except Exception:
-            return False
-
-    def _checks(self, checks: tuple[Snippet, ...], rec: Record) -> None:
-        for snip in checks:
-            ok = self._exec(snip, rec, rec.key, "CHECK")
-            if ok is not _FAILED and not ok:
-                self.e.out.keyed(
-                    rec.key,
-                    finding(
-                        "RULE001",
-                        self.e.path,
-                        f"'{rec.key}' fails `{snip.source}` with value {_short(rec.value.get('value'))} "
-                        f"({self.rules.name})",
-                        line=rec.line,
-                    ),
-                )
-
-    def requirements(self, reported: dict[str, list[Any]]) -> None:
-        counts, alternatives = self.rules.requirements
-        for key, req, n in counts:
-            values = reported[key]
-            if req == "EXACTLY_ONE":
-                if len(values) != 1:
-                    self._exactly_one(key, values)
-            elif len(values) < n:
-                self._missing(key, req, len(values))
-        for group in alternatives:
-            if not any(reported.get(k) for k in group):
-                names = " or ".join(f"'{k}'" for k in group)
-                self.e.out.fixed.append(
-                    finding("RULE002", self.e.path, f"at least one {names} record is required, found none "
-                            f"({self.rules.name})")
-                )
-
-    def _exactly_one(self, key: str, values: list[Any]) -> None:
-        lines = self.e.lines_of(key)
-        related = tuple(Location(self.e.path, ln) for ln in lines[1:6])
-        same = bool(values) and all(v == values[0] for v in values)
-        if same:
-            self.e.out.warnings.append(
-                finding("RULE003", self.e.path, f"'{key}' must appear once; found {len(values)} with the same "
-                        f"value ({self.rules.name})", line=lines[0] if lines else None, related=related)
-            )
-            return
-        shown = ", ".join(sorted({_short(v, 40) for v in values}))
-        msg = f"'{key}' must appear exactly once; found {len(values)}" + (f" with values [{shown}]" if values else "")
-        self.e.out.keyed(
-            key,
-            finding("RULE002", self.e.path, f"{msg} ({self.rules.name})", line=lines[0] if lines else None,
-                    related=related),
-        )
-
-    def _missing(self, key: str, req: str, found: int) -> None:
-        self.e.out.keyed(
-            key,
-            finding("RULE002", self.e.path, f"'{key}' is required {req}; found {found} ({self.rules.name})"),
-        )
-
-    def end(self) -> None:
-        for snip in self.rules.end_pre:
-            self._exec(snip, None, None, "END PRE")
-        self.ns["ll"] = self.ns["v"] = None
-        self.e.current = None
-        for snip in self.rules.end_check:
-            ok = self._exec(snip, None, None, "END CHECK")
-            if ok is not _FAILED and not ok:
-                self.e.out.fixed.append(
-                    finding("RULE005", self.e.path, f"end-of-log check failed: `{_short_src(snip)}` "
-                            f"({self.rules.name})")
-                )
-
-
-def _short_src(snip: Snippet, limit: int = 160) -> str:
-    text = " ".join(snip.source.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+PREFIX_RECORDS = 50_000  # records kept from the start of a log, for a rule file asked for while it streams
+Asked = tuple[tuple[str, str], "FileRun | None", int]  # (ruleset, file), the file that asked, when it asked
 
 
 class _LogRun:
-    def __init__(self, records: list[Record], ruleset: Ruleset, path: str) -> None:
-        self.given = records  # the log's own records: lines_of indexes these, never derived ones
-        self.records = list(records)  # BEGIN blocks may append derived records; the caller's list stays as is
+    """The chain of rule files over one log, fed its records in batches as they are read.
+
+    mlperf-logging runs the files one after another, each over every record. Here they run side by side: a file
+    asked for by `enqueue_config` starts at once and is first given the records already read (kept from the start
+    of the log while they are few: a `submission_*` record near the top asks for it). A file asked for later, one
+    whose snippets read the whole log (`loglines`), and every file after either, run after the stream on the log
+    read again (the one place memory follows the records, up to the reader's limit). Each file keeps its own
+    findings; they are joined at the end in the order the files would have run (breadth first, as upstream's
+    queue). Where running side by side could change a verdict (two files asking for the same file; a streamed file
+    after a whole-log one, which would see its derived records), the whole chain runs again upstream's way.
+    """
+
+    def __init__(self, ruleset: Ruleset, path: str, reread: Callable[[], list[Record]]) -> None:
         self.ruleset = ruleset
         self.path = path
-        self.out = _Outcome()
-        self.queue: list[tuple[str, str]] = []
-        self.asked: set[tuple[str, str]] = set()  # every rule file queued so far: each runs once per log
+        self.reread = reread
+        self.runs: list[FileRun] = []  # streamed, in the order they started
+        self.waiting: list[Asked] = []
+        self.deferred: list[Asked] = []
+        self.prefix: list[Record] | None = []
+        self.asked: dict[tuple[str, str], set[int]] = {}  # every file asked for, and id() of the files that asked
+        self.seq = 0
         self.current: Record | None = None
-        self._lines: dict[str, list[int]] | None = None  # built on the first finding that needs it
+        self.active: FileRun | None = None
+        self.lines: dict[str, Lines] = {}
+        self.watched = plan_of(ruleset).watched
         self._reported_refusals: set[int] = set()
+        self._begin()
+
+    def _begin(self) -> None:
+        first = (self.ruleset.version, "common.yaml")
+        self.asked[first] = set()  # common.yaml runs first whoever asks for it again
+        self.waiting.append((first, None, 0))
+        self._start()
+
+    def feed(self, batch: list[Record]) -> None:
+        watched, lines = self.watched, self.lines
+        for rec in [r for r in batch if r.key in watched]:
+            lines.setdefault(rec.key, Lines()).add(rec.line)
+        if self.prefix is not None:
+            self.prefix += batch
+        for run in list(self.runs):
+            run.feed(batch)
+        self._start()
+        if self.prefix is not None and len(self.prefix) > PREFIX_RECORDS:
+            self.prefix = None
+
+    def _start(self) -> None:
+        """Start the files asked for: streamed from here when the records so far are at hand, else deferred."""
+        while self.waiting:
+            asked = self.waiting.pop(0)
+            (version, bare), parent, seq = asked
+            rules = self.ruleset.file(bare, version)
+            if self.prefix is None or self.deferred or reads_whole_log(rules):
+                self.deferred.append(asked)
+                continue
+            new = needs_lines(rules) - self.watched  # a file of another round may name other keys
+            if new:
+                self.watched = self.watched | new
+                for rec in [r for r in self.prefix if r.key in new]:
+                    self.lines.setdefault(rec.key, Lines()).add(rec.line)
+            run = FileRun(self, rules, [], parent, seq)
+            self.runs.append(run)
+            run.begin()
+            run.feed(self.prefix)
+
+    def finish(self) -> list[Finding]:
+        self.prefix = None  # files and engine refer to each other: drop the records now, not at a later collection
+        for run in self.runs:
+            run.finish()
+        streamed = self.runs
+        order = _breadth_first([*streamed, *self._run_deferred()])
+        if any(len(askers) > 1 for askers in self.asked.values()) or _streamed_after_whole(order, streamed):
+            order = self._one_after_another()
+        out = Outcome()
+        for run in order:  # as if each file ran after the one before: a file naming a key drops earlier findings
+            for key in run.rules.keys:
+                out.by_key.pop(key, None)
+            out.warnings += run.out.warnings
+            out.fixed += run.out.fixed
+            for key, found in run.out.by_key.items():
+                out.by_key.setdefault(key, []).extend(found)
+            run.ns.clear()  # its state `s` and, for a whole-log file, the records
+        return out.findings()
+
+    def _one_after_another(self) -> list[FileRun]:
+        """The whole chain again, upstream's way, on the log read again."""
+        self.runs, self.waiting, self.deferred, self.prefix, self.asked = [], [], [], None, {}
+        self._reported_refusals = set()
+        self._begin()
+        return self._run_deferred()
+
+    def _run_deferred(self) -> list[FileRun]:
+        """The deferred files, one after another, on the whole log read again, in upstream's order."""
+        if not self.deferred:
+            return []
+        records = self.reread()
+        self.lines, self.watched = {}, frozenset()
+        for rec in records:
+            self.lines.setdefault(rec.key, Lines()).add(rec.line)
+        loglines = list(records)  # BEGIN blocks may append derived records; the caller's list stays as is
+        done: list[FileRun] = []
+        queue = sorted(self.deferred, key=lambda a: a[2])
+        while queue:
+            (version, bare), parent, seq = queue.pop(0)
+            run = FileRun(self, self.ruleset.file(bare, version), loglines, parent, seq)
+            run.begin()
+            fed = 0
+            while fed < len(loglines):  # a record a snippet appends meanwhile is still visited, as upstream
+                batch = loglines[fed:]
+                fed = len(loglines)
+                run.feed(batch)
+            run.finish()
+            done.append(run)
+            queue += self.waiting
+            self.waiting = []
+        return done
 
     def lines_of(self, key: str) -> list[int]:
-        if self._lines is None:
-            self._lines = {}
-            for rec in self.given:
-                self._lines.setdefault(rec.key, []).append(rec.line)
-        return self._lines.get(key, [])
+        found = self.lines.get(key)
+        return found.as_list() if found is not None else []
 
     def enqueue(self, requested: object) -> None:
         """The `enqueue_config` the rule text calls: a file of this ruleset, by name, or a finding."""
         requested = str(requested)
         target = self.ruleset.resolve(requested)
-        if target is not None and target not in self.asked:
-            self.asked.add(target)
-            self.queue.append(target)
-            return
+        if target is not None:
+            self.seq += 1
+            first = target not in self.asked
+            self.asked.setdefault(target, set()).add(id(self.active))
+            if first:
+                self.waiting.append((target, self.active, self.seq))
+                return
         # A file asked for again (a benchmark named `common`) would run the chain again, forever: upstream loops.
         why = "which already ran for this log" if target is not None else (
             f"which is not a rule file of ruleset {self.ruleset.version}")
@@ -305,7 +205,8 @@ class _LogRun:
         code = "RULE008"
         if rec is not None and rec.key == "submission_benchmark" and _plain_name(rec.value.get("value")):
             code = "RULE009"
-        self.out.fixed.append(
+        assert self.active is not None  # only a running file's snippets call it
+        self.active.out.fixed.append(
             finding(
                 code,
                 self.path,
@@ -314,48 +215,50 @@ class _LogRun:
             )
         )
 
-    def refused(self, rules: RuleFile, snip: Snippet, key: str | None) -> None:
+    def refused(self, out: Outcome, rules: RuleFile, snip: Snippet, key: str | None) -> None:
         if id(snip) in self._reported_refusals:
             return
         self._reported_refusals.add(id(snip))
-        self.out.fixed.append(
+        out.fixed.append(
             finding(
                 "RULE007",
                 self.path,
-                f"{rules.name}{':' + key if key else ''}: snippet `{_short_src(snip, 80)}` refused: {snip.refusal}",
+                f"{rules.name}{':' + key if key else ''}: snippet `{short_src(snip, 80)}` refused: {snip.refusal}",
             )
         )
 
-    def crashed(self, rules: RuleFile, snip: Snippet, rec: Record | None, key: str | None, what: str,
-                exc: Exception) -> None:
+    def crashed(self, out: Outcome, rules: RuleFile, snip: Snippet, rec: Record | None, key: str | None,
+                what: str, exc: Exception) -> None:
         f = finding(
             "RULE006",
             self.path,
-            f"{what} `{_short_src(snip, 100)}` of {rules.name} raised {type(exc).__name__}: {_short(str(exc), 80)}"
-            + (f" on value {_short(rec.value.get('value'))}" if rec is not None else ""),
+            f"{what} `{short_src(snip, 100)}` of {rules.name} raised {type(exc).__name__}: {short(str(exc), 80)}"
+            + (f" on value {short(rec.value.get('value'))}" if rec is not None else ""),
             line=rec.line if rec else None,
         )
         if key is None:
-            self.out.fixed.append(f)
+            out.fixed.append(f)
         else:
-            self.out.keyed(key, f)
+            out.keyed(key, f)
 
-    def run(self) -> list[Finding]:
-        first = (self.ruleset.version, "common.yaml")
-        self.asked.add(first)
-        self.queue.append(first)
-        while self.queue:
-            version, bare = self.queue.pop(0)
-            rules = self.ruleset.file(bare, version)
-            for key in rules.keys:
-                self.out.by_key.pop(key, None)
-            file_run = _FileRun(self, rules)
-            file_run.begin()
-            reported = file_run.records()
-            file_run.requirements(reported)
-            file_run.end()
-        return self.out.findings()
 
+def _breadth_first(runs: list[FileRun]) -> list[FileRun]:
+    """The files in the order upstream's queue runs them: each file's, in the order it asked for them, after the
+    files before it."""
+    children: dict[int, list[FileRun]] = {}
+    for run in sorted(runs, key=lambda r: r.seq):
+        children.setdefault(id(run.parent), []).append(run)
+    order = children.get(id(None), [])[:1]
+    for run in order:  # grows while it is walked
+        order += children.get(id(run), [])
+    return order
+
+
+def _streamed_after_whole(order: list[FileRun], streamed: list[FileRun]) -> bool:
+    """A streamed file upstream would run after a deferred one (it would see what a BEGIN block appended)."""
+    ids = {id(r) for r in streamed}
+    ranks = [i for i, r in enumerate(order) if id(r) not in ids]
+    return bool(ranks) and any(id(r) in ids for r in order[ranks[0] :])
 
 
 def _plain_name(value: object) -> bool:
@@ -366,10 +269,38 @@ def check_records(records: list[Record], ruleset: Ruleset, path: str) -> list[Fi
     """All RULE findings for one log's records (an empty list when the log passes)."""
     if not records:
         return []
-    try:
-        return with_notes(_LogRun(records, ruleset, path).run(), ruleset.version)
-    except RulesetError as exc:
-        return [finding("RULE007", path, f"rule files cannot be used: {exc}")]
+    rules = RuleStream(ruleset, path, lambda: records)
+    rules.feed(records)
+    return rules.finish()
+
+
+class RuleStream:
+    """The rule files' check of one log, fed its records batch by batch (the reader's sink); `reread` gives the
+    whole list again, for the rule files that need it (_LogRun)."""
+
+    def __init__(self, ruleset: Ruleset, path: str, reread: Callable[[], list[Record]]) -> None:
+        self.path = path
+        self.version = ruleset.version
+        self.failed: list[Finding] = []
+        self.run: _LogRun | None = None
+        self._guard(lambda: setattr(self, "run", _LogRun(ruleset, path, reread)))
+
+    def _guard(self, call: Callable[[], Any]) -> Any:
+        if self.failed:
+            return None
+        try:
+            return call()
+        except RulesetError as exc:
+            self.failed = [finding("RULE007", self.path, f"rule files cannot be used: {exc}")]
+            return None
+
+    def feed(self, batch: list[Record]) -> None:
+        if self.run is not None and batch:
+            self._guard(lambda: self.run.feed(batch))  # type: ignore[union-attr]
+
+    def finish(self) -> list[Finding]:
+        found = self._guard(lambda: self.run.finish()) if self.run is not None else None  # type: ignore[union-attr]
+        return self.failed or with_notes(found or [], self.version)
 
 
 def check_log(log: ParsedLog, options: CheckOptions) -> list[Finding]:

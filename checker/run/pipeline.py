@@ -17,19 +17,32 @@ from typing import Any, TypeVar
 
 from mlsubmit.checker.hygiene import check as hygiene
 from mlsubmit.checker.hygiene.check import Scanned
-from mlsubmit.checker.logs.facts import LogFacts, extract
+from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.logs.sinks import Kept, Whole, fan_out
 from mlsubmit.checker.rcp import answer_for
+from mlsubmit.checker.rules.engine import RuleStream
+from mlsubmit.checker.rules.files import get_ruleset
 from mlsubmit.checker.run import pool
 from mlsubmit.checker.run.cache import LogCache, context_key
 from mlsubmit.checker.run.discover import LogRef, OrgTree, Targets, discover
-from mlsubmit.checker.run.options import CheckOptions, CodeTask, LogCheck, OrgCheck, OrgPrep, Tracker, no_progress
+from mlsubmit.checker.run.options import (
+    HP_CHECK,
+    CheckOptions,
+    CodeTask,
+    LogCheck,
+    OrgCheck,
+    OrgPrep,
+    Tracker,
+    no_progress,
+)
 
 from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.support.safe_io import sha256_file as file_sha256
 
+RULES_CHECK = "rules.engine:check_log"
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
 
 
@@ -68,22 +81,45 @@ def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult |
 def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
     cache = _cache(options)
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
-    log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole)
+    builder = FactsBuilder() if whole else None
+    whole_log = Whole(ref.path, ref.display, ref.unpack)
+    rules, kept = _log_consumers(ref, options, whole_log)
+    log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
+                   sink=fan_out(builder, rules, kept))
     findings = list(log.findings)
-    if log.records:
-        for check in log_checks(options):
-            findings.extend(check(log, options))
-        if options.hp_table:  # a value the table and a rule file both catch is reported once
-            from mlsubmit.checker.hyperparameters.apply import merge_rule_duplicates
+    if log.record_count:
+        for name in options.profile.plan.log_checks:  # in the profile's order, each fed as the log was read
+            if name == RULES_CHECK and rules is not None:
+                findings.extend(rules.finish())
+                findings += [whole_log.cut] if whole_log.cut is not None else []
+            elif name == HP_CHECK and kept is not None:
+                from mlsubmit.checker.hyperparameters.apply import check_log as hp_check
+                from mlsubmit.checker.hyperparameters.apply import merge_rule_duplicates
 
-            findings = merge_rule_duplicates(findings)
-    facts = extract(log) if whole else LogFacts(path=log.path)
+                findings.extend(hp_check(kept.log(log), options))
+                findings = merge_rule_duplicates(findings)  # a value the table and a rule file both catch: once
+    facts = builder.facts(log) if builder is not None else LogFacts(path=log.path)
     if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
         facts.rcp_answer = answer_for(facts, options.ruleset)
     facts.error_codes = tuple(sorted({f.code for f in findings if f.severity is Severity.ERROR}))
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
         cache.put(_key(ref, sha), ref.display, findings, facts)
     return LogResult(findings, facts)
+
+
+def _log_consumers(ref: LogRef, options: CheckOptions, whole: Whole) -> tuple[RuleStream | None, Kept | None]:
+    """The rule files' stream and the HP table's kept records, for the checks the profile runs."""
+    names = options.profile.plan.log_checks
+    rules = RuleStream(get_ruleset(options.ruleset), ref.display, whole) if RULES_CHECK in names else None
+    kept = None
+    if HP_CHECK in names and options.hp_table:
+        from mlsubmit.checker.hyperparameters.table import table_for
+
+        table = table_for(options.ruleset)
+        rows = [(b, r) for b, found in table.benchmarks.items() for r in found] if table else []
+        keys = {table.key(b, n) for b, r in rows for n in r.names()} if table else set()
+        kept = Kept(frozenset(keys | {"submission_division", "submission_benchmark"}))
+    return rules, kept
 
 
 def _key(ref: LogRef, sha: str) -> str:

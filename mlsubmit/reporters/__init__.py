@@ -145,21 +145,23 @@ def to_json(report: Report) -> dict[str, Any]:
 
 
 def json_reporter(report: Report, stream: TextIO, *, color: bool = False) -> None:
-    stream.write(indented_json(to_json(report)))
+    stream.write(indented_json(to_json(report), allow_nan=False))  # a number in a report is finite, or it is a bug
     stream.write("\n")
 
 
-def indented_json(data: Any) -> str:
+def indented_json(data: Any, *, allow_nan: bool = True) -> str:
     """`json.dumps(data, indent=2)`, character for character, in a quarter of the time: json's indenting encoder
     is pure Python, so its C encoder writes the compact text and msgspec re-indents it without decoding a value.
-    Text msgspec refuses (NaN, Infinity, a lone surrogate) is written by json's own indenting encoder."""
+    Text msgspec refuses (NaN, Infinity, a lone surrogate) is written by json's own indenting encoder.
+    allow_nan=False: a NaN or an infinity raises ValueError, as json.dumps(allow_nan=False) does (strict parsers
+    reject them)."""
     import msgspec
 
-    compact = json.dumps(data)
+    compact = json.dumps(data, allow_nan=allow_nan)
     try:
         return msgspec.json.format(compact.encode("ascii"), indent=2).decode("ascii")
     except msgspec.DecodeError:
-        return json.dumps(data, indent=2)
+        return json.dumps(data, indent=2, allow_nan=allow_nan)
 
 
 def _ci(name: str) -> Callable[..., None]:

@@ -146,7 +146,7 @@ def to_sarif(report: Report) -> dict[str, Any]:
 
 def sarif(report: Report, stream: TextIO, *, color: bool = False) -> None:
     # ensure_ascii keeps the file 7-bit: lone surrogates or odd bytes from a log cannot make it unencodable.
-    json.dump(to_sarif(report), stream, indent=2, ensure_ascii=True)
+    json.dump(to_sarif(report), stream, indent=2, ensure_ascii=True, allow_nan=False)
     stream.write("\n")
 
 

@@ -21,7 +21,7 @@ def _gzip_of(path: Path, records: int) -> Path:
 
 
 def test_records_past_the_limit_are_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "MAX_RECORDS", 1000)
+    monkeypatch.setattr(limits, "MAX_KEPT", 1000)
     log = read_log(_gzip_of(tmp_path / "run.log.gz", 50_000), unpack=True)
     assert len(log.records) == 1000
     found = [f for f in log.findings if f.code == "LOG012"]

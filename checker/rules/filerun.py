@@ -1,0 +1,227 @@
+"""One rule file applied to a log's records, batch by batch (mlperf-logging's `configured_checks`).
+
+Per record it runs PRE, CHECK and POST (for a `submission_*` key, on its first record only), FIRST_CHECK and
+ATLEAST_ONE_CHECK; after the records, the ATLEAST_ONE_CHECK verdicts, the REQ counts and END. What it keeps across
+records is the file's state `s` and per-key tallies (tally.Seen), never the records. `engine._LogRun` chains the
+files and joins their findings.
+"""
+
+from __future__ import annotations
+
+from types import CodeType
+from typing import TYPE_CHECKING, Any, cast
+
+from mlsubmit.checker.logs.reader import Record
+from mlsubmit.checker.rules.files import KeyRule, RuleFile
+from mlsubmit.checker.rules.safe_eval import Refused, Snippet, namespace, run
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, Outcome, Seen, short, short_src
+
+from mlsubmit.codes import finding
+from mlsubmit.findings import Location
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.rules.engine import _LogRun
+
+_FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
+
+
+class FileRun:
+    """One rule file applied to the records (mlperf-logging's `configured_checks`)."""
+
+    def __init__(self, engine: _LogRun, rules: RuleFile, loglines: list[Record], parent: FileRun | None,
+                 seq: int) -> None:
+        self.e = engine
+        self.rules = rules
+        self.parent = parent  # the file that asked for this one (None: common.yaml), and when (upstream's order)
+        self.seq = seq
+        self.out = Outcome()
+        self.ns = namespace({}, loglines, engine.enqueue)
+        self.ns["ll"] = None
+        self.ns["v"] = None
+        self.reported: dict[str, Seen] = {k: Seen() for k in rules.keys}
+        self.ran_once: set[str] = set()
+        self.first_seen: set[str] = set()
+        self.atleast: dict[str, int] = {}
+
+    def _exec(self, snip: Snippet, rec: Record | None, key: str | None, what: str) -> Any:
+        """Run one snippet; a refusal or an exception becomes a finding (keyed like upstream's messages)."""
+        if snip.code is None:
+            self.e.refused(self.out, self.rules, snip, key)
+            return _FAILED
+        try:
+            return run(snip, self.ns)
+        except Refused:  # pragma: no cover - refused snippets are caught above
+            return _FAILED
+        except Exception as exc:
+            self.e.crashed(self.out, self.rules, snip, rec, key, what, exc)
+            return _FAILED
+
+    def begin(self) -> None:
+        self.e.active = self
+        for snip in self.rules.begin:
+            self._exec(snip, None, None, "BEGIN")
+
+    def feed(self, batch: list[Record]) -> None:
+        """Apply the file's rules to the next records of the log, in order (mlperf-logging's loop, one batch at a
+        time: what it keeps across records is the state `s` and the per-key tallies, never the records)."""
+        keys = self.rules.keys
+        reported, ran_once, first_seen, atleast = self.reported, self.ran_once, self.first_seen, self.atleast
+        ns = self.ns
+        run = self.e
+        run.active = self
+        for rec in [r for r in batch if r.key in keys]:  # picked in one pass: most files name a few keys
+            rule = keys[rec.key]
+            value = rec.value
+            _tally(reported[rec.key], rule, value)
+            run.current = rec
+            ns["ll"] = rec
+            ns["v"] = value
+            if rule.plain is not None:  # most records: evals of vetted code that only reads (KeyRule.plain)
+                checks, at_least = rule.plain
+                if checks is not None:  # compile_snippet's code for a tree the whitelist accepted
+                    try:
+                        passed = eval(checks, ns)
+                    except Exception:
+                        passed = False
+                    if not passed:  # the checks one by one, for their findings: what only reads answers the same
+                        self._checks(rule.check, rec)
+                if at_least is not None:
+                    self._at_least(rule, at_least, rec, atleast)
+                continue
+            if rec.key not in ran_once:
+                self._key_checks(rule, rec)
+            if rule.first_check and rec.key not in first_seen:
+                first_seen.add(rec.key)
+                self._checks(rule.first_check, rec)
+            if rule.atleast_one is not None:
+                n = atleast.setdefault(rec.key, 0)
+                hit = self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK")
+                if hit is not _FAILED and hit:
+                    atleast[rec.key] = n + 1
+            if "submission_" in rec.key:
+                ran_once.add(rec.key)
+
+    def finish(self) -> None:
+        """What mlperf-logging does after the records: ATLEAST_ONE_CHECK verdicts, REQ counts, then END."""
+        self.e.active = self
+        self._unsatisfied(self.atleast)
+        self.requirements(self.reported)
+        self.end()
+
+    def _unsatisfied(self, atleast: dict[str, int]) -> None:
+        """RULE004 for each key whose ATLEAST_ONE_CHECK no record passed."""
+        for key, hits in atleast.items():
+            if hits == 0:
+                snip = self.rules.keys[key].atleast_one
+                assert snip is not None
+                self.out.fixed.append(
+                    finding(
+                        "RULE004",
+                        self.e.path,
+                        f"no '{key}' record satisfies `{snip.source}` ({self.rules.name})",
+                        line=self.e.lines_of(key)[-1] if self.e.lines_of(key) else None,
+                    )
+                )
+
+    def _at_least(self, rule: KeyRule, code: CodeType, rec: Record, atleast: dict[str, int]) -> None:
+        """ATLEAST_ONE_CHECK of a plain rule, as one eval of its vetted code; an exception is evaluated again the
+        slow way, to file its finding."""
+        n = atleast.setdefault(rec.key, 0)
+        try:
+            hit = eval(code, self.ns)
+        except Exception:
+            hit = self._exec(cast(Snippet, rule.atleast_one), rec, rec.key, "ATLEAST_ONE_CHECK")
+        if hit is not _FAILED and hit:
+            atleast[rec.key] = n + 1
+
+    def _key_checks(self, rule: KeyRule, rec: Record) -> None:
+        for snip in rule.pre:
+            self._exec(snip, rec, rec.key, "PRE")
+        if rule.all_checks is None or not self._all_pass(rule.all_checks):
+            self._checks(rule.check, rec)
+        for snip in rule.post:
+            self._exec(snip, rec, rec.key, "POST")
+
+    def _all_pass(self, conjunction: Snippet) -> bool:
+        """True when every check passes; on False or an exception the checks run one by one for their findings."""
+        try:
+            return bool(run(conjunction, self.ns))
+        except Exception:
+            return False
+
+    def _checks(self, checks: tuple[Snippet, ...], rec: Record) -> None:
+        for snip in checks:
+            ok = self._exec(snip, rec, rec.key, "CHECK")
+            if ok is not _FAILED and not ok:
+                self.out.keyed(
+                    rec.key,
+                    finding(
+                        "RULE001",
+                        self.e.path,
+                        f"'{rec.key}' fails `{snip.source}` with value {short(rec.value.get('value'))} "
+                        f"({self.rules.name})",
+                        line=rec.line,
+                    ),
+                )
+
+    def requirements(self, reported: dict[str, Seen]) -> None:
+        counts, alternatives = self.rules.requirements
+        for key, req, n in counts:
+            seen = reported[key]
+            if req == "EXACTLY_ONE":
+                if seen.count != 1:
+                    self._exactly_one(key, seen)
+            elif seen.count < n:
+                self._missing(key, req, seen.count)
+        for group in alternatives:  # a key of the group that this file does not name counts as absent, as upstream
+            if not any(k in reported and reported[k].count for k in group):
+                names = " or ".join(f"'{k}'" for k in group)
+                self.out.fixed.append(
+                    finding("RULE002", self.e.path, f"at least one {names} record is required, found none "
+                            f"({self.rules.name})")
+                )
+
+    def _exactly_one(self, key: str, seen: Seen) -> None:
+        lines = self.e.lines_of(key)
+        related = tuple(Location(self.e.path, ln) for ln in lines[1:6])
+        if seen.count and seen.same:
+            self.out.warnings.append(
+                finding("RULE003", self.e.path, f"'{key}' must appear once; found {seen.count} with the same "
+                        f"value ({self.rules.name})", line=lines[0] if lines else None, related=related)
+            )
+            return
+        values = sorted(seen.shown)
+        shown = ", ".join(values[:SHOWN_VALUES]) + (", ..." if len(values) > SHOWN_VALUES else "")
+        msg = f"'{key}' must appear exactly once; found {seen.count}"
+        msg += f" with values [{shown}]" if seen.count else ""
+        self.out.keyed(
+            key,
+            finding("RULE002", self.e.path, f"{msg} ({self.rules.name})", line=lines[0] if lines else None,
+                    related=related),
+        )
+
+    def _missing(self, key: str, req: str, found: int) -> None:
+        self.out.keyed(
+            key,
+            finding("RULE002", self.e.path, f"'{key}' is required {req}; found {found} ({self.rules.name})"),
+        )
+
+    def end(self) -> None:
+        for snip in self.rules.end_pre:
+            self._exec(snip, None, None, "END PRE")
+        self.ns["ll"] = self.ns["v"] = None
+        self.e.current = None
+        for snip in self.rules.end_check:
+            ok = self._exec(snip, None, None, "END CHECK")
+            if ok is not _FAILED and not ok:
+                self.out.fixed.append(
+                    finding("RULE005", self.e.path, f"end-of-log check failed: `{short_src(snip)}` "
+                            f"({self.rules.name})")
+                )
+
+
+def _tally(seen: Seen, rule: KeyRule, value: Any) -> None:
+    if rule.req == "EXACTLY_ONE":  # the only REQ that reads the values themselves
+        seen.add(value.get("value") if isinstance(value, dict) else None, short)
+    else:
+        seen.count += 1
