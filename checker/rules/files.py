@@ -254,6 +254,10 @@ class Ruleset:
             self._files[bare] = build_rule_file(data, self.prefix + bare)
         return self._files[bare]
 
+    def load_all(self) -> list[RuleFile]:
+        """Every rule file of the ruleset (rules/tally.py plans the streamed run from all of them)."""
+        return [self.file(n) for n in sorted(self.names)]
+
 
 @functools.cache
 def get_ruleset(version: str) -> Ruleset:
