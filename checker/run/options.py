@@ -100,6 +100,10 @@ class Profile(str, Enum):
         names = [n for n in self.plan.log_checks if hyperparameters or n != HP_CHECK]
         return [_load(n) for n in names]
 
+    def log_check(self, name: str) -> LogCheck:
+        """One of the plan's log checks by its name (those that read a log's counters, not its records)."""
+        return _load(name)
+
     def preparations(self) -> list[OrgPrep]:
         return [_load(n) for n in self.plan.preparations]
 

@@ -30,7 +30,6 @@ from mlsubmit.checker.run.options import (
     HP_CHECK,
     CheckOptions,
     CodeTask,
-    LogCheck,
     OrgCheck,
     OrgPrep,
     Tracker,
@@ -50,10 +49,6 @@ POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs 
 class LogResult:
     findings: list[Finding]
     facts: LogFacts
-
-
-def log_checks(options: CheckOptions) -> list[LogCheck]:
-    return options.profile.log_checks(hyperparameters=options.hp_table)
 
 
 def org_checks(options: CheckOptions) -> list[OrgCheck]:
@@ -98,6 +93,8 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
 
                 findings.extend(hp_check(kept.log(log), options))
                 findings = merge_rule_duplicates(findings)  # a value the table and a rule file both catch: once
+            elif name not in (RULES_CHECK, HP_CHECK):  # a check of the counters the reader keeps (TREE049)
+                findings.extend(options.profile.log_check(name)(log, options))
     facts = builder.facts(log) if builder is not None else LogFacts(path=log.path)
     if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
         facts.rcp_answer = answer_for(facts, options.ruleset)
