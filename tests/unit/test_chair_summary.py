@@ -192,3 +192,26 @@ def test_batch_size_cells_are_finite_numbers_or_minus_one() -> None:
 
     assert _number(3072, -1.0) == 3072.0
     assert _number(float("inf"), -1.0) == -1.0 and _number(True, -1.0) == -1.0 and _number("8", -1.0) == -1.0
+
+
+def test_against_a_repeated_row_with_another_time(run_cli: Any, summarized: tuple[Path, Path, int]) -> None:
+    """A chair's file holding the system's row twice, the second with another time: that row is compared too."""
+    tree, chair, _ = summarized
+    lines = chair.read_text(encoding="utf-8").splitlines(keepends=True)
+    cells = next(line for line in lines if "/pod16.json" in line).split(",")
+    cells[lines[0].split(",").index("resnet")] = "19.5"
+    chair.write_text("".join(lines) + ",".join(cells), encoding="utf-8")
+    code, out = _against(run_cli, tree, chair)
+    assert code == 1 and "REP003" in out and "chair '19.5'" in out
+    assert f"chair.csv:{len(lines) + 1}: error REP003" in out
+
+
+def test_against_a_system_only_the_chair_has_names_its_submitter(run_cli: Any,
+                                                                  summarized: tuple[Path, Path, int]) -> None:
+    tree, chair, _ = summarized
+    lines = chair.read_text(encoding="utf-8").splitlines(keepends=True)
+    row = next(line for line in lines if "/pod16.json" in line)
+    chair.write_text("".join(lines) + row.replace("/pod16.json", "/pod999.json"), encoding="utf-8")
+    code, out = _against(run_cli, tree, chair)
+    said = [line for line in out.splitlines() if "REP004" in line]
+    assert code == 1 and said and all("REP004 Graphcore pod999 resnet" in line for line in said), said
