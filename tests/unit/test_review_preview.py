@@ -25,6 +25,13 @@ def test_same_scale_beyond_two_percent_fails(tmp_path: Path) -> None:
     assert _codes(tmp_path, {16: 20.0}, {16: 20.5}) == ["REV022"]  # 20.5 > 20.4
 
 
+def test_exactly_two_percent_slower_holds(tmp_path: Path) -> None:
+    # "up to a 2% degradation": 10.2 min against 10.0 min is the limit itself, whatever the floats' last bits
+    assert _codes(tmp_path / "a", {16: 10.0}, {16: 10.2}) == ["REV020"]
+    assert _codes(tmp_path / "b", {64: 4.0}, {16: 16.32}) == ["REV020"]  # 261.12 chip-minutes both
+    assert _codes(tmp_path / "c", {16: 10.0}, {16: 10.21}) == ["REV022"]
+
+
 def test_a_smaller_available_system_may_hold_the_largest_point(tmp_path: Path) -> None:
     # POD64 8.2 min misses POD64 8.0 (+2 % = 8.16), but POD16's 16 x 20.3 chip-minutes beat 64 x 8.0 x 1.02.
     assert _codes(tmp_path, {16: 20.0, 64: 8.0}, {16: 20.3, 64: 8.2}) == ["REV020", "REV020"]
