@@ -114,3 +114,9 @@ def test_since_with_the_rounds_swapped_is_exit_2(tmp_path: Path, capsys: pytest.
                          "--current", now], capsys)
     assert rc == 2 and out == ""
     assert "--previous is of round 5.1, later than --current's 5.0" in err
+
+
+def test_the_command_list_names_every_review_step() -> None:
+    from mlsubmit.cli import COMMANDS
+
+    assert all(step in COMMANDS["review"][1] for step in ("borrowing", "Preview", "since"))

@@ -34,7 +34,7 @@ from mlsubmit.findings import Location, Report, Tally
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("review", help="the review period: hyperparameter borrowing")
+    parser = sub.add_parser("review", help="the review period: borrowing, Preview results, changes since last round")
     steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
     borrow = steps.add_parser("borrow", help="is a resubmission a valid hyperparameter borrowing")
     borrow.add_argument("--original", required=True, metavar="DIR", help="our original results/<system>/<benchmark>")
