@@ -125,9 +125,9 @@ def _our_rows(table: Table) -> Iterator[tuple[str, dict[str, str]]]:
         yield cells["details_url"], cells
 
 
-def compare_with_chair(summary: Summary, path: Path) -> list[Finding]:
-    """Every result of ours or the chair's that is missing on the other side or differs."""
-    chair = read_chair(path)
+def compare_with_chair(summary: Summary, chair: ChairSummary) -> list[Finding]:
+    """Every result of ours or the chair's that is missing on the other side or differs (`chair` read first, with
+    `read_chair`, so that a file that cannot be read stops the command before anything is checked or written)."""
     table = summary.detailed if chair.detailed else summary.wide
     groups = _benchmarks(table)
     out: list[Finding] = []

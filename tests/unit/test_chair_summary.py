@@ -215,3 +215,11 @@ def test_against_a_system_only_the_chair_has_names_its_submitter(run_cli: Any,
     code, out = _against(run_cli, tree, chair)
     said = [line for line in out.splitlines() if "REP004" in line]
     assert code == 1 and said and all("REP004 Graphcore pod999 resnet" in line for line in said), said
+
+
+def test_an_unreadable_chair_file_is_exit_2_before_any_summary_is_written(run_cli: Any, tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-csv", tmp_path / "ours.csv",
+                           "--against", tmp_path / "no-such-chair.csv")  # fmt: skip
+    assert code == 2 and "--against" in err and "cannot read it" in err
+    assert not list(tmp_path.glob("ours*")), "a summary was written by a command that ended in exit 2"
