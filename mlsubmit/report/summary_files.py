@@ -25,6 +25,7 @@ from typing import Any
 
 from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.report.summary import Cell, Summary, Table
+from mlsubmit.support.inert import inert
 
 _PRECISION = 10  # pandas' default double_precision for to_json
 
@@ -138,11 +139,20 @@ def write_xlsx(summary: Summary, out: Path) -> None:
         for name in sections:
             section = [r for r in rows if availability_section(r[at["availability"]]) == name]
             if section:
-                sheet.append([name])
+                _append(sheet, [name])
             for row in section:
-                sheet.append([f"{summary.ruleset[:3]}-{index:04}", *row])
+                _append(sheet, [f"{summary.ruleset[:3]}-{index:04}", *row])
                 index += 1
     try:
         book.save(out)
     except OSError as exc:
         raise FatalError(f"cannot write {out}: {exc.strerror or exc}") from exc
+
+
+def _append(sheet: Any, row: list[Any]) -> None:
+    """A row of text from the tree as text: control characters (which a workbook cannot hold) shown as escapes, and
+    a value starting with '=' kept a string, never a formula the chair's spreadsheet would evaluate."""
+    sheet.append([inert(v) if isinstance(v, str) else v for v in row])
+    for cell in sheet[sheet.max_row]:
+        if isinstance(cell.value, str) and cell.data_type == "f":
+            cell.data_type = "s"

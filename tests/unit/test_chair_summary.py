@@ -223,3 +223,20 @@ def test_an_unreadable_chair_file_is_exit_2_before_any_summary_is_written(run_cl
                            "--against", tmp_path / "no-such-chair.csv")  # fmt: skip
     assert code == 2 and "--against" in err and "cannot read it" in err
     assert not list(tmp_path.glob("ours*")), "a summary was written by a command that ended in exit 2"
+
+
+def test_summary_xlsx_holds_a_tree_text_as_inert_text(run_cli: Any, tmp_path: Path) -> None:
+    """Text from system descriptions reaches the chair's workbook as text: a control character (which openpyxl
+    refuses: it was exit 3) is shown as an escape, and a leading '=' stays a string, never a formula."""
+    openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install 'mlsubmit[xlsx]')")
+    tree = write_org(tmp_path / "Org", {"pod16": system(framework="Pop\x1bART", system_name="=HYPERLINK(\"x\")")},
+                     {("pod16", "resnet"): runs([14.0, 14.5, 15.0, 14.25, 14.75], ruleset="1.1.0", evals=35,
+                                                hyperparameters={"global_batch_size": 3264})})  # fmt: skip
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx")
+    assert code in (0, 1), err
+    sheet = openpyxl.load_workbook(tmp_path / "out.xlsx")["closed"]
+    head = [c.value for c in sheet[1]]
+    row = sheet[3]
+    assert row[head.index("framework")].value == "Pop\\x1bART"
+    name = row[head.index("system")]
+    assert name.value == "=HYPERLINK(\"x\")" and name.data_type == "s"
