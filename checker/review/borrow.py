@@ -102,14 +102,18 @@ def _row_findings(b: Borrowing) -> list[Finding]:
         code = _ROW_CODES.get(row.verdict)
         if code is None:
             continue
-        shown = "not logged" if row.resubmitted is None else repr(row.resubmitted)
-        message = (f"{row.key}: resubmitted {shown}, donor {row.donor!r}, original {row.original!r} "
+        message = (f"{row.key}: resubmitted {_shown(row.resubmitted)}, donor {_shown(row.donor)}, original "
+                   f"{_shown(row.original)} "
                    f"({row.verdict}; {b.rules.cite(b.rules.group_line)})")
         out.append(finding(code, path, message, line=row.line, related=[donor_at]))
     if not any(r.verdict == FROM_DONOR for r in b.rows):
         out.append(finding("REV016", path, "no hyperparameter of the resubmission comes from the donor where the "
                            "donor's differs from the original's: this is not a borrowing of the donor's values"))
     return out
+
+
+def _shown(value: Any) -> str:
+    return "not logged" if value is None else repr(value)
 
 
 def donor_findings(b: Borrowing) -> list[Finding]:
