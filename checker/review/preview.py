@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mlsubmit.checker.power.energy import RunEnergy, entry_energy
 from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
+from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.systems.descriptions import knowledge, norm, summarize
 
 from mlsubmit.codes import finding
@@ -125,8 +126,18 @@ def _left_out(entry: Entry, wanted: str) -> str | None:
     if entry.accelerators is None:
         return "no scale (number_of_nodes x accelerators_per_node of its system description)"
     if entry.minutes is None or not math.isfinite(entry.minutes):
-        return "no score (too many runs without a finite time to train for the olympic mean)"
+        return f"no score ({_why_no_score(entry)})"
     return None
+
+
+def _why_no_score(entry: Entry) -> str:
+    """Too many runs without a finite time, or too few runs at all, for the olympic mean."""
+    drop = benchmarks.dropped(entry.benchmark)
+    timed = sum(1 for f in entry.runs if f.converged and f.minutes is not None and math.isfinite(f.minutes))
+    if len(entry.runs) - timed > drop:
+        return "too many runs without a finite time to train for the olympic mean"
+    return (f"{timed} run{'' if timed == 1 else 's'} with a finite time to train: too few for the olympic mean, "
+            f"which drops {drop} at each end")
 
 
 def num(value: float) -> str:
