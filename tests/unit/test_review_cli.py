@@ -120,3 +120,12 @@ def test_the_command_list_names_every_review_step() -> None:
     from mlsubmit.cli import COMMANDS
 
     assert all(step in COMMANDS["review"][1] for step in ("borrowing", "Preview", "since"))
+
+
+def test_since_takes_organisation_trees_not_round_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder of organisations compared 0 system descriptions and mixed the entries of every organisation."""
+    _sincetrees(tmp_path / "round")
+    rc, out, err = _run(["review", "since", "--ruleset", "1.0.0", "--previous-ruleset", "1.0.0", "--previous",
+                         str(tmp_path / "round"), "--current", str(tmp_path / "round" / "b")], capsys)
+    assert rc == 2 and out == ""
+    assert f"--previous {tmp_path / 'round'}: not an organisation tree (no results/ folder in it)" in err
