@@ -23,9 +23,12 @@ from pathlib import Path
 from mlsubmit.checker.power.energy import RunEnergy, entry_energy
 from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
 from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path
 from mlsubmit.checker.systems.descriptions import knowledge, norm, summarize
+from mlsubmit.checker.tree.params import version
 
 from mlsubmit.codes import finding
+from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Location
 
 NOISE = 0.02  # SR §Preview Systems L753: "up to a 2% degradation in performance will be accepted"
@@ -140,6 +143,12 @@ def _why_no_score(entry: Entry) -> str:
             f"which drops {drop} at each end")
 
 
+def _round(trees: list[str]) -> str | None:
+    """The one round all the trees are in, when their training_results_vX.Y folders say it."""
+    found = {ruleset_of_path(Path(t)) for t in trees}
+    return found.pop() if len(found) == 1 else None
+
+
 def num(value: float) -> str:
     """Three decimals, as the results tables give times; a huge value (a log's odd timestamps) in short form."""
     return f"{value:.3f}" if abs(value) < 1e9 else f"{value:.6g}"
@@ -181,7 +190,12 @@ def _no_energy(preview: Point, available: Point) -> str:
 
 
 def check_preview(previous: list[str], current: list[str]) -> tuple[list[Comparison], list[Finding]]:
-    """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`."""
+    """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`; a usage
+    error when both sides name their round (training_results_vX.Y) and `previous` is not the earlier one."""
+    before_round, now_round = _round(previous), _round(current)
+    if before_round and now_round and version(before_round) >= version(now_round):
+        raise UsageError(f"review preview: --previous is of round {round_name(before_round)}, not earlier than "
+                         f"--current's {round_name(now_round)}; give last round's trees as --previous")
     (before, left_before), (now, left_now) = points(previous, "Preview"), points(current, "Available")
     comparisons: list[Comparison] = []
     found: list[Finding] = [*left_before, *left_now]

@@ -67,3 +67,16 @@ def test_corpus_v10_previews_have_no_available_v11_result(corpus: Path) -> None:
     # v1.1's only Available TPU v4 bert is Google's open 4096-core run: not the closed Preview's division.
     _, found = check_preview([str(corpus / "training_results_v1.0")], [str(corpus / "training_results_v1.1")])
     assert [f.code for f in found] == ["REV021"] * 15
+
+
+@pytest.mark.parametrize(("before", "now"), [("1.1", "1.0"), ("1.0", "1.0")])
+def test_previous_not_of_an_earlier_round_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    before: str, now: str) -> None:
+    """Swapped rounds compared the newer round's Preview results (none: a silent pass); one round twice judged
+    its Preview results against its own Available ones (REV021/REV022 for every point)."""
+    a = _tree(tmp_path / "a" / f"training_results_v{before}" / "Org", "preview", {16: 20.0})
+    b = _tree(tmp_path / "b" / f"training_results_v{now}" / "Org", "onprem", {16: 25.0})
+    rc = main(["review", "preview", "--previous", a, "--current", b])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == ""
+    assert f"--previous is of round {before}, not earlier than --current's {now}" in err
