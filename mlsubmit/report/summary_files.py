@@ -119,15 +119,23 @@ def availability_section(status: Cell) -> str:
     return _AVAILABILITY[index] if index is not None else str(status)
 
 
-def write_xlsx(summary: Summary, out: Path) -> None:
-    """The wide table as a workbook: a sheet per division, rows grouped by availability, each with an ID
-    `<round>-NNNN` (the summarizer's layout, without its styling)."""
+def xlsx_ready(out: Path) -> Any:
+    """openpyxl's Workbook, or a usage error (asked before anything is checked or written): a name not ending in
+    .xlsx, or openpyxl not installed."""
+    if not out.name.endswith(".xlsx") or out.name == ".xlsx":
+        raise UsageError(f"--summary-xlsx {out}: the name must end in .xlsx")
     try:
         from openpyxl import Workbook  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError as exc:
         raise UsageError("--summary-xlsx needs openpyxl: pip install 'mlsubmit[xlsx]' (or pip install openpyxl)") \
             from exc
-    book = Workbook()
+    return Workbook
+
+
+def write_xlsx(summary: Summary, out: Path) -> None:
+    """The wide table as a workbook: a sheet per division, rows grouped by availability, each with an ID
+    `<round>-NNNN` (the summarizer's layout, without its styling)."""
+    book = xlsx_ready(out)()  # openpyxl's Workbook
     book.remove(book.active)
     table, index = summary.wide, 0
     at = {name: i for i, name in enumerate(table.columns)}

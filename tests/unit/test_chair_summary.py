@@ -240,3 +240,19 @@ def test_summary_xlsx_holds_a_tree_text_as_inert_text(run_cli: Any, tmp_path: Pa
     assert row[head.index("framework")].value == "Pop\\x1bART"
     name = row[head.index("system")]
     assert name.value == "=HYPERLINK(\"x\")" and name.data_type == "s"
+
+
+def test_summary_xlsx_without_openpyxl_writes_no_csv_either(run_cli: Any, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exit 2 is said before the check: no summary CSV files are left behind by a command that failed."""
+    monkeypatch.setitem(sys.modules, "openpyxl", None)
+    tree = _tree(tmp_path)
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx",
+                           "--summary-csv", tmp_path / "out.csv")  # fmt: skip
+    assert code == 2 and "openpyxl" in err
+    assert not list(tmp_path.glob("out*")), list(tmp_path.glob("out*"))
+
+
+def test_summary_xlsx_name_must_end_in_xlsx(run_cli: Any, tmp_path: Path) -> None:
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tmp_path, "--summary-xlsx", tmp_path / "out.csv")
+    assert code == 2 and "must end in .xlsx" in err

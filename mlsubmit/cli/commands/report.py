@@ -70,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
         from mlsubmit.report.summary_files import summary_paths
 
         summary_paths(args.summary_csv)  # a bad name is a usage error before anything is checked
+    if args.summary_xlsx:
+        from mlsubmit.report.summary_files import xlsx_ready
+
+        xlsx_ready(args.summary_xlsx)  # so is a bad name or no openpyxl
     chair = None
     if args.against:
         from mlsubmit.report.against import read_chair
