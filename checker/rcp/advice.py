@@ -25,13 +25,12 @@ from typing import Any
 
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
 from mlsubmit.checker.logs.reader import ParsedLog
-from mlsubmit.checker.rcp import npstats, rcp_file
+from mlsubmit.checker.rcp import npstats, rcp_file, runs_key
 from mlsubmit.checker.rounds import benchmarks
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
 
-_SAMPLES = ("llama2_70b_lora", "flux1")  # benchmarks whose RCPs count samples, as the reference reads them
 _TOLERANCE = Tolerance()
 # RCP files name some hyperparameters otherwise than the logs (and mllog's constants) do: RCP name -> log key.
 LOG_KEYS: dict[str, dict[str, str]] = {
@@ -80,7 +79,7 @@ def _point(name: str, raw: Any) -> Point | None:
     if not isinstance(raw, dict):
         return None
     benchmark = raw.get("Benchmark")
-    runs = raw.get("samples to converge" if benchmark in _SAMPLES else "Epochs to converge")
+    runs = raw.get(runs_key(benchmark))
     bs, hps = raw.get("BS"), raw.get("Hyperparams", {})
     if not isinstance(runs, list) or not runs or not all(isinstance(r, (int, float)) for r in runs):
         return None

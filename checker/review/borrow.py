@@ -15,6 +15,7 @@ from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.review.entries import Entry
 from mlsubmit.checker.review.rules import BorrowRules
 from mlsubmit.checker.review.scale import scale_findings, system_findings
+from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
@@ -102,14 +103,18 @@ def _row_findings(b: Borrowing) -> list[Finding]:
         code = _ROW_CODES.get(row.verdict)
         if code is None:
             continue
-        shown = "not logged" if row.resubmitted is None else repr(row.resubmitted)
-        message = (f"{row.key}: resubmitted {shown}, donor {row.donor!r}, original {row.original!r} "
+        message = (f"{row.key}: resubmitted {_shown(row.resubmitted)}, donor {_shown(row.donor)}, original "
+                   f"{_shown(row.original)} "
                    f"({row.verdict}; {b.rules.cite(b.rules.group_line)})")
         out.append(finding(code, path, message, line=row.line, related=[donor_at]))
     if not any(r.verdict == FROM_DONOR for r in b.rows):
         out.append(finding("REV016", path, "no hyperparameter of the resubmission comes from the donor where the "
                            "donor's differs from the original's: this is not a borrowing of the donor's values"))
     return out
+
+
+def _shown(value: Any) -> str:
+    return "not logged" if value is None else repr(value)
 
 
 def donor_findings(b: Borrowing) -> list[Finding]:
@@ -128,6 +133,12 @@ def donor_findings(b: Borrowing) -> list[Finding]:
     elif b.donor.org is not None and b.donor.org == b.original.org:
         out.append(finding("REV011", path, f"the donor's entry is {b.donor.org}'s own: borrowing takes another "
                            f"submitter's hyperparameters ({rules.cite(rules.group_line)})",
+                           related=[Location(b.donor.first.path)]))
+    theirs, ours = ruleset_of_path(b.donor.folder), ruleset_of_path(b.original.folder)
+    if theirs and ours and theirs != ours:  # "during the review period": this round's entries only
+        out.append(finding("REV011", path, f"the donor's entry is of round {round_name(theirs)}, the original of "
+                           f"{round_name(ours)}: borrow from an entry of the same round "
+                           f"({rules.cite(rules.group_line)})",
                            related=[Location(b.donor.first.path)]))
     return out
 

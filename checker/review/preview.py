@@ -22,12 +22,17 @@ from pathlib import Path
 
 from mlsubmit.checker.power.energy import RunEnergy, entry_energy
 from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path
 from mlsubmit.checker.systems.descriptions import knowledge, norm, summarize
+from mlsubmit.checker.tree.params import version
 
 from mlsubmit.codes import finding
+from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Location
 
 NOISE = 0.02  # SR §Preview Systems L753: "up to a 2% degradation in performance will be accepted"
+_ULP = 1e-9  # relative: a result exactly 2 % slower is at the limit, though 10.0 x 1.02 < 10.2 in floats
 CITE = "submission_rules.adoc §Preview Systems L753-755"
 _SCALE_SUFFIX = re.compile(r"[-_ x]*[0-9]+$")
 
@@ -76,7 +81,7 @@ class Comparison:
 
     @property
     def held(self) -> bool:
-        return self.got <= self.allowed
+        return self.got <= self.allowed * (1 + _ULP)
 
     @property
     def unit(self) -> str:
@@ -124,8 +129,24 @@ def _left_out(entry: Entry, wanted: str) -> str | None:
     if entry.accelerators is None:
         return "no scale (number_of_nodes x accelerators_per_node of its system description)"
     if entry.minutes is None or not math.isfinite(entry.minutes):
-        return "no score (too many runs without a finite time to train for the olympic mean)"
+        return f"no score ({_why_no_score(entry)})"
     return None
+
+
+def _why_no_score(entry: Entry) -> str:
+    """Too many runs without a finite time, or too few runs at all, for the olympic mean."""
+    drop = benchmarks.dropped(entry.benchmark)
+    timed = sum(1 for f in entry.runs if f.converged and f.minutes is not None and math.isfinite(f.minutes))
+    if len(entry.runs) - timed > drop:
+        return "too many runs without a finite time to train for the olympic mean"
+    return (f"{timed} run{'' if timed == 1 else 's'} with a finite time to train: too few for the olympic mean, "
+            f"which drops {drop} at each end")
+
+
+def _round(trees: list[str]) -> str | None:
+    """The one round all the trees are in, when their training_results_vX.Y folders say it."""
+    found = {ruleset_of_path(Path(t)) for t in trees}
+    return found.pop() if len(found) == 1 else None
 
 
 def num(value: float) -> str:
@@ -169,7 +190,12 @@ def _no_energy(preview: Point, available: Point) -> str:
 
 
 def check_preview(previous: list[str], current: list[str]) -> tuple[list[Comparison], list[Finding]]:
-    """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`."""
+    """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`; a usage
+    error when both sides name their round (training_results_vX.Y) and `previous` is not the earlier one."""
+    before_round, now_round = _round(previous), _round(current)
+    if before_round and now_round and version(before_round) >= version(now_round):
+        raise UsageError(f"review preview: --previous is of round {round_name(before_round)}, not earlier than "
+                         f"--current's {round_name(now_round)}; give last round's trees as --previous")
     (before, left_before), (now, left_now) = points(previous, "Preview"), points(current, "Available")
     comparisons: list[Comparison] = []
     found: list[Finding] = [*left_before, *left_now]

@@ -14,9 +14,12 @@ from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
 from mlsubmit.checker.review.entries import entry_folders_all, json_type, read_entry
 from mlsubmit.checker.review.rules import rules_for
 from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.systems.jsonfile import read_json
+from mlsubmit.checker.tree.params import version
 
 from mlsubmit.codes import finding
+from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Location
 
 
@@ -112,6 +115,11 @@ def since_counts(before: str, now: str) -> tuple[int, int, int]:
 
 
 def check_since(before: str, now: str, rulesets: tuple[str, str]) -> list[Finding]:
+    """Everything that changed; a usage error when the previous tree is of a later round (swapped trees would call
+    the newer round's benchmarks retired)."""
+    if version(rulesets[0]) > version(rulesets[1]):
+        raise UsageError(f"review since: --previous is of round {round_name(rulesets[0])}, later than --current's "
+                         f"{round_name(rulesets[1])}; give last round's tree as --previous")
     a, b = Path(before), Path(now)
     return [*system_findings(a, b), *benchmark_findings(a, b, rulesets[1]), *moved_findings(a, b, rulesets),
             *rule_findings(b, rulesets)]

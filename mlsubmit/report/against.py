@@ -3,7 +3,8 @@
 The chair's file is the result summarizer's OUT.csv (a column per benchmark) or OUT_detailed.csv (six per
 benchmark). Rows are matched by `details_url`, which names the submitter and the system file; a result is a
 system x benchmark. Numbers are equal when they agree to the precision the chair's cell is printed with, so a
-summary rounded by a spreadsheet still matches. Each result that differs or is missing is one finding.
+summary rounded by a spreadsheet still matches. Each result that differs or is missing is one finding. A system's
+row repeated in the chair's file (a hand-merged summary) is compared row by row, so no repeat hides a result.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class ChairRow:
 class ChairSummary:
     path: str
     columns: list[str]
-    rows: dict[str, ChairRow]  # by details_url
+    rows: dict[str, list[ChairRow]]  # by details_url, in file order
 
     @property
     def detailed(self) -> bool:
@@ -52,11 +53,11 @@ def read_chair(path: Path) -> ChairSummary:
     header = next(reader, [])
     if "details_url" not in header or "system" not in header:
         raise FatalError(f"--against {path}: not a result summarizer CSV (no details_url or system column)")
-    rows: dict[str, ChairRow] = {}
+    rows: dict[str, list[ChairRow]] = {}
     start = reader.line_num + 1
     for values in reader:
         cells = dict(zip(header, values, strict=False))
-        rows.setdefault(cells.get("details_url", ""), ChairRow(start, cells))
+        rows.setdefault(cells.get("details_url", ""), []).append(ChairRow(start, cells))
         start = reader.line_num + 1
     return ChairSummary(str(path), header, rows)
 
@@ -92,11 +93,11 @@ def _present(cells: dict[str, str], names: Sequence[str]) -> bool:
     return any(cells.get(n, "") != "" for n in names if n.endswith(":time_to_train") or ":" not in n)
 
 
-def _result(chair: ChairSummary, mine: dict[str, str], url: str, bench: str, names: list[str]) -> Finding | None:
+def _result(chair: ChairSummary, mine: dict[str, str], url: str, bench: str, names: list[str],
+            row: ChairRow | None) -> Finding | None:  # fmt: skip
     system = url.rsplit("/", 1)[-1].removesuffix(".json")
-    row = chair.rows.get(url)
     theirs = row.cells if row is not None else {}
-    where = f"{mine.get('submitter', '')} {system} {bench}"
+    where = f"{mine.get('submitter') or theirs.get('submitter', '')} {system} {bench}"
     if not _present(mine, names):
         if row is None or not _present(theirs, names):
             return None
@@ -124,20 +125,22 @@ def _our_rows(table: Table) -> Iterator[tuple[str, dict[str, str]]]:
         yield cells["details_url"], cells
 
 
-def compare_with_chair(summary: Summary, path: Path) -> list[Finding]:
-    """Every result of ours or the chair's that is missing on the other side or differs."""
-    chair = read_chair(path)
+def compare_with_chair(summary: Summary, chair: ChairSummary) -> list[Finding]:
+    """Every result of ours or the chair's that is missing on the other side or differs (`chair` read first, with
+    `read_chair`, so that a file that cannot be read stops the command before anything is checked or written)."""
     table = summary.detailed if chair.detailed else summary.wide
     groups = _benchmarks(table)
     out: list[Finding] = []
     ours = dict(_our_rows(table))
     # a round's summary holds every submitter: only ours are compared
     submitters = {cells.get("submitter") for cells in ours.values()}
-    theirs = {url for url, row in chair.rows.items() if row.cells.get("submitter") in submitters}
+    theirs = {url for url, rows in chair.rows.items() if any(r.cells.get("submitter") in submitters for r in rows)}
     for url in sorted(set(ours) | theirs):
         mine = ours.get(url, {})
         for bench, names in groups.items():
-            found = _result(chair, mine, url, bench, names)
-            if found is not None:
-                out.append(found)
+            rows: list[ChairRow | None] = [*chair.rows.get(url, [])] or [None]
+            for row in rows:
+                found = _result(chair, mine, url, bench, names, row)
+                if found is not None:
+                    out.append(found)
     return out

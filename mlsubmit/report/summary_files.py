@@ -25,6 +25,7 @@ from typing import Any
 
 from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.report.summary import Cell, Summary, Table
+from mlsubmit.support.inert import inert
 
 _PRECISION = 10  # pandas' default double_precision for to_json
 
@@ -118,15 +119,23 @@ def availability_section(status: Cell) -> str:
     return _AVAILABILITY[index] if index is not None else str(status)
 
 
-def write_xlsx(summary: Summary, out: Path) -> None:
-    """The wide table as a workbook: a sheet per division, rows grouped by availability, each with an ID
-    `<round>-NNNN` (the summarizer's layout, without its styling)."""
+def xlsx_ready(out: Path) -> Any:
+    """openpyxl's Workbook, or a usage error (asked before anything is checked or written): a name not ending in
+    .xlsx, or openpyxl not installed."""
+    if not out.name.endswith(".xlsx") or out.name == ".xlsx":
+        raise UsageError(f"--summary-xlsx {out}: the name must end in .xlsx")
     try:
         from openpyxl import Workbook  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError as exc:
         raise UsageError("--summary-xlsx needs openpyxl: pip install 'mlsubmit[xlsx]' (or pip install openpyxl)") \
             from exc
-    book = Workbook()
+    return Workbook
+
+
+def write_xlsx(summary: Summary, out: Path) -> None:
+    """The wide table as a workbook: a sheet per division, rows grouped by availability, each with an ID
+    `<round>-NNNN` (the summarizer's layout, without its styling)."""
+    book = xlsx_ready(out)()  # openpyxl's Workbook
     book.remove(book.active)
     table, index = summary.wide, 0
     at = {name: i for i, name in enumerate(table.columns)}
@@ -138,11 +147,20 @@ def write_xlsx(summary: Summary, out: Path) -> None:
         for name in sections:
             section = [r for r in rows if availability_section(r[at["availability"]]) == name]
             if section:
-                sheet.append([name])
+                _append(sheet, [name])
             for row in section:
-                sheet.append([f"{summary.ruleset[:3]}-{index:04}", *row])
+                _append(sheet, [f"{summary.ruleset[:3]}-{index:04}", *row])
                 index += 1
     try:
         book.save(out)
     except OSError as exc:
         raise FatalError(f"cannot write {out}: {exc.strerror or exc}") from exc
+
+
+def _append(sheet: Any, row: list[Any]) -> None:
+    """A row of text from the tree as text: control characters (which a workbook cannot hold) shown as escapes, and
+    a value starting with '=' kept a string, never a formula the chair's spreadsheet would evaluate."""
+    sheet.append([inert(v) if isinstance(v, str) else v for v in row])
+    for cell in sheet[sheet.max_row]:
+        if isinstance(cell.value, str) and cell.data_type == "f":
+            cell.data_type = "s"

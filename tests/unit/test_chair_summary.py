@@ -192,3 +192,67 @@ def test_batch_size_cells_are_finite_numbers_or_minus_one() -> None:
 
     assert _number(3072, -1.0) == 3072.0
     assert _number(float("inf"), -1.0) == -1.0 and _number(True, -1.0) == -1.0 and _number("8", -1.0) == -1.0
+
+
+def test_against_a_repeated_row_with_another_time(run_cli: Any, summarized: tuple[Path, Path, int]) -> None:
+    """A chair's file holding the system's row twice, the second with another time: that row is compared too."""
+    tree, chair, _ = summarized
+    lines = chair.read_text(encoding="utf-8").splitlines(keepends=True)
+    cells = next(line for line in lines if "/pod16.json" in line).split(",")
+    cells[lines[0].split(",").index("resnet")] = "19.5"
+    chair.write_text("".join(lines) + ",".join(cells), encoding="utf-8")
+    code, out = _against(run_cli, tree, chair)
+    assert code == 1 and "REP003" in out and "chair '19.5'" in out
+    assert f"chair.csv:{len(lines) + 1}: error REP003" in out
+
+
+def test_against_a_system_only_the_chair_has_names_its_submitter(run_cli: Any,
+                                                                  summarized: tuple[Path, Path, int]) -> None:
+    tree, chair, _ = summarized
+    lines = chair.read_text(encoding="utf-8").splitlines(keepends=True)
+    row = next(line for line in lines if "/pod16.json" in line)
+    chair.write_text("".join(lines) + row.replace("/pod16.json", "/pod999.json"), encoding="utf-8")
+    code, out = _against(run_cli, tree, chair)
+    said = [line for line in out.splitlines() if "REP004" in line]
+    assert code == 1 and said and all("REP004 Graphcore pod999 resnet" in line for line in said), said
+
+
+def test_an_unreadable_chair_file_is_exit_2_before_any_summary_is_written(run_cli: Any, tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-csv", tmp_path / "ours.csv",
+                           "--against", tmp_path / "no-such-chair.csv")  # fmt: skip
+    assert code == 2 and "--against" in err and "cannot read it" in err
+    assert not list(tmp_path.glob("ours*")), "a summary was written by a command that ended in exit 2"
+
+
+def test_summary_xlsx_holds_a_tree_text_as_inert_text(run_cli: Any, tmp_path: Path) -> None:
+    """Text from system descriptions reaches the chair's workbook as text: a control character (which openpyxl
+    refuses: it was exit 3) is shown as an escape, and a leading '=' stays a string, never a formula."""
+    openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install 'mlsubmit[xlsx]')")
+    tree = write_org(tmp_path / "Org", {"pod16": system(framework="Pop\x1bART", system_name="=HYPERLINK(\"x\")")},
+                     {("pod16", "resnet"): runs([14.0, 14.5, 15.0, 14.25, 14.75], ruleset="1.1.0", evals=35,
+                                                hyperparameters={"global_batch_size": 3264})})  # fmt: skip
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx")
+    assert code in (0, 1), err
+    sheet = openpyxl.load_workbook(tmp_path / "out.xlsx")["closed"]
+    head = [c.value for c in sheet[1]]
+    row = sheet[3]
+    assert row[head.index("framework")].value == "Pop\\x1bART"
+    name = row[head.index("system")]
+    assert name.value == "=HYPERLINK(\"x\")" and name.data_type == "s"
+
+
+def test_summary_xlsx_without_openpyxl_writes_no_csv_either(run_cli: Any, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exit 2 is said before the check: no summary CSV files are left behind by a command that failed."""
+    monkeypatch.setitem(sys.modules, "openpyxl", None)
+    tree = _tree(tmp_path)
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx",
+                           "--summary-csv", tmp_path / "out.csv")  # fmt: skip
+    assert code == 2 and "openpyxl" in err
+    assert not list(tmp_path.glob("out*")), list(tmp_path.glob("out*"))
+
+
+def test_summary_xlsx_name_must_end_in_xlsx(run_cli: Any, tmp_path: Path) -> None:
+    code, _, err = run_cli("report", "--ruleset", "1.1.0", tmp_path, "--summary-xlsx", tmp_path / "out.csv")
+    assert code == 2 and "must end in .xlsx" in err

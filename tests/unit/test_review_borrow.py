@@ -158,3 +158,25 @@ def test_batchnorm_span_may_change(tmp_path: Path) -> None:
 def test_another_resnet_value_still_needs_evidence(tmp_path: Path) -> None:
     assert _codes(_trees(tmp_path, {**THEIRS, "lars_opt_momentum": 0.8}, benchmark="resnet")) == ["REV003",
                                                                                                     "REV010"]
+
+
+def test_a_value_not_logged_is_said_so_on_every_side(tmp_path: Path) -> None:
+    """A key only the resubmission logs: the donor's and the original's sides say 'not logged', not 'None'."""
+    paths = _trees(tmp_path, {**THEIRS, "opt_custom_knob": 3})
+    rules = rules_for("1.0.0")
+    assert rules is not None
+    got = check_borrowing(*(read_entry(paths[k]) for k in ("original", "resubmitted", "donor")), rules, "1.0.0")
+    said = next(f.message for f in got.findings if f.message.startswith("opt_custom_knob:"))
+    assert said.startswith("opt_custom_knob: resubmitted 3, donor not logged, original not logged"), said
+
+
+def test_a_donor_of_another_round_cannot_be_borrowed_from(tmp_path: Path) -> None:
+    """Borrowing happens in a round's review period, from that round's entries: a donor published in another
+    round is REV011; the same donor in the original's round is valid."""
+    paths = _trees(tmp_path / "training_results_v1.0", THEIRS)
+    assert _codes(paths) == ["REV010"]
+    moved = tmp_path / "training_results_v1.1" / "other"
+    moved.parent.mkdir()
+    (tmp_path / "training_results_v1.0" / "other").rename(moved)
+    codes = _codes({**paths, "donor": moved / "results" / "sys" / "bert"})
+    assert codes == ["REV011", "REV017"]

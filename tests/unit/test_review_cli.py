@@ -104,3 +104,28 @@ def test_every_catalogued_code_fits_the_report_schema() -> None:
 
     pattern = load_schema("report.schema.json")["$defs"]["finding"]["properties"]["code"]["pattern"]
     assert [code for code in catalogue() if not re.match(pattern, code)] == []  # POW and REV were missing
+
+
+def test_since_with_the_rounds_swapped_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--previous of a later round than --current is the two trees given the wrong way round: the benchmarks of
+    the newer round would be called 'retired' (REV034) and the older round's 'new'."""
+    before, now = _sincetrees(tmp_path)
+    rc, out, err = _run(["review", "since", "--previous-ruleset", "5.1.0", "--ruleset", "5.0.0", "--previous", before,
+                         "--current", now], capsys)
+    assert rc == 2 and out == ""
+    assert "--previous is of round 5.1, later than --current's 5.0" in err
+
+
+def test_the_command_list_names_every_review_step() -> None:
+    from mlsubmit.cli import COMMANDS
+
+    assert all(step in COMMANDS["review"][1] for step in ("borrowing", "Preview", "since"))
+
+
+def test_since_takes_organisation_trees_not_round_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder of organisations compared 0 system descriptions and mixed the entries of every organisation."""
+    _sincetrees(tmp_path / "round")
+    rc, out, err = _run(["review", "since", "--ruleset", "1.0.0", "--previous-ruleset", "1.0.0", "--previous",
+                         str(tmp_path / "round"), "--current", str(tmp_path / "round" / "b")], capsys)
+    assert rc == 2 and out == ""
+    assert f"--previous {tmp_path / 'round'}: not an organisation tree (no results/ folder in it)" in err

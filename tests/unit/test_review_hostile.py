@@ -11,7 +11,7 @@ import pytest
 from reviewfix import THEIRS, preview_tree, trees
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth_org import system, write_org
+from mlsubmit.testing.synth_org import runs, system, write_org
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -103,3 +103,16 @@ def test_system_not_an_object_in_preview_and_since(tmp_path: Path, capsys: pytes
     rc, out, _ = _run(["review", "since", "--ruleset", "1.0.0", "--previous-ruleset", "1.0.0", "--previous", before,
                        "--current", now], capsys)
     assert rc == 0 and "systems/pod16.json changed since the previous round: a JSON object -> a JSON string" in out
+
+
+def test_an_entry_of_one_run_is_said_to_have_too_few_runs(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """One run, finite and converged: the olympic mean has nothing left after dropping, which is not a run
+    without a finite time."""
+    before = preview_tree(tmp_path / "a", "preview", {16: 20.0})
+    now = tmp_path / "b"
+    write_org(now, {"pod16": system(status="onprem", system_name="IPU-POD16")}, {("pod16", "bert"): runs([20.0])})
+    rc, out, _ = _run(["review", "preview", "--previous", before, "--current", str(now)], capsys)
+    assert rc == 1
+    assert "warning REV024 pod16/bert: no score (1 run with a finite time to train: too few for the olympic mean" \
+        in out, out

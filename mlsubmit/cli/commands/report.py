@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mlsubmit.checker import CheckOptions, CheckRun, run_check
 from mlsubmit.cli.progress import tracker
@@ -19,6 +20,9 @@ from mlsubmit.report.compare import unknown_baseline
 from mlsubmit.report.data import ReportData, collect
 from mlsubmit.report.inputs import load_prices
 from mlsubmit.report.tables import WRITERS
+
+if TYPE_CHECKING:
+    from mlsubmit.report.against import ChairSummary
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,6 +70,15 @@ def run(args: argparse.Namespace) -> int:
         from mlsubmit.report.summary_files import summary_paths
 
         summary_paths(args.summary_csv)  # a bad name is a usage error before anything is checked
+    if args.summary_xlsx:
+        from mlsubmit.report.summary_files import xlsx_ready
+
+        xlsx_ready(args.summary_xlsx)  # so is a bad name or no openpyxl
+    chair = None
+    if args.against:
+        from mlsubmit.report.against import read_chair
+
+        chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
     result = run_check(args.paths, options, progress=tracker)
     data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
@@ -74,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             raise FatalError(problem)
     data.paths = list(args.paths)
-    _chair_summary(args, data, result)
+    _chair_summary(args, data, result, chair)
     writer = WRITERS[args.format]
     if args.output:
         import io
@@ -91,9 +104,10 @@ def run(args: argparse.Namespace) -> int:
     return result.report.exit_code()
 
 
-def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun) -> None:
+def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
+                   chair: ChairSummary | None) -> None:  # fmt: skip
     """--summary-csv, --summary-xlsx and --against: the summary built once; --against's findings join the report."""
-    if not (args.summary_csv or args.summary_xlsx or args.against):
+    if not (args.summary_csv or args.summary_xlsx or chair):
         return
     from mlsubmit.report.summary import build
 
@@ -106,10 +120,10 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun)
         from mlsubmit.report.summary_files import write_xlsx
 
         write_xlsx(summary, args.summary_xlsx)
-    if args.against:
+    if chair is not None:
         from mlsubmit.report.against import compare_with_chair
 
-        found = compare_with_chair(summary, args.against)
+        found = compare_with_chair(summary, chair)
         for item in found:
             result.report.add(item)
         data.findings.extend(found)

@@ -34,7 +34,7 @@ from mlsubmit.findings import Location, Report, Tally
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("review", help="the review period: hyperparameter borrowing")
+    parser = sub.add_parser("review", help="the review period: borrowing, Preview results, changes since last round")
     steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
     borrow = steps.add_parser("borrow", help="is a resubmission a valid hyperparameter borrowing")
     borrow.add_argument("--original", required=True, metavar="DIR", help="our original results/<system>/<benchmark>")
@@ -103,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _since(args: argparse.Namespace) -> int:
+    for option in ("previous", "current"):  # one organisation each: a round folder would mix every organisation's
+        if not os.path.isdir(os.path.join(getattr(args, option), "results")):
+            raise UsageError(f"--{option} {getattr(args, option)}: not an organisation tree (no results/ folder in "
+                             "it); give our organisation's folder of each round")
     rulesets = (_ruleset(args.previous_ruleset, args.previous, "--previous-ruleset"),
                 _ruleset(args.ruleset, args.current))
     report = Report(strict=args.strict)
