@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -42,6 +43,16 @@ def corpus() -> Path:
     if path is None:
         pytest.skip("real submissions not found: set MLSUBMIT_CORPUS or put them at ../shared/corpus")
     return path
+
+
+@pytest.fixture(scope="session")
+def reference_summaries(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The reference summarizer's files for every corpus tree, run once (tests/summarizer_run.py): its output folder
+    and, per tree name, the package checker's and both summarizer passes' exit status."""
+    from summarizer_run import run_all
+
+    out = tmp_path_factory.mktemp("chair")
+    return out, run_all(corpus, out)
 
 
 @pytest.fixture

@@ -2,26 +2,22 @@
 
 The reference runs as the chair runs it in `verify_for_vX.Y_training.sh`: the package checker first (its RCP step
 settles each closed folder's `scaling.json`), then `result_summarizer ORG training X.Y.Z --csv OUT.csv`. Both write
-into the tree, so they run on a copy, in one subprocess for all trees (this file is also its driver), once per test
-session. Ours runs on the corpus itself and writes nothing there. The four files are compared cell by cell (a
-number to the precision the reference prints it, which is the float's shortest text) and then byte by byte.
+into the tree, so they run on a copy, in one subprocess for all trees, once per test session (`tests/summarizer_run.py`,
+shared with test_report_reference). Ours runs on the corpus itself and writes nothing there. The four files are
+compared cell by cell (a number to the precision the reference prints it, which is the float's shortest text) and
+then byte by byte.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import json
 import os
-import runpy
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from summarizer_run import TOLERANCE, compare, corpus_trees, ours, scores_of_rows
 
 SUFFIXES = (".csv", ".json", "_detailed.csv", "_detailed.json")
 # A tree where the reference summarizer fails or differs for a known reason: tree name -> the reason. None today.
@@ -34,55 +30,7 @@ CHECKER_CRASHES = {
 }
 
 
-# --- the driver: runs inside a subprocess -------------------------------------------------------------------------
-
-
-def _module(name: str, argv: list[str]) -> str:
-    """Run `python -m name argv...` in this process; its exit status, or the exception it raised."""
-    saved = sys.argv
-    sys.argv = [name, *argv]
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            runpy.run_module(name, run_name="__main__", alter_sys=False)
-        return "0"
-    except SystemExit as exc:
-        return str(exc.code if exc.code is not None else 0)
-    except Exception as exc:  # the reference's own crash: reported per tree, never hidden
-        return f"{type(exc).__name__}: {exc}"[:300]
-    finally:
-        sys.argv = saved
-
-
-def _driver(out: str, items: list[str]) -> int:
-    import logging
-
-    logging.disable(logging.CRITICAL)
-    result = {}
-    for item in items:
-        name, source, ruleset = item.split("=")
-        copy = os.path.join(out, "copy", name, os.path.basename(source))
-        shutil.copytree(source, copy)
-        here = os.getcwd()
-        os.chdir(out)  # both write beside themselves: package_checker.log, and summary.json without --csv
-        try:
-            checker = _module("mlperf_logging.package_checker", [copy, "training", ruleset])
-            summarizer = _module("mlperf_logging.result_summarizer",
-                                 [copy, "training", ruleset, "--csv", os.path.join(out, f"{name}.csv")])
-        finally:
-            os.chdir(here)
-        result[name] = {"package_checker": checker, "summarizer": summarizer}
-    json.dump(result, sys.stdout)
-    return 0
-
-
 # --- the tests ----------------------------------------------------------------------------------------------------
-
-
-def corpus_trees(corpus: Path) -> list[tuple[str, Path, str]]:
-    from differential import rounds  # here, not at the top: this file also runs as the driver script
-
-    return [(f"{rnd}_{org.name}", org, ruleset) for rnd, ruleset in rounds(corpus).items()
-            for org in sorted((corpus / rnd).iterdir()) if (org / "results").is_dir()]  # fmt: skip
 
 
 def summarizer_layout_is_ours() -> bool:
@@ -91,16 +39,6 @@ def summarizer_layout_is_ours() -> bool:
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
     return hasattr(rs, "_get_strong_scaling_metric_schema")
-
-
-@pytest.fixture(scope="session")
-def reference_summaries(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    out = tmp_path_factory.mktemp("chair")
-    args = [f"{name}={tree}={ruleset}" for name, tree, ruleset in corpus_trees(corpus)]
-    proc = subprocess.run([sys.executable, __file__, str(out), *args], capture_output=True, text=True,
-                          timeout=1800, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out, json.loads(proc.stdout)
 
 
 def _cells_equal(want: str, have: str) -> bool:
@@ -150,16 +88,11 @@ def _benchmark_columns(header: list[str]) -> dict[str, list[int]]:
     return out
 
 
-@pytest.mark.corpus
-@pytest.mark.slow
-def test_summary_files_equal_the_reference_summarizer_on_every_corpus_tree(
-    run_cli: Any, corpus: Path, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    if not summarizer_layout_is_ours():
-        pytest.skip("the installed mlperf-logging's summarizer writes an older layout (no OUT_detailed.csv, an "
-                    "OUT_power.csv); --summary-csv writes 4.1.68's")
-    out, verdicts = request.getfixturevalue("reference_summaries")
-    lines, problems = [], []
+def _files_against_chair(run_cli: Any, corpus: Path, tmp_path: Path, out: Path, verdicts: dict[str, Any]
+                         ) -> tuple[list[str], list[str]]:
+    """--summary-csv's four files against the chair's (cell by cell, then bytes), and --against them: no finding."""
+    lines: list[str] = []
+    problems: list[str] = []
     for name, tree, ruleset in corpus_trees(corpus):
         verdict = verdicts[name]
         if verdict["package_checker"] not in ("0", "1"):
@@ -187,9 +120,46 @@ def test_summary_files_equal_the_reference_summarizer_on_every_corpus_tree(
                      f"byte-identical files {len(same)}/{len(SUFFIXES)}")  # fmt: skip
         if name not in KNOWN and len(same) != len(SUFFIXES):
             problems.append(f"{name}: files differ: {sorted(set(SUFFIXES) - set(same))}")
+    return lines, problems
+
+
+def _scores_against_settled(run_cli: Any, corpus: Path, out: Path, verdicts: dict[str, Any]
+                            ) -> tuple[list[str], list[str]]:
+    """The report's scores (time to train, RCP verdict and factor, energy) against the summarizer's settled pass."""
+    total = ran = scaled = 0
+    problems: list[str] = []
+    trees = corpus_trees(corpus)
+    for name, tree, ruleset in trees:
+        if verdicts[name]["settled"] != "0":
+            continue
+        ran += 1
+        detailed = out / f"{name}.settled_detailed.json"
+        rows = json.loads(detailed.read_text()) if detailed.is_file() else []
+        mine = ours(run_cli, tree, ruleset)
+        compared, wrong = compare({"passes": [None, scores_of_rows(rows)]}, mine)
+        total += compared
+        problems += [f"{name}: {w}" for w in wrong]
+        scaled += sum(1 for r in mine.values() if r["scaling_factor"] > 1.0)
+    assert ran, "the reference summarizer ran on no tree"
+    return [f"report scores: {ran}/{len(trees)} trees, {total} system x benchmark scores equal within {TOLERANCE} "
+            f"min, {scaled} scaled by an RCP factor"], problems
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_summary_files_and_scores_equal_the_reference_summarizer_on_every_corpus_tree(
+    run_cli: Any, corpus: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """One test for both, so that the reference runs once in one worker (a session fixture is built per xdist
+    worker): the chair's files from `report --summary-csv`, and `report`'s own scores."""
+    out, verdicts = request.getfixturevalue("reference_summaries")
+    lines, problems = _scores_against_settled(run_cli, corpus, out, verdicts)
+    if summarizer_layout_is_ours():
+        more_lines, more = _files_against_chair(run_cli, corpus, tmp_path, out, verdicts)
+        lines, problems = lines + more_lines, problems + more
+    else:  # the scores are still compared: they do not depend on the files' layout
+        lines.append("files not compared: the installed mlperf-logging's summarizer writes an older layout (no "
+                     "OUT_detailed.csv, an OUT_power.csv); --summary-csv writes 4.1.68's")
     print("\n" + "\n".join(lines))
     assert not problems, "\n".join(problems)
 
-
-if __name__ == "__main__":
-    raise SystemExit(_driver(sys.argv[1], sys.argv[2:]))

@@ -13,7 +13,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -22,9 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-TOLERANCE = 0.01  # minutes
-
+from summarizer_run import TOLERANCE, ours
 
 # --- the driver: runs inside a subprocess, never imported by the tests' own process for its side effects ---------
 
@@ -35,6 +32,8 @@ def _summarize_twice(source: str, ruleset: str) -> dict[str, Any]:
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
     logging.disable(logging.CRITICAL)
+    from summarizer_run import scores_of_rows
+
     passes: list[dict[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         tree = os.path.join(tmp, "copy", os.path.basename(source))
@@ -48,31 +47,12 @@ def _summarize_twice(source: str, ruleset: str) -> dict[str, Any]:
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                     _, _, detailed, _ = rs.summarize_results(tree, "training", ruleset)
                 rows = json.loads(detailed.to_json(orient="records")) if len(detailed) else []
-                passes.append(_scores(rows))
+                passes.append(scores_of_rows(rows))
         except Exception as exc:  # the reference crashes on some trees; those are not compared
             return {"crash": f"{type(exc).__name__}: {exc}"[:300]}
         finally:
             os.chdir(here)
     return {"passes": passes}
-
-
-def _scores(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """system id (from the row's details URL) -> benchmark -> {minutes, rcp, factor}."""
-    out: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        match = re.search(r"/systems/(.*)\.json$", row.get("details_url", ""))
-        if match is None:
-            continue
-        benches = {}
-        for key, value in row.items():
-            bench = key.split(":")[0]
-            # The reference fills every benchmark of the round; only folders it scored have a scaling factor.
-            if key.endswith(":time_to_train") and row.get(f"{bench}:rcp_scaling_factor") is not None:
-                benches[bench] = {"minutes": value, "rcp": row.get(f"{bench}:RCP") or "",
-                                  "factor": row.get(f"{bench}:rcp_scaling_factor"),
-                                  "energy": row.get(f"{bench}:Energy")}  # fmt: skip
-        out[match.group(1)] = {"division": row.get("division"), "benchmarks": benches}
-    return out
 
 
 def _driver(argv: list[str]) -> int:
@@ -89,79 +69,13 @@ def _driver(argv: list[str]) -> int:
 
 def run_reference(trees: list[tuple[Path, str]]) -> dict[str, Any]:
     args = [f"{tree}={ruleset}" for tree, ruleset in trees]
-    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=900, check=False)
+    tests = str(Path(__file__).resolve().parents[1])  # the driver imports summarizer_run, as the tests do
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=900,
+                          check=False, env=env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     data: dict[str, Any] = json.loads(proc.stdout)
     return data
-
-
-def ours(run_cli: Any, tree: Path, ruleset: str) -> dict[tuple[str, str], dict[str, Any]]:
-    code, out, err = run_cli("report", "--ruleset", ruleset, "--format", "json", tree)
-    assert code in (0, 1), err
-    return {(r["system"], r["benchmark"]): r for r in json.loads(out)["results"]}
-
-
-def compare(reference: dict[str, Any], mine: dict[tuple[str, str], dict[str, Any]]) -> tuple[int, list[str]]:
-    """Every score the reference reports (settled pass) against ours; returns (compared, disagreements)."""
-    compared, problems = 0, []
-    for system, row in reference["passes"][1].items():
-        for bench, ref in row["benchmarks"].items():
-            got = mine.get((system, bench))
-            if got is None:
-                problems.append(f"{system}/{bench}: reference {ref['minutes']}, we have no result")
-                continue
-            want, have = ref["minutes"], got["time_to_train_minutes"]
-            compared += 1
-            if (want is None) != (have is None) or (want is not None and abs(want - have) > TOLERANCE):
-                problems.append(f"{system}/{bench}: reference {want}, ours {have}")
-            problems += [f"{system}/{bench}: {p}" for p in _rcp_and_energy(ref, got)]
-    return compared, problems
-
-
-def _rcp_and_energy(ref: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    """The summarizer's RCP column and factor (closed results) and its Energy column (power/ logs) against ours."""
-    out = []
-    if ref["rcp"] and got["rcp"]["status"] != ref["rcp"]:
-        out.append(f"RCP column: reference {ref['rcp']!r}, ours {got['rcp']['status']!r}")
-    if ref["factor"] is not None and got["scaling_factor"] != pytest.approx(ref["factor"], rel=1e-9):
-        out.append(f"scaling factor: reference {ref['factor']}, ours {got['scaling_factor']}")
-    energy = (got.get("energy") or {}).get("joules")
-    if ref.get("energy") is not None and (energy is None or energy != pytest.approx(ref["energy"], rel=1e-9)):
-        out.append(f"energy: reference {ref['energy']}, ours {energy}")
-    return out
-
-
-def corpus_trees(corpus: Path) -> list[tuple[Path, str]]:
-    from differential import rounds  # here, not at the top: this file also runs as the driver script
-
-    return [(org, ruleset) for rnd, ruleset in rounds(corpus).items() if (corpus / rnd).is_dir()
-            for org in sorted((corpus / rnd).iterdir()) if (org / "results").is_dir()]  # fmt: skip
-
-
-@pytest.mark.corpus
-@pytest.mark.slow
-def test_scores_equal_the_reference_summarizer_on_the_corpus(run_cli, corpus: Path) -> None:
-    trees = corpus_trees(corpus)
-    if not trees:
-        pytest.skip(f"no v1.0/v1.1 organisation trees under {corpus}")
-    reference = run_reference(trees)
-    total, ran, scaled, differing = 0, 0, 0, 0
-    problems: list[str] = []
-    for tree, ruleset in trees:
-        ref = reference[str(tree)]
-        if "crash" in ref:
-            continue
-        ran += 1
-        mine = ours(run_cli, tree, ruleset)
-        compared, wrong = compare(ref, mine)
-        total += compared
-        problems += [f"{tree.parent.name}/{tree.name}: {w}" for w in wrong]
-        scaled += sum(1 for r in mine.values() if r["scaling_factor"] > 1.0)
-        differing += check_order_dependence(ref, mine)
-    assert ran, "the reference summarizer ran on no tree"
-    assert not problems, "\n".join(problems)
-    print(f"\n{ran}/{len(trees)} trees, {total} system x benchmark scores equal within {TOLERANCE} min, "
-          f"{scaled} scaled by an RCP factor, {differing} differ between the reference's first and second run")
 
 
 def check_order_dependence(ref: dict[str, Any], mine: dict[tuple[str, str], dict[str, Any]]) -> int:
