@@ -35,16 +35,6 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
-    from mlsubmit.checker.power.logs import (
-        EFFICIENCY,
-        INTERCONNECT,
-        READING,
-        START,
-        STOP,
-        PowerLog,
-        read_power_log,
-    )
-    from mlsubmit.checker.power.logs import number as power_number
     from mlsubmit.checker.rcp import RcpResult, run_convergence
     from mlsubmit.checker.rcp import judged as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
