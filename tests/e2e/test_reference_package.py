@@ -55,6 +55,7 @@ def reference_verdicts(corpus: Path) -> dict[str, dict[str, object]]:
     return by_tree
 
 
+@pytest.mark.slow
 def test_reference_verdicts_are_as_recorded(reference_verdicts: dict[str, dict[str, object]]) -> None:
     """The verdicts pinned for the 2021 trees (each for a known reason); trees added later are compared with ours
     in the next test, not pinned here."""

@@ -43,6 +43,7 @@ def test_records_equal_mlp_parser_on_every_corpus_log(corpus: Path) -> None:
             assert f'"key": "{r.key}"'.encode() in raw[r.line - 1] or r.key.encode() in raw[r.line - 1], (path, r.line)
 
 
+@pytest.mark.slow
 def test_verdicts_equal_the_reference_on_corpus_and_mutants(corpus: Path, tmp_path: Path) -> None:
     logs = corpus_logs(corpus)
     mutants = make_mutants(logs, tmp_path, every=4)
