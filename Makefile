@@ -24,10 +24,11 @@ $(STAMP): pyproject.toml
 	$(COMPILE)
 	touch $(STAMP)
 
-# -n auto: one test process per core (pytest-xdist); the differential tests run the reference's checkers one
-# process at a time, so a second worker is most of the gain.
+# -n auto: one test process per core (pytest-xdist); --dist worksteal so that a core left without work takes some
+# from the other at the end. The differential tests run the reference's checkers one process at a time, so a second
+# worker is most of the gain.
 test: $(STAMP)
-	MLSUBMIT_CORPUS=$(CORPUS) $(PY) -m pytest -q -rs -n auto
+	MLSUBMIT_CORPUS=$(CORPUS) $(PY) -m pytest -q -rs -n auto --dist worksteal
 
 demo: $(STAMP)
 	$(PY) tools/demo.py build/demo

@@ -99,11 +99,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 if "corpus" in getattr(item, "fixturenames", ()) and item.get_closest_marker("corpus") is None]
     if unmarked:
         raise pytest.UsageError("tests that use the corpus fixture need @pytest.mark.corpus: " + ", ".join(unmarked))
-    # Modules with a slow test first (their own order kept): under -n auto the longest tests then start while the
-    # rest can still fill the other core, instead of ending the run alone on one.
-    slow = {item.module.__name__ for item in items if item.get_closest_marker("slow") is not None
-            and getattr(item, "module", None) is not None}
-    items.sort(key=lambda item: getattr(getattr(item, "module", None), "__name__", None) not in slow)
 
 
 # --- no test writes into the repository ---------------------------------------------------------------------------
