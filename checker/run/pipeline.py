@@ -7,6 +7,7 @@ starts with compiled rules.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
@@ -108,15 +109,20 @@ def _log_consumers(ref: LogRef, options: CheckOptions, whole: Whole) -> tuple[Ru
     """The rule files' stream and the HP table's kept records, for the checks the profile runs."""
     names = options.profile.plan.log_checks
     rules = RuleStream(get_ruleset(options.ruleset), ref.display, whole) if RULES_CHECK in names else None
-    kept = None
-    if HP_CHECK in names and options.hp_table:
-        from mlsubmit.checker.hyperparameters.table import table_for
-
-        table = table_for(options.ruleset)
-        rows = [(b, r) for b, found in table.benchmarks.items() for r in found] if table else []
-        keys = {table.key(b, n) for b, r in rows for n in r.names()} if table else set()
-        kept = Kept(frozenset(keys | {"submission_division", "submission_benchmark"}))
+    kept = Kept(_hp_keys(options.ruleset)) if HP_CHECK in names and options.hp_table else None
     return rules, kept
+
+
+@functools.cache
+def _hp_keys(ruleset: str) -> frozenset[str]:
+    """The keys the HP table reads in a round: worked out once per process, not per log (a table has ~30,000
+    names to walk; per log that was a quarter of checking a small one)."""
+    from mlsubmit.checker.hyperparameters.table import table_for
+
+    table = table_for(ruleset)
+    rows = [(b, r) for b, found in table.benchmarks.items() for r in found] if table else []
+    keys = {table.key(b, n) for b, r in rows for n in r.names()} if table else set()
+    return frozenset(keys | {"submission_division", "submission_benchmark"})
 
 
 def _key(ref: LogRef, sha: str) -> str:
