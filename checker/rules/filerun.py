@@ -8,8 +8,7 @@ files and joins their findings.
 
 from __future__ import annotations
 
-from types import CodeType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.reader import Record
 from mlsubmit.checker.rules.files import KeyRule, RuleFile
@@ -67,20 +66,20 @@ class FileRun:
         keys = self.rules.keys
         reported, ran_once, first_seen, atleast = self.reported, self.ran_once, self.first_seen, self.atleast
         ns = self.ns
-        run = self.e
-        run.active = self
+        log_run = self.e
+        log_run.active = self
         for rec in [r for r in batch if r.key in keys]:  # picked in one pass: most files name a few keys
             rule = keys[rec.key]
             value = rec.value
             _tally(reported[rec.key], rule, value)
-            run.current = rec
+            log_run.current = rec
             ns["ll"] = rec
             ns["v"] = value
             if rule.plain is not None:  # most records: evals of vetted code that only reads (KeyRule.plain)
                 checks, at_least = rule.plain
-                if checks is not None:  # compile_snippet's code for a tree the whitelist accepted
+                if checks is not None:  # a snippet the whitelist accepted (safe_eval.run is the one evaluator)
                     try:
-                        passed = eval(checks, ns)
+                        passed = run(checks, ns)
                     except Exception:
                         passed = False
                     if not passed:  # the checks one by one, for their findings: what only reads answers the same
@@ -123,14 +122,14 @@ class FileRun:
                     )
                 )
 
-    def _at_least(self, rule: KeyRule, code: CodeType, rec: Record, atleast: dict[str, int]) -> None:
-        """ATLEAST_ONE_CHECK of a plain rule, as one eval of its vetted code; an exception is evaluated again the
-        slow way, to file its finding."""
+    def _at_least(self, rule: KeyRule, snippet: Snippet, rec: Record, atleast: dict[str, int]) -> None:
+        """ATLEAST_ONE_CHECK of a plain rule, as one evaluation of its vetted snippet; an exception is evaluated
+        again the slow way, to file its finding."""
         n = atleast.setdefault(rec.key, 0)
         try:
-            hit = eval(code, self.ns)
+            hit = run(snippet, self.ns)
         except Exception:
-            hit = self._exec(cast(Snippet, rule.atleast_one), rec, rec.key, "ATLEAST_ONE_CHECK")
+            hit = self._exec(snippet, rec, rec.key, "ATLEAST_ONE_CHECK")
         if hit is not _FAILED and hit:
             atleast[rec.key] = n + 1
 

@@ -12,7 +12,6 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
 from mlsubmit.checker.rules.safe_eval import Mode, Snippet, compile_snippet, conjunction
@@ -82,7 +81,7 @@ class KeyRule:
     # For a rule whose per-record work only reads (no PRE/POST/FIRST_CHECK, not a submission_* key checked once,
     # checks and ATLEAST_ONE_CHECK that only read): the code of its checks' conjunction and of its ATLEAST_ONE_CHECK
     # (None where it has none). The engine's fast path for the bulk of records.
-    plain: tuple[CodeType | None, CodeType | None] | None = None
+    plain: tuple[Snippet | None, Snippet | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -159,13 +158,13 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
     )
     if rule.pre or rule.post or rule.first_check or "submission_" in name:
         return rule
-    joined = rule.all_checks.code if rule.all_checks is not None else None
+    joined = rule.all_checks if rule.all_checks is not None and rule.all_checks.code is not None else None
     if rule.check and joined is None:  # checks that may write: the general path
         return rule
     at_least = rule.atleast_one
     if at_least is not None and (conjunction((at_least,)) is None or at_least.code is None):
         return rule
-    return replace(rule, plain=(joined, at_least.code if at_least is not None else None))
+    return replace(rule, plain=(joined, at_least))
 
 
 def load_rule_data(text: str) -> Any:
