@@ -60,3 +60,12 @@ def emit(report: Report, args: argparse.Namespace) -> int:
     else:
         reporter(report, sys.stdout, color=_use_color(args, sys.stdout))
     return report.exit_code()
+
+
+def write_text(path: str, text: str) -> None:
+    """Write a page or table the user asked for (--html, -o); a path that cannot be written is exit 2."""
+    try:
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(text)
+    except OSError as exc:
+        raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc

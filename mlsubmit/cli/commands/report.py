@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlsubmit.checker import CheckOptions, CheckRun, run_check
+from mlsubmit.cli.output import write_text
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.errors import FatalError, UsageError
@@ -52,14 +53,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
 
 
-def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as stream:
-            stream.write(text)
-    except OSError as exc:
-        raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc
-
-
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
     if len(groups) > 1:
@@ -94,13 +87,13 @@ def run(args: argparse.Namespace) -> int:
 
         buffer = io.StringIO()
         writer(data, buffer)
-        _write(args.output, buffer.getvalue())
+        write_text(args.output, buffer.getvalue())
     else:
         writer(data, sys.stdout)
     if args.html:
         from mlsubmit.report.html import render
 
-        _write(args.html, render(data))
+        write_text(args.html, render(data))
     return result.report.exit_code()
 
 

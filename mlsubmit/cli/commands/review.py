@@ -26,10 +26,10 @@ from mlsubmit.checker import (
     review_entry_folders,
     since_counts,
 )
-from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.output import add_output_options, emit, write_text
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.errors import UsageError
 from mlsubmit.findings import Location, Report, Tally
 
 
@@ -118,7 +118,7 @@ def _since(args: argparse.Namespace) -> int:
     if args.html:
         from mlsubmit.report.review_html import render_since
 
-        _write(args.html, render_since(args.previous, args.current, rulesets, found))
+        write_text(args.html, render_since(args.previous, args.current, rulesets, found))
     return emit(report, args)
 
 
@@ -132,7 +132,7 @@ def _preview(args: argparse.Namespace) -> int:
     if args.html:
         from mlsubmit.report.review_html import render_preview
 
-        _write(args.html, render_preview(comparisons, found))
+        write_text(args.html, render_preview(comparisons, found))
     return emit(report, args)
 
 
@@ -166,13 +166,7 @@ def _borrow(args: argparse.Namespace) -> int:
     if args.html:
         from mlsubmit.report.review_html import render_borrowing
 
-        _write(args.html, render_borrowing(result))
+        write_text(args.html, render_borrowing(result))
     return emit(report, args)
 
 
-def _write(path: str, page: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as stream:
-            stream.write(page)
-    except OSError as exc:
-        raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc
