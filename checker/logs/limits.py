@@ -67,6 +67,9 @@ def over_limit(log: ParsedLog, size: int, limit: int) -> bool:
     return True
 
 
+_MARKS = frozenset({"run_start", "run_stop"})
+
+
 def hand(log: ParsedLog, sink: Sink | None, *, cut: bool = True) -> None:
     """Count the records the reader just added (cut to the limit), note the first run_start and run_stop, and
     give them to `sink`, which keeps what it needs: the log then keeps none. Without a sink the log keeps them."""
@@ -81,8 +84,8 @@ def hand(log: ParsedLog, sink: Sink | None, *, cut: bool = True) -> None:
     log.last_line = batch[-1].line
     marks = log.marks
     if len(marks) < 2:  # run_order's two keys, first of each
-        for rec in batch[start:] if start else batch:
-            if rec.key in ("run_start", "run_stop") and rec.key not in marks:
+        for rec in [r for r in (batch[start:] if start else batch) if r.key in _MARKS]:
+            if rec.key not in marks:
                 marks[rec.key] = rec
     if sink is not None:
         sink(batch)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.reader import ParsedLog, Record
@@ -24,9 +26,7 @@ from mlsubmit.checker.rules.safe_eval import Snippet
 from mlsubmit.checker.rules.tally import (
     Lines,
     Outcome,
-    needs_lines,
-    plan_of,
-    reads_whole_log,
+    lines_of_records,
     short,
     short_src,
 )
@@ -59,6 +59,7 @@ def with_notes(findings: list[Finding], ruleset: str) -> list[Finding]:
     return out
 
 
+_KEY = attrgetter("key")
 PREFIX_RECORDS = 50_000  # records kept from the start of a log, for a rule file asked for while it streams
 Asked = tuple[tuple[str, str], "FileRun | None", int]  # (ruleset, file), the file that asked, when it asked
 
@@ -83,13 +84,14 @@ class _LogRun:
         self.runs: list[FileRun] = []  # streamed, in the order they started
         self.waiting: list[Asked] = []
         self.deferred: list[Asked] = []
-        self.prefix: list[Record] | None = []
+        self.prefix: list[list[Record]] | None = []  # the batches read so far, while they are few (PREFIX_RECORDS)
+        self.prefix_count = 0
         self.asked: dict[tuple[str, str], set[int]] = {}  # every file asked for, and id() of the files that asked
         self.seq = 0
         self.current: Record | None = None
         self.active: FileRun | None = None
-        self.lines: dict[str, Lines] = {}
-        self.watched = plan_of(ruleset).watched
+        self.counts: Counter[str] = Counter()  # records of each key, for the streamed files (each sees every one)
+        self.lines: dict[str, Lines] | None = None  # of every key, for the files run on the whole log
         self._reported_refusals: set[int] = set()
         self._begin()
 
@@ -100,15 +102,14 @@ class _LogRun:
         self._start()
 
     def feed(self, batch: list[Record]) -> None:
-        watched, lines = self.watched, self.lines
-        for rec in [r for r in batch if r.key in watched]:
-            lines.setdefault(rec.key, Lines()).add(rec.line)
         if self.prefix is not None:
-            self.prefix += batch
+            self.prefix.append(batch)  # the reader hands each batch over and never touches it again
+            self.prefix_count += len(batch)
+        self.counts.update(map(_KEY, batch))  # counted in C
         for run in list(self.runs):
             run.feed(batch)
         self._start()
-        if self.prefix is not None and len(self.prefix) > PREFIX_RECORDS:
+        if self.prefix is not None and self.prefix_count > PREFIX_RECORDS:
             self.prefix = None
 
     def _start(self) -> None:
@@ -117,21 +118,17 @@ class _LogRun:
             asked = self.waiting.pop(0)
             (version, bare), parent, seq = asked
             rules = self.ruleset.file(bare, version)
-            if self.prefix is None or self.deferred or reads_whole_log(rules):
+            if self.prefix is None or self.deferred or rules.reads_whole_log:
                 self.deferred.append(asked)
                 continue
-            new = needs_lines(rules) - self.watched  # a file of another round may name other keys
-            if new:
-                self.watched = self.watched | new
-                for rec in [r for r in self.prefix if r.key in new]:
-                    self.lines.setdefault(rec.key, Lines()).add(rec.line)
             run = FileRun(self, rules, [], parent, seq)
             self.runs.append(run)
             run.begin()
-            run.feed(self.prefix)
+            for batch in self.prefix:
+                run.feed(batch)
 
     def finish(self) -> list[Finding]:
-        self.prefix = None  # files and engine refer to each other: drop the records now, not at a later collection
+        self.prefix = None
         for run in self.runs:
             run.finish()
         streamed = self.runs
@@ -140,13 +137,15 @@ class _LogRun:
             order = self._one_after_another()
         out = Outcome()
         for run in order:  # as if each file ran after the one before: a file naming a key drops earlier findings
-            for key in run.rules.keys:
-                out.by_key.pop(key, None)
+            for key in [k for k in out.by_key if k in run.rules.keys]:
+                del out.by_key[key]
             out.warnings += run.out.warnings
             out.fixed += run.out.fixed
             for key, found in run.out.by_key.items():
                 out.by_key.setdefault(key, []).extend(found)
             run.ns.clear()  # its state `s` and, for a whole-log file, the records
+        # files and engine refer to each other: untie them, so that they go now, not at a later garbage collection
+        self.runs, self.active, self.current, self.asked = [], None, None, {}
         return out.findings()
 
     def _one_after_another(self) -> list[FileRun]:
@@ -161,15 +160,13 @@ class _LogRun:
         if not self.deferred:
             return []
         records = self.reread()
-        self.lines, self.watched = {}, frozenset()
-        for rec in records:
-            self.lines.setdefault(rec.key, Lines()).add(rec.line)
+        self.lines = lines_of_records(records)  # the log's own records (never derived ones); files count their own
         loglines = list(records)  # BEGIN blocks may append derived records; the caller's list stays as is
         done: list[FileRun] = []
         queue = sorted(self.deferred, key=lambda a: a[2])
         while queue:
             (version, bare), parent, seq = queue.pop(0)
-            run = FileRun(self, self.ruleset.file(bare, version), loglines, parent, seq)
+            run = FileRun(self, self.ruleset.file(bare, version), loglines, parent, seq, whole_log=True)
             run.begin()
             fed = 0
             while fed < len(loglines):  # a record a snippet appends meanwhile is still visited, as upstream
@@ -181,10 +178,6 @@ class _LogRun:
             queue += self.waiting
             self.waiting = []
         return done
-
-    def lines_of(self, key: str) -> list[int]:
-        found = self.lines.get(key)
-        return found.as_list() if found is not None else []
 
     def enqueue(self, requested: object) -> None:
         """The `enqueue_config` the rule text calls: a file of this ruleset, by name, or a finding."""

@@ -8,12 +8,14 @@ files and joins their findings.
 
 from __future__ import annotations
 
+from collections import Counter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.reader import Record
 from mlsubmit.checker.rules.files import KeyRule, RuleFile
-from mlsubmit.checker.rules.safe_eval import Refused, Snippet, namespace, run
-from mlsubmit.checker.rules.tally import SHOWN_VALUES, Outcome, Seen, short, short_src
+from mlsubmit.checker.rules.safe_eval import Evaluator, Refused, Snippet, namespace, run
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, Outcome, Seen, Values, short, short_src
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Location
@@ -21,6 +23,7 @@ from mlsubmit.findings import Location
 if TYPE_CHECKING:
     from mlsubmit.checker.rules.engine import _LogRun
 
+_KEY = attrgetter("key")
 _FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
 
@@ -28,7 +31,7 @@ class FileRun:
     """One rule file applied to the records (mlperf-logging's `configured_checks`)."""
 
     def __init__(self, engine: _LogRun, rules: RuleFile, loglines: list[Record], parent: FileRun | None,
-                 seq: int) -> None:
+                 seq: int, *, whole_log: bool = False) -> None:
         self.e = engine
         self.rules = rules
         self.parent = parent  # the file that asked for this one (None: common.yaml), and when (upstream's order)
@@ -37,10 +40,13 @@ class FileRun:
         self.ns = namespace({}, loglines, engine.enqueue)
         self.ns["ll"] = None
         self.ns["v"] = None
-        self.reported: dict[str, Seen] = {k: Seen() for k in rules.keys}
+        self.whole = whole_log  # run on the whole log, after the stream: it counts its own (it may see derived records)
+        self.counts: Counter[str] = Counter() if whole_log else engine.counts  # streamed: shared, all see every record
+        self.values = Values()  # of its EXACTLY_ONE keys
         self.ran_once: set[str] = set()
         self.first_seen: set[str] = set()
         self.atleast: dict[str, int] = {}
+        self.last_line: dict[str, int] = {}  # of each ATLEAST_ONE_CHECK key, for its message
 
     def _exec(self, snip: Snippet, rec: Record | None, key: str | None, what: str) -> Any:
         """Run one snippet; a refusal or an exception becomes a finding (keyed like upstream's messages)."""
@@ -63,23 +69,27 @@ class FileRun:
     def feed(self, batch: list[Record]) -> None:
         """Apply the file's rules to the next records of the log, in order (mlperf-logging's loop, one batch at a
         time: what it keeps across records is the state `s` and the per-key tallies, never the records)."""
-        keys = self.rules.keys
-        reported, ran_once, first_seen, atleast = self.reported, self.ran_once, self.first_seen, self.atleast
+        keys, once = self.rules.keys, self.rules.once_keys
+        atleast = self.atleast
         ns = self.ns
         log_run = self.e
         log_run.active = self
-        for rec in [r for r in batch if r.key in keys]:  # picked in one pass: most files name a few keys
+        mine = [r for r in batch if r.key in keys]  # picked in one pass: most files name a few keys
+        if self.whole:
+            self.counts.update(map(_KEY, mine))  # counted in C
+        for rec in mine:
             rule = keys[rec.key]
             value = rec.value
-            _tally(reported[rec.key], rule, value)
+            if rec.key in once:  # REQ EXACTLY_ONE, the one that reads the values
+                self.values.add(rec.key, value.get("value") if isinstance(value, dict) else None, rec.line)
             log_run.current = rec
             ns["ll"] = rec
             ns["v"] = value
             if rule.plain is not None:  # most records: evals of vetted code that only reads (KeyRule.plain)
                 checks, at_least = rule.plain
-                if checks is not None:  # a snippet the whitelist accepted (safe_eval.run is the one evaluator)
+                if checks is not None:  # a snippet the whitelist accepted (safe_eval's evaluator)
                     try:
-                        passed = run(checks, ns)
+                        passed = checks(ns)
                     except Exception:
                         passed = False
                     if not passed:  # the checks one by one, for their findings: what only reads answers the same
@@ -87,24 +97,37 @@ class FileRun:
                 if at_least is not None:
                     self._at_least(rule, at_least, rec, atleast)
                 continue
-            if rec.key not in ran_once:
-                self._key_checks(rule, rec)
-            if rule.first_check and rec.key not in first_seen:
-                first_seen.add(rec.key)
-                self._checks(rule.first_check, rec)
-            if rule.atleast_one is not None:
-                n = atleast.setdefault(rec.key, 0)
-                hit = self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK")
-                if hit is not _FAILED and hit:
-                    atleast[rec.key] = n + 1
-            if "submission_" in rec.key:
-                ran_once.add(rec.key)
+            self._all_rules(rule, rec)
+
+    def _lines(self, key: str) -> list[int]:
+        """The lines of an EXACTLY_ONE key's records (the first few and the last): on the whole log, of its own
+        records only (a BEGIN block may have added some)."""
+        if self.whole and self.e.lines is not None:
+            found = self.e.lines.get(key)
+            return found.as_list() if found is not None else []
+        return self.values.seen(key).lines.as_list()
+
+    def _all_rules(self, rule: KeyRule, rec: Record) -> None:
+        """A record of a key whose rules write state or call out: PRE/CHECK/POST, FIRST_CHECK, ATLEAST_ONE_CHECK."""
+        if rec.key not in self.ran_once:
+            self._key_checks(rule, rec)
+        if rule.first_check and rec.key not in self.first_seen:
+            self.first_seen.add(rec.key)
+            self._checks(rule.first_check, rec)
+        if rule.atleast_one is not None:
+            n = self.atleast.setdefault(rec.key, 0)
+            self.last_line[rec.key] = rec.line
+            hit = self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK")
+            if hit is not _FAILED and hit:
+                self.atleast[rec.key] = n + 1
+        if "submission_" in rec.key:
+            self.ran_once.add(rec.key)
 
     def finish(self) -> None:
         """What mlperf-logging does after the records: ATLEAST_ONE_CHECK verdicts, REQ counts, then END."""
         self.e.active = self
         self._unsatisfied(self.atleast)
-        self.requirements(self.reported)
+        self.requirements()
         self.end()
 
     def _unsatisfied(self, atleast: dict[str, int]) -> None:
@@ -113,23 +136,29 @@ class FileRun:
             if hits == 0:
                 snip = self.rules.keys[key].atleast_one
                 assert snip is not None
+                line: int | None = self.last_line[key]  # the key's last record went by here
+                if self.whole and self.e.lines is not None:  # the log's own records only (not derived ones)
+                    lines = self.e.lines.get(key)
+                    line = lines.as_list()[-1] if lines is not None else None
                 self.out.fixed.append(
                     finding(
                         "RULE004",
                         self.e.path,
                         f"no '{key}' record satisfies `{snip.source}` ({self.rules.name})",
-                        line=self.e.lines_of(key)[-1] if self.e.lines_of(key) else None,
+                        line=line,
                     )
                 )
 
-    def _at_least(self, rule: KeyRule, snippet: Snippet, rec: Record, atleast: dict[str, int]) -> None:
+    def _at_least(self, rule: KeyRule, evaluate: Evaluator, rec: Record, atleast: dict[str, int]) -> None:
         """ATLEAST_ONE_CHECK of a plain rule, as one evaluation of its vetted snippet; an exception is evaluated
         again the slow way, to file its finding."""
         n = atleast.setdefault(rec.key, 0)
+        self.last_line[rec.key] = rec.line
         try:
-            hit = run(snippet, self.ns)
+            hit = evaluate(self.ns)
         except Exception:
-            hit = self._exec(snippet, rec, rec.key, "ATLEAST_ONE_CHECK")
+            assert rule.atleast_one is not None  # the snippet `evaluate` was made from
+            hit = self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK")
         if hit is not _FAILED and hit:
             atleast[rec.key] = n + 1
 
@@ -163,17 +192,18 @@ class FileRun:
                     ),
                 )
 
-    def requirements(self, reported: dict[str, Seen]) -> None:
-        counts, alternatives = self.rules.requirements
-        for key, req, n in counts:
-            seen = reported[key]
+    def requirements(self) -> None:
+        required, alternatives = self.rules.requirements
+        counts = self.counts
+        for key, req, n in required:
+            found = counts[key]
             if req == "EXACTLY_ONE":
-                if seen.count != 1:
-                    self._exactly_one(key, seen)
-            elif seen.count < n:
-                self._missing(key, req, seen.count)
+                if found != 1:
+                    self._exactly_one(key, self.values.seen(key))
+            elif found < n:
+                self._missing(key, req, found)
         for group in alternatives:  # a key of the group that this file does not name counts as absent, as upstream
-            if not any(k in reported and reported[k].count for k in group):
+            if not any(counts[k] for k in group if k in self.rules.keys):
                 names = " or ".join(f"'{k}'" for k in group)
                 self.out.fixed.append(
                     finding("RULE002", self.e.path, f"at least one {names} record is required, found none "
@@ -181,7 +211,7 @@ class FileRun:
                 )
 
     def _exactly_one(self, key: str, seen: Seen) -> None:
-        lines = self.e.lines_of(key)
+        lines = self._lines(key)
         related = tuple(Location(self.e.path, ln) for ln in lines[1:6])
         if seen.count and seen.same:
             self.out.warnings.append(
@@ -189,7 +219,7 @@ class FileRun:
                         f"value ({self.rules.name})", line=lines[0] if lines else None, related=related)
             )
             return
-        values = sorted(seen.shown)
+        values = sorted(seen.values(short))
         shown = ", ".join(values[:SHOWN_VALUES]) + (", ..." if len(values) > SHOWN_VALUES else "")
         msg = f"'{key}' must appear exactly once; found {seen.count}"
         msg += f" with values [{shown}]" if seen.count else ""
@@ -218,9 +248,3 @@ class FileRun:
                             f"({self.rules.name})")
                 )
 
-
-def _tally(seen: Seen, rule: KeyRule, value: Any) -> None:
-    if rule.req == "EXACTLY_ONE":  # the only REQ that reads the values themselves
-        seen.add(value.get("value") if isinstance(value, dict) else None, short)
-    else:
-        seen.count += 1

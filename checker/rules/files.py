@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker.rules.safe_eval import Mode, Snippet, compile_snippet, conjunction
+from mlsubmit.checker.rules.safe_eval import Evaluator, Mode, Snippet, compile_snippet, conjunction
 from mlsubmit.checker.upstream import installed
 
 from mlsubmit.support.datafiles import derived
@@ -79,9 +79,9 @@ class KeyRule:
     atleast_one: Snippet | None = None
     all_checks: Snippet | None = None  # `check` as one conjunction, when they only read (safe_eval.conjunction)
     # For a rule whose per-record work only reads (no PRE/POST/FIRST_CHECK, not a submission_* key checked once,
-    # checks and ATLEAST_ONE_CHECK that only read): the code of its checks' conjunction and of its ATLEAST_ONE_CHECK
-    # (None where it has none). The engine's fast path for the bulk of records.
-    plain: tuple[Snippet | None, Snippet | None] | None = None
+    # checks and ATLEAST_ONE_CHECK that only read): its checks' conjunction and its ATLEAST_ONE_CHECK as safe_eval's
+    # evaluators (None where it has none). The engine's fast path for the bulk of records.
+    plain: tuple[Evaluator | None, Evaluator | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,19 @@ class RuleFile:
     begin: tuple[Snippet, ...] = ()
     end_pre: tuple[Snippet, ...] = ()
     end_check: tuple[Snippet, ...] = ()
+
+    @functools.cached_property
+    def once_keys(self) -> frozenset[str]:
+        """Keys of REQ EXACTLY_ONE: the one requirement that reads the values (its message lists them)."""
+        return frozenset(k for k, r in self.keys.items() if r.req == "EXACTLY_ONE")
+
+    @functools.cached_property
+    def reads_whole_log(self) -> bool:
+        """Whether a snippet reads `loglines`: such a file cannot run on a stream (engine._LogRun)."""
+        snips = [*self.begin, *self.end_pre, *self.end_check]
+        for rule in self.keys.values():
+            snips += [*rule.pre, *rule.check, *rule.post, *rule.first_check, *filter(None, [rule.atleast_one])]
+        return any("loglines" in s.source for s in snips)
 
     @functools.cached_property
     def requirements(self) -> tuple[tuple[tuple[str, str, int], ...], tuple[tuple[str, ...], ...]]:
@@ -164,7 +177,11 @@ def _key_rule(rec: dict[str, object], origin: str) -> KeyRule:
     at_least = rule.atleast_one
     if at_least is not None and (conjunction((at_least,)) is None or at_least.code is None):
         return rule
-    return replace(rule, plain=(joined, at_least))
+    return replace(rule, plain=(_evaluator(joined), _evaluator(at_least)))
+
+
+def _evaluator(snippet: Snippet | None) -> Evaluator | None:
+    return snippet.evaluate if snippet is not None else None
 
 
 def load_rule_data(text: str) -> Any:
@@ -253,9 +270,6 @@ class Ruleset:
             self._files[bare] = build_rule_file(data, self.prefix + bare)
         return self._files[bare]
 
-    def load_all(self) -> list[RuleFile]:
-        """Every rule file of the ruleset (rules/tally.py plans the streamed run from all of them)."""
-        return [self.file(n) for n in sorted(self.names)]
 
 
 @functools.cache

@@ -14,30 +14,11 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.findings import Finding
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.rules.files import Ruleset
+    from mlsubmit.checker.logs.reader import Record
     from mlsubmit.checker.rules.safe_eval import Snippet
 
 SHOWN_VALUES = 100  # distinct values listed in a "must appear exactly once" message; more are elided
 FIRST_LINES = 6  # a finding's line and its related lines (the first five repeats)
-
-
-@dataclass
-class Seen:
-    """The values of one key, as the REQ checks read them."""
-
-    count: int = 0
-    first: Any = None
-    same: bool = True
-    shown: set[str] = field(default_factory=set)  # _short(v, 40) of distinct values, at most SHOWN_VALUES (+1 mark)
-
-    def add(self, value: Any, short: Any) -> None:
-        if self.count == 0:
-            self.first = value
-        elif self.same and not value == self.first:  # noqa: SIM201 - as upstream's all_same compares (NaN)
-            self.same = False
-        self.count += 1
-        if len(self.shown) <= SHOWN_VALUES:
-            self.shown.add(short(value, 40))
 
 
 @dataclass
@@ -59,56 +40,82 @@ class Lines:
         return self.first if self.count <= FIRST_LINES else [*self.first, self.last]
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What one ruleset's files allow: the keys whose lines a finding may name (`watched`), and whether the chain is
-    linear (each file asks for at most one other, from a `submission_*` key, whose first record only runs its
-    rules), so that files run side by side over one stream end in the order they would run one after another."""
+@dataclass
+class Seen:
+    """The values of one key, as the REQ checks read them."""
 
-    watched: frozenset[str]
-    linear: bool
+    count: int = 0
+    first: Any = None
+    same: bool = True
+    shown: set[str] = field(default_factory=set)  # _short(v, 40) of distinct values, at most SHOWN_VALUES (+1 mark)
+    lines: Lines = field(default_factory=Lines)
 
+    def add(self, value: Any, short: Any, line: int = 0) -> None:
+        """One more value. Most keys have one value, or the same one again: its text is worked out only when a
+        message may need it, i.e. once a value prints differently from the first (`values`)."""
+        self.lines.add(line)
+        if self.count == 0:
+            self.first = value
+            self.count = 1
+            return
+        if self.same and not value == self.first:  # noqa: SIM201 - as upstream's all_same compares (NaN)
+            self.same = False
+        self.count += 1
+        if _prints_as_first(value, self.first):
+            return
+        if not self.shown:
+            self.shown.add(short(self.first, 40))
+        if len(self.shown) <= SHOWN_VALUES:
+            self.shown.add(short(value, 40))
 
-def plan_of(ruleset: Ruleset) -> Plan:
-    """The ruleset's Plan, worked out once and kept on it (its files are loaded before a pool forks)."""
-    plan = getattr(ruleset, "_tally_plan", None)
-    if plan is None:
-        plan = _plan(ruleset)
-        setattr(ruleset, "_tally_plan", plan)  # noqa: B010 - Ruleset is files.py's; the plan is this module's
-    return plan
-
-
-def _plan(ruleset: Ruleset) -> Plan:
-    watched: set[str] = set()
-    linear = True
-    for rules in ruleset.load_all():
-        watched |= needs_lines(rules)
-        asks = [s for s in (*rules.begin, *rules.end_pre, *rules.end_check) if "enqueue_config" in s.source]
-        if asks:
-            linear = False
-        for key, rule in rules.keys.items():
-            here = [s for s in _key_snippets(rule) if "enqueue_config" in s.source]
-            linear = linear and not (here and "submission_" not in key)
-            asks += here
-        linear = linear and len(asks) <= 1
-    return Plan(frozenset(watched), linear)
-
-
-def needs_lines(rules: Any) -> set[str]:
-    """Keys whose lines a finding of this file may name: REQ EXACTLY_ONE and ATLEAST_ONE_CHECK."""
-    return {k for k, r in rules.keys.items() if r.req == "EXACTLY_ONE" or r.atleast_one is not None}
+    def values(self, short: Any) -> set[str]:
+        """The distinct texts of the values (at most SHOWN_VALUES + 1), for a message."""
+        if self.count and not self.shown:
+            return {short(self.first, 40)}
+        return self.shown
 
 
-def _key_snippets(rule: Any) -> list[Any]:
-    return [*rule.pre, *rule.check, *rule.post, *rule.first_check, *filter(None, [rule.atleast_one])]
+_PLAIN = (str, int, bool, type(None))  # equal values of these types print alike (not so 0.0 and -0.0, or 1 and 1.0)
 
 
-def reads_whole_log(rules: Any) -> bool:
-    """Whether a rule file's snippets read `loglines` (a file of another round, asked for by name, included)."""
-    snips = [*rules.begin, *rules.end_pre, *rules.end_check]
-    for rule in rules.keys.values():
-        snips += _key_snippets(rule)
-    return any("loglines" in s.source for s in snips)
+def _prints_as_first(value: Any, first: Any) -> bool:
+    return type(value) is type(first) and type(value) in _PLAIN and value == first
+
+
+class Values:
+    """The values and lines of one file's REQ EXACTLY_ONE keys (the one requirement that reads the values): the
+    first of each as it is (most keys have one), a Seen for a key that comes again."""
+
+    def __init__(self) -> None:
+        self.firsts: dict[str, tuple[Any, int]] = {}
+        self.again: dict[str, Seen] = {}
+
+    def add(self, key: str, value: Any, line: int) -> None:
+        if key not in self.firsts:
+            self.firsts[key] = (value, line)
+            return
+        seen = self.again.get(key)
+        if seen is None:
+            seen = self.again[key] = self.seen(key)
+        seen.add(value, short, line)
+
+    def seen(self, key: str) -> Seen:
+        """The values of a key, for its message."""
+        found = self.again.get(key)
+        if found is None:
+            found = Seen()
+            if key in self.firsts:
+                value, line = self.firsts[key]
+                found.add(value, short, line)
+        return found
+
+
+def lines_of_records(records: list[Record]) -> dict[str, Lines]:
+    """The lines of every key of a log's own records."""
+    lines: dict[str, Lines] = {}
+    for rec in records:
+        lines.setdefault(rec.key, Lines()).add(rec.line)
+    return lines
 
 
 @dataclass

@@ -81,6 +81,41 @@ def test_what_the_engine_keeps_of_repeated_values_is_bounded() -> None:
     assert found[0].message.endswith(', ...] (training_1.0.0/common.yaml)')  # 100 values listed, the rest elided
 
 
+def test_repeated_values_are_printed_only_when_a_message_may_need_them() -> None:
+    printed: list[object] = []
+
+    def counting(value: object, limit: int = 120) -> str:
+        printed.append(value)
+        return short(value, limit)
+
+    seen = Seen()
+    for _ in range(3):
+        seen.add("x", counting)
+    assert printed == [] and seen.same and seen.values(counting) == {'"x"'}
+    zeros = Seen()
+    for value in (0.0, -0.0, 0.0, 1, True):
+        zeros.add(value, short)
+    assert not zeros.same and zeros.values(short) == {"0.0", "-0.0", "1", "true"}
+
+
+def test_a_finished_log_run_is_freed_at_once_not_by_a_later_collection() -> None:
+    import gc
+    import weakref
+
+    records = read_stream(io.BytesIO(render(RunSpec(evals=5)).encode()), "x").records
+    stream = RuleStream(get_ruleset("1.0.0"), "x", lambda: records)
+    stream.feed(records)
+    assert stream.finish() == []
+    assert stream.run is not None
+    gone = weakref.ref(stream.run)
+    gc.disable()  # files and engine must not be left in a cycle that only the collector would free
+    try:
+        del stream
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
 def test_facts_keep_a_bounded_series(monkeypatch: pytest.MonkeyPatch) -> None:
     from mlsubmit.checker.logs import facts
 
