@@ -16,7 +16,6 @@ import importlib.resources
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.reader import ParsedLog, Record
@@ -26,6 +25,7 @@ from mlsubmit.checker.rules.safe_eval import Snippet
 from mlsubmit.checker.rules.tally import (
     Lines,
     Outcome,
+    count_keys,
     lines_of_records,
     short,
     short_src,
@@ -59,7 +59,6 @@ def with_notes(findings: list[Finding], ruleset: str) -> list[Finding]:
     return out
 
 
-_KEY = attrgetter("key")
 PREFIX_RECORDS = 50_000  # records kept from the start of a log, for a rule file asked for while it streams
 Asked = tuple[tuple[str, str], "FileRun | None", int]  # (ruleset, file), the file that asked, when it asked
 
@@ -105,7 +104,7 @@ class _LogRun:
         if self.prefix is not None:
             self.prefix.append(batch)  # the reader hands each batch over and never touches it again
             self.prefix_count += len(batch)
-        self.counts.update(map(_KEY, batch))  # counted in C
+        count_keys(self.counts, batch)
         for run in list(self.runs):
             run.feed(batch)
         self._start()

@@ -9,13 +9,12 @@ files and joins their findings.
 from __future__ import annotations
 
 from collections import Counter
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.reader import Record
 from mlsubmit.checker.rules.files import KeyRule, RuleFile
 from mlsubmit.checker.rules.safe_eval import Evaluator, Refused, Snippet, namespace, run
-from mlsubmit.checker.rules.tally import SHOWN_VALUES, Outcome, Seen, Values, short, short_src
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, Outcome, Seen, Values, count_keys, short, short_src
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Location
@@ -23,7 +22,6 @@ from mlsubmit.findings import Location
 if TYPE_CHECKING:
     from mlsubmit.checker.rules.engine import _LogRun
 
-_KEY = attrgetter("key")
 _FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
 
@@ -76,7 +74,7 @@ class FileRun:
         log_run.active = self
         mine = [r for r in batch if r.key in keys]  # picked in one pass: most files name a few keys
         if self.whole:
-            self.counts.update(map(_KEY, mine))  # counted in C
+            count_keys(self.counts, mine)
         for rec in mine:
             rule = keys[rec.key]
             value = rec.value
@@ -99,13 +97,12 @@ class FileRun:
                 continue
             self._all_rules(rule, rec)
 
-    def _lines(self, key: str) -> list[int]:
-        """The lines of an EXACTLY_ONE key's records (the first few and the last): on the whole log, of its own
-        records only (a BEGIN block may have added some)."""
-        if self.whole and self.e.lines is not None:
-            found = self.e.lines.get(key)
-            return found.as_list() if found is not None else []
-        return self.values.seen(key).lines.as_list()
+    def _log_lines(self, key: str) -> list[int]:
+        """For a file run on the whole log: the lines of a key's records among the log's own (the first few and the
+        last), not the records a BEGIN block may have added."""
+        assert self.e.lines is not None  # kept by the engine before it runs such a file
+        found = self.e.lines.get(key)
+        return found.as_list() if found is not None else []
 
     def _all_rules(self, rule: KeyRule, rec: Record) -> None:
         """A record of a key whose rules write state or call out: PRE/CHECK/POST, FIRST_CHECK, ATLEAST_ONE_CHECK."""
@@ -137,9 +134,9 @@ class FileRun:
                 snip = self.rules.keys[key].atleast_one
                 assert snip is not None
                 line: int | None = self.last_line[key]  # the key's last record went by here
-                if self.whole and self.e.lines is not None:  # the log's own records only (not derived ones)
-                    lines = self.e.lines.get(key)
-                    line = lines.as_list()[-1] if lines is not None else None
+                if self.whole:
+                    lines = self._log_lines(key)
+                    line = lines[-1] if lines else None
                 self.out.fixed.append(
                     finding(
                         "RULE004",
@@ -211,7 +208,7 @@ class FileRun:
                 )
 
     def _exactly_one(self, key: str, seen: Seen) -> None:
-        lines = self._lines(key)
+        lines = self._log_lines(key) if self.whole else seen.lines.as_list()
         related = tuple(Location(self.e.path, ln) for ln in lines[1:6])
         if seen.count and seen.same:
             self.out.warnings.append(
@@ -219,7 +216,7 @@ class FileRun:
                         f"value ({self.rules.name})", line=lines[0] if lines else None, related=related)
             )
             return
-        values = sorted(seen.values(short))
+        values = sorted(seen.values())
         shown = ", ".join(values[:SHOWN_VALUES]) + (", ..." if len(values) > SHOWN_VALUES else "")
         msg = f"'{key}' must appear exactly once; found {seen.count}"
         msg += f" with values [{shown}]" if seen.count else ""

@@ -271,7 +271,6 @@ class Ruleset:
         return self._files[bare]
 
 
-
 @functools.cache
 def get_ruleset(version: str) -> Ruleset:
     if version not in available_rulesets():

@@ -161,8 +161,8 @@ class Snippet:
 
     @functools.cached_property
     def evaluate(self) -> Evaluator:
-        """The accepted snippet as a function of its namespace (`run` without the check): a C-level partial of
-        eval, so that the engine's per-record fast path pays no Python frame for it."""
+        """The accepted snippet as a function of its namespace, made once: a C-level partial of eval, so that the
+        engine's per-record fast path pays no Python frame for it. A refused snippet has none (Refused)."""
         if self.code is None:
             raise Refused(self.refusal or "refused")
         return functools.partial(eval, self.code)
@@ -247,7 +247,5 @@ def namespace(state: dict[str, Any], loglines: list[Any], enqueue: Callable[[str
 
 
 def run(snippet: Snippet, ns: dict[str, Any]) -> Any:
-    """Evaluate or execute an accepted snippet in `ns`; refused snippets must never get here."""
-    if snippet.code is None:
-        raise Refused(snippet.refusal or "refused")
-    return eval(snippet.code, ns)
+    """Evaluate or execute an accepted snippet in `ns`; a refused one raises Refused (callers check first)."""
+    return snippet.evaluate(ns)

@@ -8,7 +8,9 @@ first few lines and the last. These summaries keep exactly that, so a log's reco
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.findings import Finding
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import Record
     from mlsubmit.checker.rules.safe_eval import Snippet
 
+_KEY = attrgetter("key")
 SHOWN_VALUES = 100  # distinct values listed in a "must appear exactly once" message; more are elided
 FIRST_LINES = 6  # a finding's line and its related lines (the first five repeats)
 
@@ -50,7 +53,7 @@ class Seen:
     shown: set[str] = field(default_factory=set)  # _short(v, 40) of distinct values, at most SHOWN_VALUES (+1 mark)
     lines: Lines = field(default_factory=Lines)
 
-    def add(self, value: Any, short: Any, line: int = 0) -> None:
+    def add(self, value: Any, line: int) -> None:
         """One more value. Most keys have one value, or the same one again: its text is worked out only when a
         message may need it, i.e. once a value prints differently from the first (`values`)."""
         self.lines.add(line)
@@ -68,7 +71,7 @@ class Seen:
         if len(self.shown) <= SHOWN_VALUES:
             self.shown.add(short(value, 40))
 
-    def values(self, short: Any) -> set[str]:
+    def values(self) -> set[str]:
         """The distinct texts of the values (at most SHOWN_VALUES + 1), for a message."""
         if self.count and not self.shown:
             return {short(self.first, 40)}
@@ -97,7 +100,7 @@ class Values:
         seen = self.again.get(key)
         if seen is None:
             seen = self.again[key] = self.seen(key)
-        seen.add(value, short, line)
+        seen.add(value, line)
 
     def seen(self, key: str) -> Seen:
         """The values of a key, for its message."""
@@ -106,8 +109,13 @@ class Values:
             found = Seen()
             if key in self.firsts:
                 value, line = self.firsts[key]
-                found.add(value, short, line)
+                found.add(value, line)
         return found
+
+
+def count_keys(counts: Counter[str], records: list[Record]) -> None:
+    """Add the records of each key to `counts` (counted in C: this runs on every record of a log)."""
+    counts.update(map(_KEY, records))
 
 
 def lines_of_records(records: list[Record]) -> dict[str, Lines]:

@@ -73,7 +73,7 @@ def test_a_sink_takes_every_record_and_the_log_keeps_none() -> None:
 def test_what_the_engine_keeps_of_repeated_values_is_bounded() -> None:
     seen = Seen()
     for i in range(5 * SHOWN_VALUES):
-        seen.add(i, short)
+        seen.add(i, i + 1)
     assert seen.count == 5 * SHOWN_VALUES and not seen.same and len(seen.shown) == SHOWN_VALUES + 1
     records = [Record("submission_division", {"value": f"d{i}", "metadata": {}}, 1.0, i + 1, i) for i in range(500)]
     found = [f for f in check_records(records, get_ruleset("1.0.0"), "x") if "submission_division' must" in f.message]
@@ -81,21 +81,24 @@ def test_what_the_engine_keeps_of_repeated_values_is_bounded() -> None:
     assert found[0].message.endswith(', ...] (training_1.0.0/common.yaml)')  # 100 values listed, the rest elided
 
 
-def test_repeated_values_are_printed_only_when_a_message_may_need_them() -> None:
+def test_repeated_values_are_printed_only_when_a_message_may_need_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlsubmit.checker.rules import tally
+
     printed: list[object] = []
 
     def counting(value: object, limit: int = 120) -> str:
         printed.append(value)
         return short(value, limit)
 
+    monkeypatch.setattr(tally, "short", counting)
     seen = Seen()
-    for _ in range(3):
-        seen.add("x", counting)
-    assert printed == [] and seen.same and seen.values(counting) == {'"x"'}
+    for line in range(3):
+        seen.add("x", line + 1)
+    assert printed == [] and seen.same and seen.values() == {'"x"'}
     zeros = Seen()
-    for value in (0.0, -0.0, 0.0, 1, True):
-        zeros.add(value, short)
-    assert not zeros.same and zeros.values(short) == {"0.0", "-0.0", "1", "true"}
+    for line, value in enumerate((0.0, -0.0, 0.0, 1, True)):
+        zeros.add(value, line + 1)
+    assert not zeros.same and zeros.values() == {"0.0", "-0.0", "1", "true"}
 
 
 def test_a_finished_log_run_is_freed_at_once_not_by_a_later_collection() -> None:
