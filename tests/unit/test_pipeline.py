@@ -110,17 +110,26 @@ def test_the_hygiene_scan_runs_once(org: Path, monkeypatch: pytest.MonkeyPatch, 
 
 
 @pytest.mark.parametrize("how", ["raises", "dies"])
-def test_a_failing_worker_is_an_error_here(org: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+def test_a_failing_worker_is_an_error_here(org: Path, monkeypatch: pytest.MonkeyPatch, how: str,
+                                           tmp_path: Path) -> None:
     import os
+    import time
 
     parent = os.getpid()
     real = pipeline._check_and_store
+    reached = tmp_path / "worker-reached-a-log"
 
     def flaky(ref, options, sha):  # type: ignore[no-untyped-def]
         if os.getpid() != parent:  # only in the worker
+            reached.touch()
             if how == "dies":
                 os._exit(7)
             raise ValueError("worker broke")
+        # This process waits for the worker to reach a log: the worker first takes the secret scan from the back,
+        # and a fast check of these small logs would otherwise leave it none.
+        deadline = time.monotonic() + 60
+        while not reached.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
         return real(ref, options, sha)
 
     monkeypatch.setattr(pipeline, "_check_and_store", flaky)
