@@ -23,10 +23,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="file whose first line is the passphrase of an encrypted archive")
     parser.add_argument("--ruleset", metavar="X.Y.Z", help="ruleset to check with (default: the manifest's)")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes for the check")
+    parser.add_argument("--official", action="store_true",
+                        help="run the results chair's own flow instead: pack_submission.sh --unpack and the round's "
+                        "verify script with the installed mlperf-logging, then report --against the chair's summary "
+                        "(ARCHIVE may also be an organisation folder or a folder of them)")
     add_output_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.official:
+        from mlsubmit.cli.official import run as official
+
+        return official(args)
     from mlsubmit.submission.verify import verify
 
     ruleset = validate_ruleset(args.ruleset) if args.ruleset else None
