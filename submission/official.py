@@ -152,6 +152,8 @@ def open_archive(archive: Path, display: str, passphrase_file: Path | None, work
     step, found = sha1_step(archive, display)
     opened.steps.append(step)
     opened.findings += found
+    if not step.passed:  # the script says so and stops: nothing is decrypted
+        return opened
     plain = work / "plain.tar.gz"
     step, found = decrypt_step(archive, display, passphrase_file, plain)
     opened.steps.append(step)

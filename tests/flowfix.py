@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from treefix import build_org
+
+from mlsubmit.testing.demo import MODERN_SYSTEM
 from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
     BENCHMARK,
     IMPLEMENTATION,
@@ -24,8 +27,22 @@ from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
     write_job,
     write_system,
 )
+from mlsubmit.testing.synth import RunSpec
 
 __all__ = ["BENCHMARK", "IMPLEMENTATION", "ORG", "RULESET", "Job", "raw_output", "write_job", "write_system"]
+
+
+def fast_tree(root: Path, params: str | None, systems: Path) -> Path:
+    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails); each
+    result file holds framework output (TREE049) and the config its runs name is submitted (TREE050)."""
+    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400, raw_output=True)
+    specs = [replace(base, seed=700 + i, start_ms=1_790_000_000_000 + i * 10_000_000) for i in range(10)]
+    org = build_org(root / ORG, {(MODERN_SYSTEM, BENCHMARK): specs}, systems={})
+    write_system(org / "systems", systems)
+    (org / "benchmarks" / BENCHMARK / "implementations" / "ipu" / "config.yaml").write_text("a: 1\n", "utf-8")
+    if params is not None:
+        (org / "package_checker_params").write_text(params, encoding="utf-8")
+    return org
 
 def unpack(archive_dir: Path, passphrase: Path, dest: Path) -> list[str]:
     """pack_submission.sh --unpack, step by step, into dest; returns its messages."""
