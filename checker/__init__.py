@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence
+    from mlsubmit.checker.rcp import evidence as rcp_evidence
     from mlsubmit.checker.rcp import judged as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
     from mlsubmit.checker.rcp.custom import parse as parse_rcps

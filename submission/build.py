@@ -13,12 +13,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import Tracker, no_progress, org_params
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
+from mlsubmit.submission.bypass import write_evidence, write_folder_params
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
 from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, report_at_inputs
@@ -29,6 +30,9 @@ from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding, Report, has_errors
 from mlsubmit.support.names import did_you_mean
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
+
+if TYPE_CHECKING:
+    from mlsubmit.checker import CheckRun
 
 
 @dataclass(frozen=True)
@@ -235,12 +239,11 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
     }
 
 
-def _check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> Report:
-    """The check's report on the build folder, in the build folder's paths (`report_at_inputs` maps them)."""
+def _check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> CheckRun:
+    """The check on the build folder; its report is in the build folder's paths (`report_at_inputs` maps them)."""
     from mlsubmit.checker import CheckOptions, run_check
 
-    run = run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
-    return run.report
+    return run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
 
 
 def remap(report: Report, old: str, new: str) -> Report:
@@ -301,10 +304,13 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     shutil.rmtree(staging)
     org_root.mkdir(exist_ok=True)
     _write_checker_params(cfg, org_root)
+    write_folder_params(cfg, org_root)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
     mf.write(tmp, manifest)
 
-    report = _check_tree(org_root, cfg, options)
+    run = _check_tree(org_root, cfg, options)
+    report = run.report
+    packaging += write_evidence(cfg, run, tmp, org_root, _shown(out))[1]
     blocked = has_errors([*report.all_findings(), *packaging], strict=options.strict) and not options.allow_findings
     origins.placed_at = None if blocked else _shown(out)
     result.report = report_at_inputs(report, tmp.as_posix(), origins)
