@@ -101,6 +101,16 @@ def test_the_evidence_of_a_bypassed_folder(tmp_path: Path, run_cli: Cli) -> None
     assert [c["epoch_or_samples"] for c in first] == ["600", "1200", "1800", "2400"]
     assert first[-1]["eval_accuracy"] == "0.921"
 
+    page = tmp_path / "report.html"  # the same figures, drawn in the HTML report
+    code, out, err = run_cli("report", "--ruleset", RULESET, tmp_path / "job" / "build" / "submission" / ORG,
+                             "--html", page)
+    text = page.read_text(encoding="utf-8")
+    assert '<h2 id="rcp-evidence">RCP bypass: the evidence for the review</h2>' in text, err
+    assert f"{ORG}/{FOLDER}</h3>" in text and "bypass written at the benchmark folder" in text
+    assert "normalisation to the RCP mean: ×1.3244" in text
+    section = text[text.index('id="rcp-evidence"'):text.index('id="runs"')]
+    assert section.count("<svg") == 1 and "RCP mean 3,179" in section and "result_9.txt" in section
+
 
 def test_a_folder_param_is_one_flag_for_a_packaged_system(tmp_path: Path, run_cli: Cli) -> None:
     config = fast_job(tmp_path / "job")
