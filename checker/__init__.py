@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.systems.descriptions import SystemSummary, summarize
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
+    from mlsubmit.checker.upstream.installed import private_id_words
     from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 
