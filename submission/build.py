@@ -19,7 +19,7 @@ from mlsubmit.checker import Tracker, no_progress, org_params
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
-from mlsubmit.submission.bypass import write_evidence, write_folder_params
+from mlsubmit.submission.bypass import EVIDENCE, write_evidence, write_folder_params
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
 from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, report_at_inputs
@@ -57,7 +57,7 @@ class PackageResult:
     outputs: list[Path] = field(default_factory=list)  # archive files written, final paths
 
 
-def _not_ours(out: Path) -> str | None:
+def not_ours(out: Path) -> str | None:
     """Why `out` may not be replaced, or None: only a missing or empty folder, or a build this tool wrote and that
     is as it wrote it, may go. A stray manifest.json beside the user's notes, raw logs placed inside a previous
     build, or a packaged file edited since are the user's data: refused, never deleted."""
@@ -74,7 +74,7 @@ def _not_ours(out: Path) -> str | None:
     if data is None:
         return f"holds a {mf.NAME} that mlsubmit did not write ({problems[0].message if problems else 'unreadable'})"
     org = str(data["org"])
-    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org)) and
+    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org), EVIDENCE) and
              not n.startswith(arch.archive_name(org))]  # fmt: skip
     if stray:
         return f"holds {', '.join(stray[:5])}, which no build wrote"
@@ -111,7 +111,7 @@ def _remove_stale_builds(out: Path) -> list[Path]:
     return removed
 
 
-def _swap_in(tmp: Path, out: Path) -> None:
+def swap_in(tmp: Path, out: Path) -> None:
     """Rename the finished tree to `out`; a previous build is moved aside first and removed after."""
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -239,7 +239,7 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
     }
 
 
-def _check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> CheckRun:
+def check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> CheckRun:
     """The check on the build folder; its report is in the build folder's paths (`report_at_inputs` maps them)."""
     from mlsubmit.checker import CheckOptions, run_check
 
@@ -263,7 +263,7 @@ def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
     out = cfg.out
     if out.parent.is_dir():
         _remove_stale_builds(out)
-    why = _not_ours(out)
+    why = not_ours(out)
     if why is not None:
         raise FatalError(f"{out}: {why}; choose another `out`, or move what you keep out of it")
     try:
@@ -308,7 +308,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     manifest["files"] = mf.tree_files(tmp, cfg.org)
     mf.write(tmp, manifest)
 
-    run = _check_tree(org_root, cfg, options)
+    run = check_tree(org_root, cfg, options)
     report = run.report
     packaging += write_evidence(cfg, run, tmp, org_root, _shown(out))[1]
     blocked = has_errors([*report.all_findings(), *packaging], strict=options.strict) and not options.allow_findings
@@ -320,7 +320,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     if options.archive:
         result.outputs = _write_archive(cfg, options, tmp)
     (tmp / _MARKER).unlink()
-    _swap_in(tmp, out)
+    swap_in(tmp, out)
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]
     return result

@@ -29,7 +29,8 @@ from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
 )
 from mlsubmit.testing.synth import RunSpec
 
-__all__ = ["BENCHMARK", "IMPLEMENTATION", "ORG", "RULESET", "Job", "raw_output", "write_job", "write_system"]
+__all__ = ["BENCHMARK", "IMPLEMENTATION", "MODERN_SYSTEM", "ORG", "RULESET", "Job", "raw_output", "write_job",
+           "write_system"]
 
 
 def fast_tree(root: Path, params: str | None, systems: Path) -> Path:
@@ -83,3 +84,30 @@ def verify_v61(org: Path) -> list[Step]:
         if proc.returncode != 0:
             break
     return done
+
+
+SECOND_SYSTEM = "ipu-pod64-POPART-closed-b"
+
+
+def write_split_job(root: Path, systems: Path) -> Job:
+    """The 6.1 job with a second system's ten runs, split into two uploads <org>_1 and <org>_2 (training#877)."""
+    import json
+
+    from mlsubmit.testing.demo import MODERN_POINTS
+
+    job = write_job(root, systems)
+    desc = json.loads((root / "systems" / f"{MODERN_SYSTEM}.json").read_text(encoding="utf-8"))
+    desc["system_name"] += " (second)"
+    (root / "systems" / f"{SECOND_SYSTEM}.json").write_text(json.dumps(desc, indent=2) + "\n", encoding="utf-8")
+    (root / "runs2").mkdir()
+    for i, point in enumerate(MODERN_POINTS):
+        spec = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", seed=5000 + i,
+                       start_ms=1_791_000_000_000 + i * 86_400_000, minutes=12.0 + (i % 4) * 0.4, converge_at=point)
+        (root / "runs2" / f"job_{i:02d}.out").write_bytes(raw_output(spec))
+    text = job.config.read_text(encoding="utf-8").replace("[[results]]", "uploads = 2\n\n[[results]]\nupload = 1", 1)
+    impl = ('implementation = { repo = "ipu-benchmarks", rev = "v6.1", path = "llama2_70b_lora/popart", '
+            'name = "popart" }')
+    text += (f'\n[[results]]\nupload = 2\nsystem = "{SECOND_SYSTEM}"\nbenchmark = "{BENCHMARK}"\n'
+             f'logs = ["runs2/*.out"]\n{impl}\n')
+    job.config.write_text(text, encoding="utf-8")
+    return job
