@@ -34,14 +34,10 @@ EVIDENCE = "rcp-evidence"
 
 def write_folder_params(cfg: PackageConfig, org_root: Path) -> list[Path]:
     """Each system's and benchmark folder's flag, as the package checker reads it: one line, no newline."""
-    written = []
-    for system, flags in sorted(cfg.system_params.items()):
-        written.append(_write(org_root / "results" / system / NAME, flags[0]))
-    for entry in cfg.results:
-        if entry.checker_params:
-            written.append(_write(org_root / "results" / entry.system / entry.benchmark / NAME,
-                                  entry.checker_params[0]))  # fmt: skip
-    return written
+    wanted = [(org_root / "results" / system / NAME, flags[0]) for system, flags in sorted(cfg.system_params.items())]
+    wanted += [(org_root / "results" / e.system / e.benchmark / NAME, e.checker_params[0])
+               for e in cfg.results if e.checker_params]  # fmt: skip
+    return [_write(path, flag) for path, flag in wanted]
 
 
 def _write(path: Path, flag: str) -> Path:
@@ -59,7 +55,8 @@ def write_evidence(cfg: PackageConfig, run: CheckRun, build: Path, org_root: Pat
     for org in run.targets.orgs:
         groups: dict[tuple[str, str], list[str]] = {}
         for ref in org.logs:
-            groups.setdefault((ref.system, ref.benchmark), []).append(ref.display)
+            if ref.system and ref.benchmark:
+                groups.setdefault((ref.system, ref.benchmark), []).append(ref.display)
         for (system, bench), displays in sorted(groups.items()):
             folder = org_root / "results" / system / bench
             scope = rcp_evidence.bypass_scope(folder, org_root, cfg.ruleset)

@@ -15,8 +15,8 @@ from mlsubmit.checker import org_params
 from mlsubmit.submission.fulllog import Redaction
 
 from mlsubmit.errors import FatalError
-from mlsubmit.support.names import did_you_mean
 from mlsubmit.support import tomlfile
+from mlsubmit.support.names import did_you_mean
 from mlsubmit.support.safe_io import read_bounded
 from mlsubmit.support.schema_loader import errors as schema_errors
 from mlsubmit.support.schema_loader import load_schema, pointer

@@ -84,12 +84,12 @@ def gather(shown: str, system: str, benchmark: str, ruleset: str, facts: list[Lo
     runs = tuple(
         RunEvidence(name=Path(f.path).name, seed=f.value("seed"), converged=math.isfinite(v),
                     to_converge=v if math.isfinite(v) and v < NOT_CONVERGED else None, in_mean=i in counted,
-                    curve=_curve(f))  # fmt: skip
+                    curve=_curve(f))
         for i, (f, v) in enumerate(zip(facts, values, strict=True))
-    )
+    )  # fmt: skip
     return Evidence(folder=shown, system=system, benchmark=benchmark, scope=scope,
-                    unit=benchmarks.unit(benchmark, ruleset), verdict=f"{result.status}: {result.message}", batch_size=result.batch_size,
-                    rcp_mean=result.rcp_mean, fastest_allowed=result.min_epochs,
+                    unit=benchmarks.unit(benchmark, ruleset), verdict=f"{result.status}: {result.message}",
+                    batch_size=result.batch_size, rcp_mean=result.rcp_mean, fastest_allowed=result.min_epochs,
                     submission_mean=result.submission_mean, runs=runs)  # fmt: skip
 
 

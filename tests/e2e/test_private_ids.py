@@ -16,7 +16,7 @@ import pytest
 from conftest import corpus_path
 from summarizer_run import corpus_trees
 
-from mlsubmit.report.private_ids import spell
+from mlsubmit.report.private_ids import HASHED, spell
 
 Cli = Callable[..., tuple[int, str, str]]
 TREES = corpus_trees(corpus_path()) if corpus_path() else []
@@ -47,7 +47,7 @@ def test_the_ids_are_the_summarizers(tmp_path: Path, run_cli: Cli, name: str, tr
                            "--generate_private_ids"], cwd=chair, capture_output=True, text=True, timeout=300,
                           check=False)  # fmt: skip
     theirs = {k: v for k, v in written_ids(chair).items() if before.get(k) != v}
-    code, out, err = run_cli("report", "--ruleset", ruleset, tree, "--generate-private-ids", tmp_path / "ours")
+    _code, out, err = run_cli("report", "--ruleset", ruleset, tree, "--generate-private-ids", tmp_path / "ours")
     ours = written_ids(tmp_path / "ours")
     if proc.returncode != 0:  # the summarizer stopped (a system file without a hashed key): REP010 says where
         assert "KeyError" in proc.stderr and "REP010" in out + err, proc.stderr[-1500:]
@@ -62,9 +62,7 @@ def test_spelling_and_collisions() -> None:
 
     assert spell("00" * 32) == "ack-ack-ack-ack"  # every segment folds to byte 0: the list's first word
     assert spell("ff" + "00" * 31) == "zulu-ack-ack-ack"  # the first segment alone carries 0xff: its last word
-    desc = {key: "x" for key in ("division", "submitter", "system_name", "number_of_nodes", "host_processor_model_name",
-                                 "host_processors_per_node", "accelerator_model_name", "accelerators_per_node",
-                                 "framework")}  # fmt: skip
+    desc = dict.fromkeys(HASHED, "x")
     seen: set[str] = set()
     first, second = private_id(desc, "a", seen), private_id(desc, "b", seen)
     assert first != second  # the same description twice: the second gets its system id in the hash

@@ -108,9 +108,9 @@ def test_a_tree_is_checked_on_a_copy_and_a_failing_step_quotes_itself(
 
 def test_a_round_11_tree_runs_that_rounds_script(tmp_path: Path, run_cli: Cli) -> None:
     """verify_for_v1.1_training.sh reads no package_checker_params and has no repo checker."""
+    from mlsubmit.submission.official import round_steps, script_name
     from treefix import build_org
 
-    from mlsubmit.submission.official import round_steps, script_name
     from mlsubmit.testing.synth import RunSpec
 
     assert round_steps("1.1.0") == round_steps("1.0.0") == ("package_checker", "result_summarizer")

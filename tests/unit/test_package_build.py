@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mlsubmit.submission.build import _MARKER, not_ours, _remove_stale_builds
+from mlsubmit.submission.build import _MARKER, _remove_stale_builds, not_ours
 
 
 def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
