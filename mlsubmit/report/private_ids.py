@@ -37,6 +37,7 @@ _LIMIT = 1 << 20
 class Generated:
     written: list[Path] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # systems whose tree already has a private id
+    ids: dict[tuple[str, str], str] = field(default_factory=dict)  # (org display, system) -> the id written
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -86,8 +87,10 @@ def _one(org: OrgTree, system: str, seen: set[str], out: Path, result: Generated
                                        f"no {missing[0]!r}: the result summarizer's --generate_private_ids stops "
                                        f"here (KeyError), so {system} gets no private id"))  # fmt: skip
         return
-    text = json.dumps({"private_id": private_id(desc, system, seen)}, indent=4)
+    made = private_id(desc, system, seen)
+    text = json.dumps({"private_id": made}, indent=4)
     result.written.append(_write(out / org.name / "results" / system / FILE, text))
+    result.ids[(org.display, system)] = made
 
 
 def _json(path: Path) -> Any:

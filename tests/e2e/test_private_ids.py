@@ -81,3 +81,25 @@ def test_the_ids_never_go_into_the_checked_tree(tmp_path: Path, run_cli: Cli) ->
     (tmp_path / "ids" / "Graphcore" / "results" / "sys" / "privateid.json").write_text("{}", encoding="utf-8")
     code, _out, err = run_cli("report", "--ruleset", "1.0.0", org, "--generate-private-ids", tmp_path / "ids")
     assert code == 2 and "never replaces a file" in err
+
+
+@pytest.mark.slow
+def test_the_summary_shows_the_ids_it_generates_as_the_summarizer_does(tmp_path: Path, run_cli: Cli) -> None:
+    """The summarizer run with --generate_private_ids puts the new ids in its private_id column: so does ours
+    (the same bytes, on a corpus tree the package checker has settled first, as the verify script runs them)."""
+    found = [t for t in TREES if t[0].endswith("IBM+CoreWeave+NVIDIA")]
+    if not found:
+        pytest.skip("the corpus has no training_results_v5.0/IBM+CoreWeave+NVIDIA")
+    _name, tree, ruleset = found[0]
+    chair = tmp_path / "chair"
+    shutil.copytree(tree, chair / tree.name)
+    for module, extra in (("package_checker", []), ("result_summarizer", ["--csv", "chair.csv",
+                                                                          "--generate_private_ids"])):  # fmt: skip
+        subprocess.run([sys.executable, "-m", f"mlperf_logging.{module}", tree.name, "training", ruleset, *extra],
+                       cwd=chair, capture_output=True, timeout=300, check=True)  # fmt: skip
+    code, _out, err = run_cli("report", "--ruleset", ruleset, tree, "--generate-private-ids", tmp_path / "ids",
+                              "--summary-csv", tmp_path / "ours.csv", "-o", tmp_path / "table.txt")
+    assert code in (0, 1), err
+    assert b"-" in (chair / "chair.csv").read_bytes().splitlines()[1]  # an id is there
+    assert (tmp_path / "ours.csv").read_bytes() == (chair / "chair.csv").read_bytes()
+    assert written_ids(tmp_path / "ids") == written_ids(chair)

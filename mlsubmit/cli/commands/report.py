@@ -79,15 +79,14 @@ def run(args: argparse.Namespace) -> int:
         _outside_the_trees(args.generate_private_ids, args.paths)
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
     result = run_check(args.paths, options, progress=tracker)
-    if args.generate_private_ids:
-        _private_ids(args.generate_private_ids, result)
+    ids = _private_ids(args.generate_private_ids, result) if args.generate_private_ids else {}
     data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
     if args.baseline is not None:
         problem = unknown_baseline(data.rows, args.baseline)
         if problem:
             raise FatalError(problem)
     data.paths = list(args.paths)
-    _chair_summary(args, data, result, chair)
+    _chair_summary(args, data, result, chair, ids)
     writer = WRITERS[args.format]
     if args.output:
         import io
@@ -114,7 +113,8 @@ def _outside_the_trees(out: Path, paths: list[str]) -> None:
                              "its own (copy the files into the tree when the chair asks for them)")
 
 
-def _private_ids(out: Path, result: CheckRun) -> None:
+def _private_ids(out: Path, result: CheckRun) -> dict[tuple[str, str], str]:
+    """Write the ids; they are the summary's private_id column, as in the summarizer's run that writes them."""
     from mlsubmit.report.private_ids import generate
 
     made = generate(list(result.targets.orgs), out)
@@ -122,16 +122,17 @@ def _private_ids(out: Path, result: CheckRun) -> None:
         result.report.add(item)
     kept = f"; {len(made.kept)} system(s) already have one in the tree" if made.kept else ""
     print(f"mlsubmit: wrote {len(made.written)} privateid.json file(s) under {out}{kept}", file=sys.stderr)
+    return made.ids
 
 
 def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
-                   chair: ChairSummary | None) -> None:  # fmt: skip
+                   chair: ChairSummary | None, ids: dict[tuple[str, str], str]) -> None:  # fmt: skip
     """--summary-csv, --summary-xlsx and --against: the summary built once; --against's findings join the report."""
     if not (args.summary_csv or args.summary_xlsx or chair):
         return
     from mlsubmit.report.summary import build
 
-    summary = build(data, result)
+    summary = build(data, result, ids)
     if args.summary_csv:
         from mlsubmit.report.summary_files import write_summary
 
