@@ -13,51 +13,94 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from mlsubmit import __version__
 from mlsubmit.checker import CheckOptions, mlperf_logging_version, run_check
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.rulesets import rulesets_for, validate_ruleset
+from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report, Tally
 from mlsubmit.submission import official as chair
 
 
 def run(args: argparse.Namespace) -> int:
-    path: Path = args.archive
-    if not path.exists():
-        raise UsageError(f"{path}: no such archive or folder")
-    display = os.path.normpath(path)
+    paths: list[Path] = [args.archive, *getattr(args, "more", [])]
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such archive or folder")
     work = Path(tempfile.mkdtemp(prefix="mlsubmit-official-"))
     try:
-        return _run(args, path, display, work)
+        return _run(args, paths, work)
     finally:  # the plaintext, the copy and the reference tools' logs never outlive the run
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _run(args: argparse.Namespace, path: Path, display: str, work: Path) -> int:
-    if path.is_dir():
-        opened = chair.copy_tree(path, work)
-        ruleset = args.ruleset or next(iter(rulesets_for("auto", [str(path)])))
-    else:
-        opened = chair.open_archive(path, display, args.passphrase_file, work)
-        ruleset = args.ruleset or opened.ruleset
+def _run(args: argparse.Namespace, paths: list[Path], work: Path) -> int:
     report = Report()
-    report.extend(opened.findings)
-    steps = opened.steps
-    if all(s.passed for s in steps) and opened.orgs:
-        if ruleset is None:
-            raise UsageError(f"{path}: no manifest names the ruleset; give --ruleset X.Y.Z")
-        ruleset = validate_ruleset(ruleset)
+    steps: list[chair.Step] = []
+    ruleset: str | None = args.ruleset
+    trees: list[tuple[Path, str]] = []  # (unpacked folder, org) of every organisation that passed its steps
+    for number, path in enumerate(paths):
+        display = os.path.normpath(path)
+        sub = work / str(number)
+        sub.mkdir()
+        opened = chair.copy_tree(path, sub) if path.is_dir() else chair.open_archive(
+            path, display, args.passphrase_file, sub)  # fmt: skip
+        if len(paths) > 1:  # which upload an opening step is about
+            for step in opened.steps:
+                step.org = path.name
+        ruleset = ruleset or opened.ruleset or (next(iter(rulesets_for("auto", [str(path)]))) if path.is_dir()
+                                                else None)  # fmt: skip
+        report.extend(opened.findings)
+        steps += opened.steps
+        if not all(s.passed for s in opened.steps):
+            continue
+        if not opened.orgs:
+            report.add(finding("PKG049", display, "no organisation folder (with results/, systems/ or benchmarks/) "
+                               "to run the verify script on"))  # fmt: skip
+            continue
+        ruleset = _known(ruleset, path)
         for org in opened.orgs:
-            steps += _one_org(opened.tree, org, ruleset, args, display, report)
-    elif not opened.orgs and all(s.passed for s in steps):
-        from mlsubmit.codes import finding
+            pristine = work / "pristine" / str(number)
+            if len(paths) > 1:  # the reference tools write into the tree; the whole is made of what was uploaded
+                shutil.copytree(opened.tree / org, pristine / org, symlinks=True)
+            done = _one_org(opened.tree, org, ruleset, args, display, report)
+            steps += done
+            if all(s.passed for s in done):
+                trees.append((pristine, org))
+    if len(paths) > 1 and ruleset and all(s.passed for s in steps):
+        steps += _whole(trees, work, ruleset, args, report)
+    report.extend(chair.step_finding(s, os.path.normpath(paths[0])) for s in steps
+                  if not s.passed and s.name not in _OPENING)  # fmt: skip
+    return _finish(args, report, steps, ruleset, os.path.normpath(paths[0]) + (" ..." if len(paths) > 1 else ""))
 
-        report.add(finding("PKG049", display, "no organisation folder (with results/, systems/ or benchmarks/) "
-                           "to run the verify script on"))  # fmt: skip
-    report.extend(chair.step_finding(s, display) for s in steps if not s.passed and s.name not in _OPENING)
+
+def _known(ruleset: str | None, path: Path) -> str:
+    if ruleset is None:
+        raise UsageError(f"{path}: no manifest names the ruleset; give --ruleset X.Y.Z")
+    return validate_ruleset(ruleset)
+
+
+def _whole(trees: list[tuple[Path, str]], work: Path, ruleset: str, args: argparse.Namespace,
+           report: Report) -> list[chair.Step]:  # fmt: skip
+    """The uploads `<org>_<n>` of a split organisation put together as `<org>`, and the verify script on that:
+    what the chair publishes (mlcommons/training#877)."""
+    bases = {org.rsplit("_", 1)[0] for _tree, org in trees if "_" in org}
+    if len(bases) != 1 or any("_" not in org for _tree, org in trees):
+        raise UsageError("several ARCHIVEs with --official are the uploads <org>_1, <org>_2 ... of one organisation")
+    base = bases.pop()
+    whole = work / "whole"
+    for tree, org in trees:
+        shutil.copytree(tree / org, whole / base, dirs_exist_ok=True)
+    return [replace(s, org=f"{base}, the uploads together") for s in
+            _one_org(whole, base, ruleset, args, f"{base} (the uploads together)", report)]
+
+
+def _finish(args: argparse.Namespace, report: Report, steps: list[chair.Step], ruleset: str | None,
+            display: str) -> int:  # fmt: skip
     report.tally = Tally(((len(steps), "official step(s)"),), failed=sum(not s.passed for s in steps))
     release = mlperf_logging_version()
     report.meta.update({"command": "verify --official", "ruleset": ruleset or "", "version": __version__,
