@@ -124,3 +124,17 @@ def test_a_round_11_tree_runs_that_rounds_script(tmp_path: Path, run_cli: Cli) -
     assert "verify_for_v1.1_training.sh" in err
     assert f"(python -m mlperf_logging.package_checker {ORG} training 1.1.0)" in err  # no --rcp-bypass
     assert code == 1 and "ERROR - RCP Test Failed" in out  # which the 1.1 flow never switched off
+
+
+def test_a_published_tree_the_installed_release_passes(run_cli: Cli, corpus: Path) -> None:
+    """training_results_v5.0/IBM+CoreWeave+NVIDIA: the v5.0 script's three steps pass, and the chair's summary is
+    ours (its scaling factor 1.1538 included)."""
+    tree = corpus / "training_results_v5.0" / "IBM+CoreWeave+NVIDIA"
+    if not tree.is_dir():
+        pytest.skip(f"{tree} is not in the corpus")
+    code, out, err = run_cli("verify", tree, "--official", "--color", "never")
+    assert code == 0, out + err
+    org = tree.name
+    assert verdicts(err) == {f"{s} [{org}]": "PASS" for s in ("package checker", "result summarizer", "repo checker",
+                                                             "report --against")}  # fmt: skip
+    assert "verify_for_v5.0_training.sh" in err and "| INFO - PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" in err
