@@ -38,6 +38,7 @@ def written_ids(root: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 @pytest.mark.parametrize(("name", "tree", "ruleset"), TREES, ids=[t[0] for t in TREES])
 def test_the_ids_are_the_summarizers(tmp_path: Path, run_cli: Cli, name: str, tree: Path, ruleset: str) -> None:
     chair = tmp_path / "chair"
@@ -84,6 +85,7 @@ def test_the_ids_never_go_into_the_checked_tree(tmp_path: Path, run_cli: Cli) ->
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 def test_the_summary_shows_the_ids_it_generates_as_the_summarizer_does(tmp_path: Path, run_cli: Cli) -> None:
     """The summarizer run with --generate_private_ids puts the new ids in its private_id column: so does ours
     (the same bytes, on a corpus tree the package checker has settled first, as the verify script runs them)."""

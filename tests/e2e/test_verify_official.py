@@ -126,6 +126,7 @@ def test_a_round_11_tree_runs_that_rounds_script(tmp_path: Path, run_cli: Cli) -
     assert code == 1 and "ERROR - RCP Test Failed" in out  # which the 1.1 flow never switched off
 
 
+@pytest.mark.corpus
 def test_a_published_tree_the_installed_release_passes(run_cli: Cli, corpus: Path) -> None:
     """training_results_v5.0/IBM+CoreWeave+NVIDIA: the v5.0 script's three steps pass, and the chair's summary is
     ours (its scaling factor 1.1538 included)."""
