@@ -8,7 +8,6 @@ import hashlib
 from pathlib import Path
 
 import pytest
-
 from mlsubmit.submission.official import param_flags, round_steps, script_name, sha1_step
 
 
