@@ -167,7 +167,7 @@ HOSTILE = [
 def test_a_hostile_capture_is_exit_2_naming_its_code(run_cli, tmp_path: Path, raw: bytes, code: str) -> None:  # type: ignore[no-untyped-def]
     source = tmp_path / "capture.json"
     source.write_bytes(raw)
-    done, out, err = run_cli("systems", "capture", "--from", source, "--system-id", "ipu-pod16-x", "--ruleset",
+    done, _, err = run_cli("systems", "capture", "--from", source, "--system-id", "ipu-pod16-x", "--ruleset",
                              "6.1.0", "--pod-size", "16", "--dir", tmp_path / "systems")  # fmt: skip
     assert done == 2 and code in err and "Traceback" not in err, err
     assert not (tmp_path / "systems").exists()
