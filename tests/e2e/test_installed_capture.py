@@ -58,9 +58,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return env
 
 
-def test_the_extra_brings_mlperf_sysinfo(venv: Path) -> None:
+def test_the_extra_brings_mlperf_sysinfo(venv: Path, tmp_path: Path) -> None:
     out = _sh(venv / "bin" / "python", "-c", "import mlperf_sysinfo, mlsubmit; print(mlperf_sysinfo.__version__); "
-              "print(mlsubmit.__file__)")  # fmt: skip
+              "print(mlsubmit.__file__)", cwd=tmp_path)  # fmt: skip
     version, where = out.split()
     assert version.startswith("1.0.") and where.startswith(str(venv))
 
