@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mlsubmit.support.schema_loader import errors, load_schema
 from mlsubmit.testing.capture import DUAL_EPYC, capture_document, write_capture
 
 # What no probe reads, stated as a user would (the capture of this host leaves them empty).
@@ -27,6 +28,7 @@ def capture(run_cli: Any, tmp_path: Path, *args: str, doc: dict[str, Any] | None
 
 def codes(out: str) -> list[str]:
     report = json.loads(out)
+    assert errors(report, load_schema("report.schema.json")) == []
     return sorted(f["code"] for entry in report["files"] for f in entry["findings"])
 
 
