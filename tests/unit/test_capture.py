@@ -8,9 +8,9 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from mlsubmit.checker.systems.capture import parse_capture
 from mlsubmit.checker.systems.completion import Request, build, field_order, pod_of, status_spelling
+
 from mlsubmit.codes import catalogue
 from mlsubmit.errors import UsageError
 from mlsubmit.testing.capture import DUAL_EPYC, capture_document
