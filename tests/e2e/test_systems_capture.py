@@ -121,6 +121,18 @@ def test_pod_mistakes_are_usage_errors(run_cli, tmp_path: Path) -> None:  # type
     assert code == 2 and "acclerator_frequency" in err
     code, _, err = capture(run_cli, tmp_path, "--pod-size", "16", system_id="../evil")
     assert code == 2 and "--system-id" in err
+    code, _, err = capture(run_cli, tmp_path, "--pod-size", "16", ruleset="auto")
+    assert code == 2 and "give --ruleset X.Y.Z" in err
+
+
+def test_ruleset_auto_reads_the_round_of_the_folder(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    systems = tmp_path / "training_results_v1.1" / "Graphcore" / "systems"
+    systems.mkdir(parents=True)
+    source = write_capture(tmp_path / "capture.json")
+    code, out, err = run_cli("systems", "capture", "--from", source, "--system-id", "ipu-pod16-POPART-closed",
+                             "--pod-size", "16", "--dir", systems, *STATED)  # fmt: skip
+    assert code == 0 and "ruleset 1.1.0" in err, out + err
+    assert json.loads((systems / "ipu-pod16-POPART-closed.json").read_text())["status"] == "onprem"
 
 
 def test_the_name_in_the_capture_is_held_to_the_pod(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

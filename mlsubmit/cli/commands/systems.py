@@ -77,6 +77,8 @@ def _settings(pairs: list[str]) -> tuple[tuple[str, str], ...]:
 def _request(args: argparse.Namespace) -> CaptureRequest:
     if not _SYSTEM_ID.fullmatch(args.system_id):
         raise UsageError(f"--system-id {args.system_id!r}: letters, digits, '.', '_', '+' and '-' only (a file name)")
+    if args.ruleset == "auto" and not args.dir.is_dir():
+        raise UsageError(f"--ruleset auto: {args.dir} does not exist yet, so it states no round; give --ruleset X.Y.Z")
     ruleset = next(iter(rulesets_for(args.ruleset, [str(args.dir)])))
     for flag in ("pod_size", "m2000", "host_servers"):
         value = getattr(args, flag)
