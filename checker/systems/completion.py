@@ -124,10 +124,10 @@ def build(capture: Capture, request: Request) -> Description:
     _host_counts(capture, request, out)
     if request.pod is not None:
         _pod_fields(request.pod, out)
+    data.update(request.settings)
     status = request.status or data.get("status", "")
     if status:
         data["status"] = status_spelling(status, request.ruleset)
-    data.update(request.settings)
     dropped = sorted(set(capture.fields) - known)
     if dropped:
         out.findings.append(finding("CAP012", capture.path, "not fields of the round's schema, left out: "

@@ -71,3 +71,10 @@ def test_pod128_splits_host_servers_over_its_pod64s() -> None:
     odd = build(capture, Request("ipu-pod256-x", "6.1.0", pod_of(256, None), host_servers=3))
     assert [f.code for f in odd.findings if f.code == "CAP010"] == ["CAP010"]  # 6 sockets over 4 POD64s
     assert odd.data["host_processors_per_node"] == "2"  # left as captured, and said
+
+
+def test_a_stated_status_is_spelled_for_the_round_too() -> None:
+    capture, _ = parse_capture(json.dumps(capture_document()).encode(), "c.json")
+    assert capture is not None
+    done = build(capture, Request("ipu-pod16-x", "6.1.0", None, settings=(("status", "onprem"),)))
+    assert done.data["status"] == "Available on-premise"
