@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 
 from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
+from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.findings import Finding
 
 PACKAGE_OK = "PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !"
@@ -181,11 +182,35 @@ def copy_tree(path: Path, work: Path) -> Opened:
 
     opened = Opened(tree=work / "unpacked", orgs=[])
     opened.tree.mkdir()
-    sources = [path] if is_org(path) else sorted(p for p in path.iterdir() if p.is_dir() and is_org(p))
-    for src in sources:
-        shutil.copytree(src, opened.tree / src.name, symlinks=True)
-        opened.orgs.append(src.name)
+    try:
+        sources = [path] if is_org(path) else sorted(p for p in path.iterdir() if p.is_dir() and is_org(p))
+        for src in sources:
+            shutil.copytree(src, opened.tree / src.name, symlinks=True, ignore=_special)
+            opened.orgs.append(src.name)
+    except (OSError, shutil.Error) as exc:
+        raise FatalError(f"{path}: cannot copy the tree to run the chair's steps on: {_first(exc)}") from None
     return opened
+
+
+def _special(folder: str, names: list[str]) -> set[str]:
+    """FIFOs, sockets and devices are not copied (reading a FIFO would block; no archive holds them): `check`
+    reports them (TREE040)."""
+    skipped = set()
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skipped.add(name)
+    return skipped
+
+
+def _first(exc: BaseException) -> str:
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        src, _dst, why = exc.args[0][0]
+        return f"{src}: {why}"
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def _org_folders(tree: Path) -> list[str]:
@@ -241,9 +266,8 @@ def _run_module(module: str, args: list[str], cwd: Path) -> Step:
     shown = [os.path.basename(a) if os.path.isabs(a) else a for a in args]  # our temporary folder says nothing
     command = " ".join(["python", "-m", f"mlperf_logging.{module}", *shown])
     name = module.replace("_", " ")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     try:
-        done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+        done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=STEP_TIMEOUT, check=False)  # fmt: skip
     except subprocess.TimeoutExpired:
         return Step(name, command, False, [f"did not finish in {STEP_TIMEOUT} s"])

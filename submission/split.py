@@ -12,6 +12,7 @@ be the same bytes (PKG064), and the whole tree gets the full check. The N builds
 from __future__ import annotations
 
 import dataclasses
+import filecmp
 import os
 import re
 import shutil
@@ -127,7 +128,7 @@ def _put_together(cfg: PackageConfig, tmp: Path, whole: Path) -> list[Finding]:
             rel = src.relative_to(tree).as_posix()
             dest = whole / rel
             if rel in owner:
-                if dest.read_bytes() != src.read_bytes():
+                if not filecmp.cmp(dest, src, shallow=False):
                     problems.append(finding("PKG064", os.path.join(os.path.normpath(cfg.out), cfg.org, rel),
                                             f"upload {owner[rel]} and upload {number} hold different files here"))
                 continue

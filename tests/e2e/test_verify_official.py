@@ -5,6 +5,7 @@ with its verdict and last lines, compares the chair's summary with ours, and wri
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -139,3 +140,12 @@ def test_a_published_tree_the_installed_release_passes(run_cli: Cli, corpus: Pat
     assert verdicts(err) == {f"{s} [{org}]": "PASS" for s in ("package checker", "result summarizer", "repo checker",
                                                              "report --against")}  # fmt: skip
     assert "verify_for_v5.0_training.sh" in err and "| INFO - PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_a_tree_does_not_stall_the_copy(tmp_path: Path, run_cli: Cli) -> None:
+    org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")
+    os.mkfifo(org / "results" / "pipe")  # reading it would block forever; no archive can hold it
+    code, out, err = run_cli("verify", org, "--official", "--ruleset", "6.1.0", "--color", "never")
+    assert code == 0, out + err
+    assert (org / "results" / "pipe").exists()
