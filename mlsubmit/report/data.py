@@ -195,6 +195,17 @@ def _result_index(name: str) -> tuple[int, str]:
     return (int(stem) if stem.isdigit() else 1 << 30, name)
 
 
+def _evidence_dict(ev: Any) -> dict[str, Any]:
+    """An RCP-bypassed folder's evidence as package writes it in rcp_convergence.csv and eval_curves.csv."""
+    from dataclasses import asdict
+
+    out = asdict(ev)
+    out["normalisation"] = ev.normalisation
+    for run in out["runs"]:
+        run["curve"] = [list(point) for point in run["curve"]]
+    return out
+
+
 def _benchmark(run: CheckRun, ref: LogRef) -> str:
     return run.results[ref.display].facts.benchmark or "unknown"
 
@@ -240,5 +251,6 @@ def to_json(data: ReportData) -> dict[str, Any]:
                  "mlperf_logging": mlperf_logging_version()},
         "results": [result_dict(r, data) for r in data.rows],
         **({"comparison": data.comparison.to_dict()} if data.comparison else {}),
+        **({"rcp_evidence": [_evidence_dict(e) for e in data.evidence]} if data.evidence else {}),
         "findings": {k: counts.get(k, 0) for k in ("error", "warning", "info")},
     }

@@ -108,6 +108,11 @@ def test_the_evidence_of_a_bypassed_folder(tmp_path: Path, run_cli: Cli) -> None
     assert '<h2 id="rcp-evidence">RCP bypass: the evidence for the review</h2>' in text, err
     assert f"{ORG}/{FOLDER}</h3>" in text and "bypass written at the benchmark folder" in text
     assert "normalisation to the RCP mean: ×1.3244" in text
+    code, out, err = run_cli("report", "--ruleset", RULESET, tmp_path / "job" / "build" / "submission" / ORG,
+                             "--format", "json")
+    (ev,) = json.loads(out)["rcp_evidence"]
+    assert (ev["scope"], ev["submission_mean"], len(ev["runs"])) == ("benchmark folder", 2400, 10)
+    assert ev["normalisation"] == pytest.approx(float(rows[0]["normalisation_needed"]), rel=1e-5)
     section = text[text.index('id="rcp-evidence"'):text.index('id="runs"')]
     assert section.count("<svg") == 1 and "RCP mean 3,179" in section and "result_9.txt" in section
 
