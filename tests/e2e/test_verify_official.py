@@ -149,3 +149,12 @@ def test_a_fifo_in_a_tree_does_not_stall_the_copy(tmp_path: Path, run_cli: Cli) 
     code, out, err = run_cli("verify", org, "--official", "--ruleset", "6.1.0", "--color", "never")
     assert code == 0, out + err
     assert (org / "results" / "pipe").exists()
+
+
+def test_the_old_spelling_is_refused_in_the_installed_releases_words(tmp_path: Path, run_cli: Cli) -> None:
+    """Trees of 2.0-4.0 spell `rcp_bypass`; the verify script passes it on, and the installed package checker
+    (which knows only `--rcp-bypass` since mlcommons/logging 24bed7e) stops there."""
+    org = fast_tree(tmp_path, "rcp_bypass\n", ROOT / "systems")
+    code, out, err = run_cli("verify", org, "--official", "--ruleset", "6.1.0", "--color", "never")
+    assert code == 1 and f"package checker [{ORG}]: FAIL" in err
+    assert "PKG062" in out and "error: unrecognized arguments: --rcp_bypass" in out
