@@ -10,6 +10,7 @@ from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, pars
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
 from mlsubmit.support.safe_io import read_bounded
@@ -28,10 +29,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="RCP file (as mlperf-logging's rcp_checker --custom_rcps takes it): its records replace "
                              "the shipped RCPs of their benchmark")
     add_output_options(parser)
+    add_waiver_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
+    waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(
         ruleset=next(iter(groups)),
         profile=Profile(args.profile),
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
-    return emit(report, args)
+    return emit(waive(report, args, waivers), args)
 
 
 _RCP_FILE_LIMIT = 16 << 20  # the shipped RCP files are a few kB
