@@ -38,7 +38,14 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_file
     from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
     from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
-    from mlsubmit.checker.policy.waivers import Waiver, apply_waivers, project_waivers, read_waivers, shown_path
+    from mlsubmit.checker.policy.waivers import (
+        Waiver,
+        apply_waivers,
+        project_configs,
+        project_waivers,
+        read_waivers,
+        shown_path,
+    )
     from mlsubmit.checker.policy.waivers import applied as applied_waivers
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence

@@ -54,8 +54,8 @@ def path_glob(relative: str) -> str:
 
 
 def exact_pattern(message: str) -> str:
-    """An RE2 pattern matching exactly `message`: RE2's syntax characters and anything not printable ASCII escaped. A message whose
-    pattern would pass PATTERN_LIMIT is matched by its start."""
+    """An RE2 pattern matching exactly `message`: RE2's syntax characters and anything not printable ASCII
+    escaped. A message whose pattern would pass PATTERN_LIMIT is matched by its start."""
     out, size = [], 2
     for ch in searchable(message):
         if ch in _PATTERN_SPECIAL:
