@@ -82,7 +82,7 @@ def _compiled(glob: str, message: str | None, where: str) -> tuple[Any, Any]:
     import re2
 
     try:
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", [glob])
+        spec = pathspec.GitIgnoreSpec.from_lines([glob])
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{where}: path {glob!r} is not a glob: {exc}") from None
     if message is None:
