@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mlsubmit.checker.policy.waivers import relative_to, searchable
+
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Severity
 
@@ -56,7 +57,8 @@ def path_glob(relative: str) -> str:
 def exact_pattern(message: str) -> str:
     """An RE2 pattern matching exactly `message`: RE2's syntax characters and anything not printable ASCII
     escaped. A message whose pattern would pass PATTERN_LIMIT is matched by its start."""
-    out, size = [], 2
+    out: list[str] = []
+    size = 2  # the ^ and $ around them
     for ch in searchable(message):
         if ch in _PATTERN_SPECIAL:
             piece = "\\" + ch

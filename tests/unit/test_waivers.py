@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from mlsubmit.checker.policy.waiverfile import exact_pattern, path_glob, refuse_existing, starting_file, toml_string
-from mlsubmit.checker.policy.waivers import Waiver, apply_waivers, applied, header_lines, read_waivers
+from mlsubmit.checker.policy.waivers import Waiver, applied, apply_waivers, header_lines, read_waivers
+
 from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report, Severity, has_errors
