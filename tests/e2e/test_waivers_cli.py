@@ -229,3 +229,15 @@ def test_package_builds_past_a_waived_error_and_records_the_waiver(tmp_path: Pat
     assert [(w["source"], w["index"], w["codes"], w["findings"]) for w in manifest["waivers"]] == [
         ("waivers.toml", 0, ["RULE004"], 1), ("waivers.toml", 1, ["PKG006"], 1)]
     assert manifest["waivers"][0]["reference"] == PR_586
+
+
+def test_hostile_waiver_text_is_inert_in_every_format(work: Path, run_cli: Cli) -> None:
+    """A reason with a newline, an ANSI escape and a forged workflow command shows itself and steers nothing."""
+    forged = "ok\\n::error file=x::forged \\u001b[2J \\u202e"
+    (work / "w.toml").write_text(grant("RULE004", reason=forged), encoding="utf-8")
+    for fmt in ("text", "github", "junit", "sarif", "json"):
+        code, out, _ = run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "w.toml", "--format", fmt)
+        assert code == 0 and "\x1b" not in out and "\u202e" not in out, fmt
+        assert not any(line.startswith("::error") for line in out.splitlines()), fmt
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "w.toml")
+    assert "waived: ok\\n::error file=x::forged \\x1b[2J \\u202e (reference" in out
