@@ -45,12 +45,13 @@ def toml_string(value: str) -> str:
 
 
 def path_glob(relative: str) -> str:
-    """A gitignore-style glob matching exactly `relative` (anchored: a leading / when it has no other)."""
+    """A gitignore-style glob matching exactly `relative` (anchored: a leading / when it has no other), but for
+    white space at its very end, which a glob cannot hold and `?` stands for."""
     escaped = "".join("\\" + ch if ch in _GLOB_SPECIAL else ch for ch in relative)
     if escaped[:1] in ("!", "#"):
         escaped = "\\" + escaped
-    if escaped.endswith(" "):
-        escaped = escaped[:-1] + "\\ "
+    stripped = escaped.rstrip()  # pathspec drops trailing white space, escaped or not: each becomes `?`
+    escaped = stripped + "?" * (len(escaped) - len(stripped))
     return escaped if "/" in relative.rstrip("/") else "/" + escaped
 
 

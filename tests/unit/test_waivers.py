@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mlsubmit.checker.policy.waiverfile import exact_pattern, path_glob, refuse_existing, starting_file, toml_string
 from mlsubmit.checker.policy.waivers import Waiver, applied, apply_waivers, header_lines, read_waivers
 
@@ -209,3 +211,23 @@ def test_an_existing_file_is_never_replaced(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "missing")
     with pytest.raises(UsageError):
         refuse_existing(tmp_path / "link")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.text(min_size=1, max_size=40).filter(lambda s: "/" not in s and s not in (".", "..")),
+       message=st.text(min_size=1, max_size=200))
+def test_any_name_and_message_round_trip_to_a_waiver_of_that_finding_alone(tmp_path: Path, name: str,
+                                                                           message: str) -> None:
+    """Whatever a file name or message holds, the written file is TOML whose one waiver covers that finding and
+    not one with a longer message or in another folder."""
+    path = f"org/{name.replace(chr(0), '0')}"  # a path never holds NUL
+    found = finding("RULE004", path, message, line=1)
+    text = starting_file([found], today=TODAY, base=tmp_path, anchor=tmp_path)
+    assert text.isascii()
+    file = tmp_path / "w.toml"
+    file.write_text(text, encoding="ascii")
+    written = read_waivers(file, base=tmp_path)
+    assert len(written) == 1
+    others = [finding("RULE004", path, message + "x", line=2), finding("RULE004", f"other/{path[4:]}", message)]
+    out = apply_waivers(report(found, *others), written, today=TODAY, anchor=tmp_path)
+    assert [f.waived is not None for f in out.tree] == [True, False, False]
