@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from mlsubmit.checker.policy.waivers import relative_to, searchable
+from mlsubmit.checker.policy.waivers import MAX_WAIVERS, relative_to, searchable
 
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Severity
@@ -88,6 +88,10 @@ def starting_file(findings: Iterable[Finding], *, today: dt.date, base: Path, an
                   command: str = "check") -> str:
     """The text of a waiver file covering `findings` (their errors and warnings); globs relative to `base`."""
     entries = _entries(findings, base, anchor)
+    if len(entries) > MAX_WAIVERS:
+        raise UsageError(f"--write-waivers: {len(entries)} findings to waive one by one, more than a waiver file may "
+                         f"hold ({MAX_WAIVERS}); check a part of the tree at a time, or write waivers by code or "
+                         "family and folder by hand")
     expires = (today + VALID_FOR).isoformat()
     lines = [
         f"# Waivers written by `mlsubmit {command} --write-waivers` on {today.isoformat()}: one per error or warning",

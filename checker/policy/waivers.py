@@ -27,12 +27,16 @@ from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Waived
 
 CONFIG_FILE = "mlsubmit.toml"
-FILE_LIMIT = 4 << 20  # a waiver file of a big tree holds a few thousand tables
+FILE_LIMIT = 32 << 20  # a written waiver file takes about 180 bytes a table; MAX_WAIVERS of them fit
+MAX_WAIVERS = 50_000  # schemas/waivers.schema.json's maxItems
 MESSAGE_LIMIT = 1 << 16  # characters of a message a pattern is searched in
 _REGEX_MEMORY = 8 << 20  # RE2's budget for one compiled pattern
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*(?:waiver|\"waiver\"|'waiver')[ \t]*\]\]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 EVERYWHERE = "**"
+_SYNTAX = r"\\.^$|?*+()\[\]{}"
+_EXACT = re.compile(rf"^\^((?:[^{_SYNTAX}]|\\[{_SYNTAX}]|\\x\{{[0-9A-F]{{1,6}}\}})*)\$$", re.DOTALL)
+_ESCAPE = re.compile(r"\\x\{([0-9A-F]{1,6})\}|\\(.)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -59,14 +63,32 @@ class Waiver:
     def expired(self, today: dt.date) -> bool:
         return today > self.expires
 
-    def covers(self, f: Finding, relative: str) -> bool:
-        """Whether this waiver selects `f`, whose path relative to `base` is `relative` ("" for the run)."""
+    def covers(self, f: Finding, relative: str, *, path_known: bool = False) -> bool:
+        """Whether this waiver selects `f`, whose path relative to `base` is `relative` ("" for the run);
+        `path_known`: the caller found the waiver by that path already."""
         if f.code != self.code and f.family != self.code:
             return False
         spec, pattern = self._matchers
-        if self.path != EVERYWHERE and (not relative or not spec.match_file(relative)):
+        if not path_known and self.path != EVERYWHERE and (not relative or not spec.match_file(relative)):
             return False
-        return pattern is None or pattern.search(searchable(f.message)) is not None
+        if pattern is None:
+            return True
+        text = searchable(f.message)
+        exact = literal_message(self.message or "")
+        return text == exact if exact is not None else pattern.search(text) is not None
+
+
+@functools.lru_cache(maxsize=65536)
+def literal_message(pattern: str) -> str | None:
+    """The one message a `^...$` pattern of literal characters matches (what --write-waivers writes), else None:
+    compared as text, it needs no regular expression."""
+    m = _EXACT.match(pattern)
+    if m is None:
+        return None
+    try:
+        return _ESCAPE.sub(lambda e: chr(int(e.group(1), 16)) if e.group(1) else e.group(2), m.group(1))
+    except ValueError:  # past U+10FFFF: RE2 has refused the pattern already
+        return None
 
 
 def searchable(message: str) -> str:
@@ -96,11 +118,16 @@ def _compiled(glob: str, message: str | None, where: str) -> tuple[Any, Any]:
         raise UsageError(f"{where}: message {message!r} is not an RE2 regular expression: {exc}") from None
 
 
-def _known_code(code: str, where: str) -> None:
-    from mlsubmit.codes import family_codes
+@functools.cache
+def _known_codes() -> frozenset[str]:
+    """Every catalogued code and family: what a waiver may name."""
+    from mlsubmit.codes import catalogue
 
-    family = code.rstrip("0123456789")
-    if family not in families() or (family != code and code not in family_codes(family)):
+    return frozenset(families()) | frozenset(catalogue())
+
+
+def _known_code(code: str, where: str) -> None:
+    if code not in _known_codes():
         raise UsageError(f"{where}: code {code} is not in the catalogue (see `mlsubmit explain`)")
 
 
@@ -126,7 +153,9 @@ def _validated(data: dict[str, Any], shown: str) -> list[dict[str, Any]]:
         first = problems[0]
         at = pointer(first)
         index = f" (waiver {int(at.split('/')[2]) + 1})" if at.count("/") >= 2 else ""
-        raise UsageError(f"{shown}{index}: {at or '/'}: {first.message}"
+        # jsonschema's message quotes the value: bounded, since the value may be the whole array of tables
+        said = first.message if len(first.message) <= 300 else f"fails {first.validator} {first.validator_value!r}"
+        raise UsageError(f"{shown}{index}: {at or '/'}: {said}"
                          + (f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""))
     return list(subset["waiver"])
 
@@ -205,11 +234,65 @@ def relative_to(path: str, base: Path, anchor: Path) -> str:
     return os.path.relpath(full, base).replace(os.sep, "/")
 
 
-def _waive(f: Finding, live: Sequence[Waiver], used: dict[int, int], rel: Any) -> Finding:
+def literal_path(glob: str) -> str | None:
+    """The one path an anchored glob without wildcards names (`/a/b`, `a/b`, escapes undone), else None. Such a
+    glob also matches everything below that path, as gitignore patterns do."""
+    out = []
+    chars = iter(glob)
+    for ch in chars:
+        if ch == "\\":
+            out.append(next(chars, ""))
+        elif ch in "*?[":
+            return None
+        else:
+            out.append(ch)
+    path = "".join(out)
+    if path.endswith("/") or "/" not in path.rstrip("/"):
+        return None  # a folder pattern, or a name matched at any depth
+    return path.lstrip("/") if path.startswith("/") else path
+
+
+@dataclass
+class _Index:
+    """The live waivers a finding may match, found without trying each: by code or family, and for globs naming
+    one path (what --write-waivers writes), by that path."""
+
+    live: Sequence[Waiver]
+    by_path: dict[tuple[Path, str, str, str | None], list[int]] = field(default_factory=dict)  # message: exact
+    by_code: dict[str, list[int]] = field(default_factory=dict)
+    bases: set[Path] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        for i, w in enumerate(self.live):
+            literal = literal_path(w.path)
+            if literal is None:
+                self.by_code.setdefault(w.code, []).append(i)
+            else:
+                exact = literal_message(w.message) if w.message is not None else None
+                self.by_path.setdefault((w.base, w.code, literal, exact), []).append(i)
+                self.bases.add(w.base)
+
+    def candidates(self, f: Finding, rel: Any) -> list[tuple[int, bool]]:
+        """(position, found by its path) of each waiver that may cover `f`, in file order: the first that covers
+        marks the finding."""
+        found = dict.fromkeys(self.by_code.get(f.code, []) + self.by_code.get(f.family, []), False)
+        text = searchable(f.message)
+        for base in self.bases if f.path else ():
+            parts = rel(f.path, base).split("/")
+            for n in range(1, len(parts) + 1):  # the path and each folder above it
+                prefix = "/".join(parts[:n])
+                for code in (f.code, f.family):
+                    for exact in (None, text):  # any message (a pattern, or none), or exactly this one
+                        found.update(dict.fromkeys(self.by_path.get((base, code, prefix, exact), ()), True))
+        return sorted(found.items())
+
+
+def _waive(f: Finding, index: _Index, used: dict[int, int], rel: Any) -> Finding:
     if f.waived is not None or f.family == "WVR":
         return f
-    for i, w in enumerate(live):
-        if w.covers(f, rel(f.path, w.base)):
+    for i, path_known in index.candidates(f, rel):
+        w = index.live[i]
+        if w.covers(f, rel(f.path, w.base), path_known=path_known):
             used[i] += 1
             return replace(f, waived=w.mark())
     return f
@@ -243,10 +326,11 @@ def apply_waivers(report: Report, waivers: Sequence[Waiver], *, today: dt.date |
     live = [w for w in waivers if not w.expired(today)]
     used = dict.fromkeys(range(len(live)), 0)
     rel = functools.lru_cache(maxsize=4096)(lambda path, base: relative_to(path, base, anchor))
+    index = _Index(live)
     out = Report(strict=report.strict, meta=dict(report.meta), tally=report.tally)
     for path, found in report.files.items():
-        out.add_file(path, [_waive(f, live, used, rel) for f in found])
-    out.tree.extend(_waive(f, live, used, rel) for f in report.tree)
+        out.add_file(path, [_waive(f, index, used, rel) for f in found])
+    out.tree.extend(_waive(f, index, used, rel) for f in report.tree)
     out.extend(_own_findings(waivers, used, live, today))
     return out
 

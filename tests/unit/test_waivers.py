@@ -231,3 +231,20 @@ def test_any_name_and_message_round_trip_to_a_waiver_of_that_finding_alone(tmp_p
     others = [finding("RULE004", path, message + "x", line=2), finding("RULE004", f"other/{path[4:]}", message)]
     out = apply_waivers(report(found, *others), written, today=TODAY, anchor=tmp_path)
     assert [f.waived is not None for f in out.tree] == [True, False, False]
+
+
+def test_the_first_waiver_in_file_order_marks_a_finding_however_it_is_found(tmp_path: Path) -> None:
+    """Globs naming one path are looked up by that path (and cover what is below it, as gitignore's do); others
+    are tried by code. Either way the first waiver of the file that covers the finding marks it."""
+    found = finding("RULE004", LOG, "missed the target", line=9)
+    folder = table("RULE", path="org/results")
+    exact = table("RULE004", path="/" + LOG, message="^missed the target$")
+    anywhere = table("RULE004", message="missed")
+    for tables, first in (((folder, anywhere), 0), ((anywhere, folder), 0), ((anywhere, exact), 0),
+                          ((exact, folder), 0), ((table("HP"), exact, anywhere), 1)):
+        out = apply_waivers(report(found), waivers(tmp_path, *tables), today=TODAY, anchor=tmp_path)
+        mark = out.files[LOG][0].waived
+        assert mark is not None and mark.index == first, tables
+    near = finding("RULE004", "org/resultsX/a.txt", "missed the target", line=1)
+    out = apply_waivers(report(near), waivers(tmp_path, folder), today=TODAY, anchor=tmp_path)
+    assert out.tree[0].waived is None
