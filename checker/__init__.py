@@ -52,6 +52,8 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
     from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
     from mlsubmit.checker.rounds.division import reference_closed, stated
+    from mlsubmit.checker.rounds.window import Window, median_window
+    from mlsubmit.checker.rounds.window import olympic as window_olympic
     from mlsubmit.checker.rules.files import (
         RulesetError,
         available_rulesets,

@@ -27,6 +27,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--custom-rcps", type=Path, metavar="FILE",
                         help="RCP file (as mlperf-logging's rcp_checker --custom_rcps takes it): its records replace "
                              "the shipped RCPs of their benchmark")
+    sets = parser.add_argument_group("run sets (a folder of raw job output)")
+    sets.add_argument("--system", metavar="NAME", help="the results folder (system) of every run given as raw output")
+    sets.add_argument("--package-config", type=Path, metavar="CONFIG",
+                      help="a package.toml whose [[results]] logs name each raw run's system")
+    sets.add_argument("--select", choices=["median-window", "all"], default="median-window",
+                      help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
     add_output_options(parser)
 
 
@@ -40,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         changed_since=args.changed_since,
         strict=args.strict,
         custom_rcps=_custom_rcps(args.custom_rcps, args.profile),
+        run_system=args.system,
+        run_systems=_run_systems(args.package_config),
+        run_select=args.select,
     )
     report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
@@ -67,6 +76,17 @@ def _custom_rcps(path: Path | None, profile: str) -> str | None:
     except ValueError as exc:
         raise UsageError(f"--custom-rcps {path}: {exc}") from None
     return text
+
+
+def _run_systems(config: Path | None) -> tuple[tuple[str, str], ...]:
+    """(absolute glob, system) for each log pattern of a package.toml's [[results]] (exit 2 for a bad config)."""
+    if config is None:
+        return ()
+    from mlsubmit.submission.config import load_config
+
+    cfg = load_config(config)
+    return tuple((str((cfg.base / pattern).resolve()), entry.system) for entry in cfg.results
+                 for pattern in entry.logs)
 
 
 def merge(reports: list[Report]) -> Report:
