@@ -62,11 +62,15 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
         unknown_ruleset,
     )
     from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
+    from mlsubmit.checker.run.ledger import Entry as LedgerEntry
+    from mlsubmit.checker.run.ledger import read as read_ledger
+    from mlsubmit.checker.run.ledger import record as record_runs
     from mlsubmit.checker.run.options import CheckOptions, Profile, Tracker, no_progress
     from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
     from mlsubmit.checker.systems.descriptions import SystemSummary, summarize
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
+    from mlsubmit.checker.tree.runset import ledger_entries
     from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 

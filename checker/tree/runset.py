@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
 from mlsubmit.checker.run.discover import LogRef, RawFolder
+from mlsubmit.checker.run.ledger import Entry, now
 from mlsubmit.checker.tree.check import check_init, closed_set_checks
 from mlsubmit.checker.tree.folders import BenchFolder, check_olympic
 
@@ -33,6 +35,7 @@ from mlsubmit.findings import Finding, Location
 if TYPE_CHECKING:
     from mlsubmit.checker.rcp import RcpResult
     from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.run.pipeline import CheckRun
 
 SELECT_ALL = "all"
 SELECT_MEDIAN_WINDOW = "median-window"
@@ -192,3 +195,66 @@ def _raw_names(found: Finding, back: dict[str, str]) -> Finding:
 
 def _labelled(found: Finding, rs: RunSet) -> Finding:
     return replace(found, message=f"run set {rs.key.label}: {found.message}")
+
+
+# --- what a check tells the run ledger (run/ledger.py) ----------------------------------------------------------
+
+
+def ledger_entries(run: CheckRun, options: CheckOptions) -> list[Entry]:
+    """One ledger entry per log the check read (with records and a digest): its set, verdict and convergence."""
+    seen = now()
+    keys: dict[str, tuple[SetKey, tuple[float | None, float | None]]] = {}
+    for raw in run.targets.raw_folders:
+        for rs in group(raw, {r.display: run.results[r.display].facts for r in raw.logs}, options):
+            numbers = _rcp_numbers(rs, options)
+            keys.update({shown: (rs.key, numbers) for shown, _ in rs.runs})
+    out = []
+    for ref in run.targets.all_logs():
+        facts = run.results[ref.display].facts
+        if not facts.sha256 or not facts.record_count:
+            continue
+        key, (mean, fastest) = keys.get(ref.display) or (SetKey(
+            system_of(ref, facts, options), ref.benchmark or facts.benchmark or UNNAMED,
+            facts.division or UNNAMED), (None, None))
+        seeds = [occ.value for occ in facts.all("seed") if type(occ.value) is int]
+        out.append(Entry(
+            facts.sha256, str(ref.path.resolve()), ref.display, key.system, key.benchmark, key.division,
+            options.ruleset, facts.started_ms, seeds[0] if seeds and abs(seeds[0]) < 1 << 63 else None,
+            "fail" if facts.error_codes else "pass", _finite(facts.minutes), facts.converged,
+            _to_converge(facts, options.ruleset), benchmarks.unit(key.benchmark, options.ruleset), mean, fastest,
+            seen))  # fmt: skip
+    return out
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _to_converge(facts: LogFacts, ruleset: str) -> float | None:
+    """The epochs or samples to converge the reference's RCP reader gives a converged run (None otherwise)."""
+    if not facts.converged or not facts.rcp_lines:
+        return None
+    from mlsubmit.checker.rcp import NOT_CONVERGED, run_convergence
+
+    conv = run_convergence(facts, ruleset)
+    value = conv.epochs
+    if not conv.converged or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return _finite(float(value)) if value != NOT_CONVERGED else None
+
+
+def _rcp_numbers(rs: RunSet, options: CheckOptions) -> tuple[float | None, float | None]:
+    """The set's RCP mean and fastest allowed mean, from the verdict the check gave it in this process."""
+    if rs.key.benchmark == UNNAMED or not benchmarks.has_rcp(rs.key.benchmark):
+        return None, None
+    if rs.key.benchmark not in benchmarks.allowed(options.ruleset):
+        return None, None
+    scored = _count(rs, options)[1]
+    if not division_of.closed(None, [f for _, f in scored]):
+        return None, None
+    from mlsubmit.checker.rcp import judged
+
+    renamed = view(rs, scored)[1]
+    result = judged(rs.key.benchmark, options.ruleset, renamed, closed=True,
+                    rcps=for_benchmark(options.custom_rcps, rs.key.benchmark))
+    return _finite(result.rcp_mean), _finite(result.min_epochs)
