@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.review.since import check_since, since_counts
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
-    from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
+    from mlsubmit.checker.rounds.detect import AUTO, ROUND_FILE, group_by_round, round_name, spelled_ruleset
     from mlsubmit.checker.rounds.division import reference_closed, stated
     from mlsubmit.checker.rounds.window import Window, median_window
     from mlsubmit.checker.rounds.window import olympic as window_olympic
