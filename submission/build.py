@@ -189,6 +189,9 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any], ori
             "candidates": len(sel.candidates),
             "scored": len(sel.chosen),
             "olympic_minutes": score,
+            "run_set": [{"source": run.display, "source_sha256": run.source_sha256, "run_start_ms": run.start_ms}
+                        for run in sel.candidates],
+            "ledger": entry.ledger,
             "excluded": [
                 {"source": run.display, "source_sha256": run.source_sha256, "reason": reason}
                 for run, reason in sel.excluded

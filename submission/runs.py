@@ -30,6 +30,7 @@ from mlsubmit.checker import (
 )
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 from mlsubmit.submission.fulllog import Redaction, copy_full
+from mlsubmit.submission.ledger import ledger_runs
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
@@ -115,6 +116,12 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
             if key not in seen:
                 seen.add(key)
                 found.append(f)
+    recorded, problems = ledger_runs(cfg, entry)
+    findings += problems
+    for f in recorded:
+        if f.resolve() not in seen and not _ours(f, cfg.out):
+            seen.add(f.resolve())
+            found.append(f)
     return found, findings
 
 
