@@ -152,13 +152,15 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
 
 
 def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions, asked: frozenset[str] | set[str],
-                      org_flags: frozenset[str] = frozenset()) -> tuple[list[Finding], rcp.RcpResult | None]:
+                      org_flags: frozenset[str] = frozenset(), *, judge_rcp: bool = True
+                      ) -> tuple[list[Finding], rcp.RcpResult | None]:
     """The checks of a closed set of runs, a results folder's or a run set's of raw output (tree/runset.py): seeds
-    and the RCP verdict (also returned, for the run set's projected score). `asked`: the bypass flags in force."""
+    and the RCP verdict (also returned, for the run set's projected score). `asked`: the bypass flags in force;
+    judge_rcp=False: a run set too small for an olympic mean yet."""
     out: list[Finding] = []
     if params.SEED_BYPASS not in asked:
         out += seeds.check_seeds(runs).findings
-    if not benchmarks.has_rcp(folder.name):
+    if not (judge_rcp and benchmarks.has_rcp(folder.name)):
         return out, None
     result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
                                  bypass=params.RCP_BYPASS in asked,

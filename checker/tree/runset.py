@@ -129,9 +129,15 @@ def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
     out += check_init([f for _, f in scored], options.ruleset)
     result = None
     if division_of.closed(None, [f for _, f in scored]):
-        found, result = closed_set_checks(folder, renamed, options, frozenset())
+        found, result = closed_set_checks(folder, renamed, options, frozenset(), judge_rcp=_enough(rs, scored))
         out += [_raw_names(f, back) for f in found]
     return out + [_projection(rs, scored, result)]
+
+
+def _enough(rs: RunSet, scored: list[tuple[str, LogFacts]]) -> bool:
+    """Whether an olympic mean can be taken yet: more runs than it drops at both ends. Before that the RCP check
+    has no mean to judge and would fail any set, so the verdict waits (RUN006 says so)."""
+    return len(scored) > 2 * benchmarks.dropped(rs.key.benchmark)
 
 
 def _count(rs: RunSet, options: CheckOptions) -> tuple[list[Finding], list[tuple[str, LogFacts]]]:
@@ -171,7 +177,12 @@ def _projection(rs: RunSet, scored: list[tuple[str, LogFacts]], result: RcpResul
     bench = rs.key.benchmark
     mean = rule.olympic([_minutes(f) for _, f in scored], bench)
     shown = "no valid score (too many runs did not converge)" if math.isinf(mean) else f"olympic mean {mean:.2f} min"
-    if result is None:
+    if not _enough(rs, scored):
+        mean = math.inf
+        shown = f"no olympic mean yet (it drops {benchmarks.dropped(bench)} run(s) at each end)"
+    if result is None and rs.key.division == "closed" and benchmarks.has_rcp(bench) and not _enough(rs, scored):
+        rcp = "the RCP verdict waits for an olympic mean"
+    elif result is None:
         rcp = "no RCP check" if rs.key.division == "closed" else f"{rs.key.division} division: no RCP check"
     elif result.status in ("pass", "bypassed"):
         rcp = f"RCP {result.status}, normalisation factor {result.scaling_factor:.6f}"
@@ -250,7 +261,7 @@ def _rcp_numbers(rs: RunSet, options: CheckOptions) -> tuple[float | None, float
     if rs.key.benchmark not in benchmarks.allowed(options.ruleset):
         return None, None
     scored = _count(rs, options)[1]
-    if not division_of.closed(None, [f for _, f in scored]):
+    if not _enough(rs, scored) or not division_of.closed(None, [f for _, f in scored]):
         return None, None
     from mlsubmit.checker.rcp import judged
 
