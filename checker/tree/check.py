@@ -151,9 +151,9 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     return out + closed_set_checks(folder, runs, options, asked, org_flags)[0]
 
 
-def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions, asked: frozenset[str] | set[str],
-                      org_flags: frozenset[str] = frozenset(), *, judge_rcp: bool = True
-                      ) -> tuple[list[Finding], rcp.RcpResult | None]:
+def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions,
+                      asked: frozenset[str] | set[str], org_flags: frozenset[str] = frozenset(), *,
+                      judge_rcp: bool = True) -> tuple[list[Finding], rcp.RcpResult | None]:
     """The checks of a closed set of runs, a results folder's or a run set's of raw output (tree/runset.py): seeds
     and the RCP verdict (also returned, for the run set's projected score). `asked`: the bypass flags in force;
     judge_rcp=False: a run set too small for an olympic mean yet."""

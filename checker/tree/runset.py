@@ -131,7 +131,7 @@ def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
     if division_of.closed(None, [f for _, f in scored]):
         found, result = closed_set_checks(folder, renamed, options, frozenset(), judge_rcp=_enough(rs, scored))
         out += [_raw_names(f, back) for f in found]
-    return out + [_projection(rs, scored, result)]
+    return [*out, _projection(rs, scored, result)]
 
 
 def _enough(rs: RunSet, scored: list[tuple[str, LogFacts]]) -> bool:

@@ -67,8 +67,7 @@ def _explained(folder: Path, raw_sets: int) -> str | None:
     """Why a raw copy cannot get the tree's verdict: what only the tree holds (bypass flags, the system file's
     division, power logs) or logs that do not make one set."""
     org = folder.parent.parent.parent
-    honoured, written = bypass_flags(folder)
-    sys_h, sys_w = bypass_flags(folder.parent)
+    written, sys_w = bypass_flags(folder)[1], bypass_flags(folder.parent)[1]
     org_params = (org / "package_checker_params").is_file()
     if written | sys_w or org_params:
         return "package_checker_params"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from mlsubmit.checker.run import ledger
-from mlsubmit.cli import main
 
+from mlsubmit.cli import main
 from mlsubmit.testing.demo import write_runs
 
 RULESET = "1.1.0"
@@ -25,7 +25,8 @@ def _check(db: Path, folder: Path) -> int:
 def _rows(db: Path) -> list[tuple[object, ...]]:
     conn = sqlite3.connect(db)
     try:
-        return conn.execute("SELECT path, sha256, system, benchmark, division, verdict FROM runs ORDER BY id").fetchall()
+        query = "SELECT path, sha256, system, benchmark, division, verdict FROM runs ORDER BY id"
+        return conn.execute(query).fetchall()
     finally:
         conn.close()
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from mlsubmit.cli import main
 
+from mlsubmit.cli import main
 from mlsubmit.testing.demo import BERT_SYSTEM, TAG, write_example
 
 RULESET = "1.1.0"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.rounds.window import median_window
 from mlsubmit.checker.run.pipeline import CheckOptions, run_check
-from mlsubmit.cli import main
 from mlsubmit.submission.config import load_config
 from mlsubmit.submission.runs import collect
 
+from mlsubmit.cli import main
 from mlsubmit.testing import demo
 from mlsubmit.testing.demo import write_runs
 
