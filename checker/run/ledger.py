@@ -105,7 +105,7 @@ def _connect(path: Path, *, write: bool) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
     except sqlite3.Error as exc:
-        raise _refuse(path, f"damaged ({exc})") from None
+        raise _refuse(path, f"cannot be read as a ledger: damaged, or not readable here ({exc})") from None
     if rows != [("table", "runs", _SCHEMA), ("index", "sqlite_autoindex_runs_1", None)]:
         conn.close()
         raise _refuse(path, "its tables are not a ledger's (a foreign or altered database)")

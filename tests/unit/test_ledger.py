@@ -145,3 +145,17 @@ def test_runs_show_json_lists_every_entry_and_the_sets(tmp_path: Path, capsys: p
 def test_runs_show_on_a_missing_ledger_is_exit_2(tmp_path: Path) -> None:
     assert main(["runs", "show", "--ledger", str(tmp_path / "none.db")]) == 2
     assert not (tmp_path / "none.db").exists()
+
+
+def test_hostile_names_are_inert_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "ledger.db"
+    (path,) = write_runs(tmp_path / "runs", "bert", SYSTEM, 1)
+    hostile = path.with_name("job-<script>alert(1)<\\script>\x1b[31m.out")
+    path.rename(hostile)
+    _check(db, tmp_path / "runs")
+    assert main(["runs", "show", "--ledger", str(db), "--format", "html", "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<script>" not in page and "&lt;script&gt;" in page and "\x1b" not in page
+    capsys.readouterr()
+    assert main(["runs", "show", "--ledger", str(db)]) == 0
+    assert "\x1b" not in capsys.readouterr().out

@@ -127,3 +127,14 @@ def test_advise_on_a_raw_folder_predicts_the_verdict(tmp_path: Path, capsys: pyt
     main(["advise", "--ruleset", RULESET, "--color", "never", str(tmp_path / "runs")])
     out = capsys.readouterr().out
     assert "HP008 the RCP check passes: RCP Interpolation" in out and "KeyError" not in out
+
+
+def test_a_package_config_names_the_systems(tmp_path: Path) -> None:
+    write_runs(tmp_path / "runs", "bert", "platform-the-logs-say", 3)
+    config = tmp_path / "package.toml"
+    config.write_text(f'org = "X"\nruleset = "{RULESET}"\nout = "out"\n[[results]]\nsystem = "{SYSTEM}"\n'
+                      'benchmark = "bert"\nlogs = ["runs/*.out"]\n', encoding="utf-8")
+    from mlsubmit.cli.commands.check import _run_systems
+
+    found = _check(tmp_path / "runs", run_systems=_run_systems(config))
+    assert {f.message.split(":")[0] for f in found} == {f"run set {SYSTEM}/bert (closed)"}
