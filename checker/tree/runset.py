@@ -117,7 +117,7 @@ def check_raw_folder(folder: RawFolder, facts: dict[str, LogFacts], options: Che
 
 def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
     bench = rs.key.benchmark
-    names = ", ".join(os.path.basename(d) for d, _ in rs.runs)
+    names = ", ".join(os.path.relpath(d, rs.where) for d, _ in rs.runs)
     if bench == UNNAMED:
         return [finding("RUN004", rs.where, f"{len(rs.runs)} run(s) log no submission_benchmark ({names}): "
                         "they belong to no run set")]
@@ -157,8 +157,9 @@ def _count(rs: RunSet, options: CheckOptions) -> tuple[list[Finding], list[tuple
     window = rule.median_window([_minutes(f) for _, f in rs.runs], n, rs.key.benchmark)
     chosen = rs.runs[window.start : window.stop]
     left = [Location(d) for i, (d, _) in enumerate(rs.runs) if not window.start <= i < window.stop]
-    out = [finding("RUN002", rs.where, f"{have} runs, N = {n}: the rules take {window.why(have)}; first "
-                   f"{os.path.basename(chosen[0][0])}, last {os.path.basename(chosen[-1][0])}", related=left)]
+    first, last = (os.path.relpath(chosen[k][0], rs.where) for k in (0, -1))
+    out = [finding("RUN002", rs.where, f"{have} runs, N = {n}: the rules take {window.why(have)}; first {first}, "
+                   f"last {last}", related=left)]
     if not window.valid:
         out.append(finding("RUN003", rs.where, f"the median window of {n} runs (runs {window.start}.."
                            f"{window.stop - 1}) has too many runs that did not converge: the whole result is "
