@@ -130,8 +130,9 @@ class CheckOptions:
     # --custom-rcps: the text of an RCP file (rcp/custom.py; its records replace the shipped RCPs of their
     # benchmark), checked when the options are made. The full profile only: the package checker takes none.
     custom_rcps: str | None = None
-    # Run sets of raw job output (tree/runset.py): --system NAME for every run, else (absolute glob, system) pairs
-    # from a package.toml's [[results]], else the log's platform; and how N of M > N runs are chosen.
+    # Run sets of raw job output (tree/runset.py): --system NAME for every run, else (resolved file, system) pairs
+    # of the files a package.toml's [[results]] would package, else the log's platform; and how N of M > N runs
+    # are chosen.
     run_system: str | None = None
     run_systems: tuple[tuple[str, str], ...] = ()
     run_select: str = "median-window"

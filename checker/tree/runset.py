@@ -12,7 +12,6 @@ tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree check's own 
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import os
 from dataclasses import dataclass, replace
@@ -67,13 +66,14 @@ class RunSet:
 
 
 def system_of(ref: LogRef, facts: LogFacts, options: CheckOptions) -> str:
-    """The results folder a run goes to: --system, the package.toml entry whose logs match it, the log's platform."""
+    """The results folder a run goes to: --system, the package.toml entry that would package it, else the tree's
+    folder or the log's platform."""
     if options.run_system:
         return options.run_system
-    path = str(ref.path.resolve())
-    for pattern, system in options.run_systems:
-        if fnmatch.fnmatchcase(path, pattern):
-            return system
+    if options.run_systems:
+        named = dict(options.run_systems).get(str(ref.path.resolve()))
+        if named is not None:
+            return named
     if ref.system:
         return ref.system
     platform = facts.value("submission_platform")

@@ -98,14 +98,15 @@ def _custom_rcps(path: Path | None, profile: str) -> str | None:
 
 
 def _run_systems(config: Path | None) -> tuple[tuple[str, str], ...]:
-    """(absolute glob, system) for each log pattern of a package.toml's [[results]] (exit 2 for a bad config)."""
+    """(resolved file, system) for each file a package.toml's [[results]] would package, matched as `package`
+    matches them (exit 2 for a bad config)."""
     if config is None:
         return ()
     from mlsubmit.submission.config import load_config
+    from mlsubmit.submission.runs import expand_logs
 
     cfg = load_config(config)
-    return tuple((str((cfg.base / pattern).resolve()), entry.system) for entry in cfg.results
-                 for pattern in entry.logs)
+    return tuple((str(path.resolve()), entry.system) for entry in cfg.results for path in expand_logs(cfg, entry)[0])
 
 
 def merge(reports: list[Report]) -> Report:
