@@ -218,8 +218,9 @@ def ledger_entries(run: CheckRun, options: CheckOptions) -> list[Entry]:
     keys: dict[str, tuple[SetKey, tuple[float | None, float | None]]] = {}
     for raw in run.targets.raw_folders:
         for rs in group(raw, {r.display: run.results[r.display].facts for r in raw.logs}, options):
-            numbers = _rcp_numbers(rs, options)
+            numbers = _rcp_numbers(rs.key.benchmark, view(rs, _count(rs, options)[1])[1], options)
             keys.update({shown: (rs.key, numbers) for shown, _ in rs.runs})
+    keys.update(_tree_keys(run, options))
     out = []
     for ref in run.targets.all_logs():
         facts = run.results[ref.display].facts
@@ -255,18 +256,29 @@ def _to_converge(facts: LogFacts, ruleset: str) -> float | None:
     return _finite(float(value)) if value != NOT_CONVERGED else None
 
 
-def _rcp_numbers(rs: RunSet, options: CheckOptions) -> tuple[float | None, float | None]:
-    """The set's RCP mean and fastest allowed mean, from the verdict the check gave it in this process."""
-    if rs.key.benchmark == UNNAMED or not benchmarks.has_rcp(rs.key.benchmark):
+def _tree_keys(run: CheckRun, options: CheckOptions) -> dict[str, tuple[SetKey, tuple[float | None, float | None]]]:
+    """The sets of organisation trees: their results folders, each with its RCP numbers."""
+    keys = {}
+    for org in run.targets.orgs:
+        folders: dict[tuple[str, str], list[LogRef]] = {}
+        for ref in org.logs:
+            folders.setdefault((ref.system or UNNAMED, ref.benchmark or UNNAMED), []).append(ref)
+        for (system, bench), refs in folders.items():
+            facts = [run.results[r.display].facts for r in refs]
+            key = SetKey(system, bench, division_of.stated(None, facts) or UNNAMED)
+            numbers = _rcp_numbers(bench, facts, options)
+            keys.update({r.display: (key, numbers) for r in refs})
+    return keys
+
+
+def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tuple[float | None, float | None]:
+    """A set's RCP mean and fastest allowed mean, from the verdict the check gave it in this process (judged
+    again when the check's bypass flags made it another question)."""
+    if bench not in benchmarks.allowed(options.ruleset) or not benchmarks.has_rcp(bench):
         return None, None
-    if rs.key.benchmark not in benchmarks.allowed(options.ruleset):
-        return None, None
-    scored = _count(rs, options)[1]
-    if not _enough(rs, scored) or not division_of.closed(None, [f for _, f in scored]):
+    if len(runs) <= 2 * benchmarks.dropped(bench) or not division_of.closed(None, runs):
         return None, None
     from mlsubmit.checker.rcp import judged
 
-    renamed = view(rs, scored)[1]
-    result = judged(rs.key.benchmark, options.ruleset, renamed, closed=True,
-                    rcps=for_benchmark(options.custom_rcps, rs.key.benchmark))
+    result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
     return _finite(result.rcp_mean), _finite(result.min_epochs)

@@ -59,3 +59,16 @@ def test_a_trees_round_wins_over_a_repository_config(tmp_path: Path, capsys: pyt
     main(["check", str(tmp_path / "build" / "submission" / "Graphcore")])
     err = capsys.readouterr().err
     assert "ruleset 1.1.0 (from " in err and "which wins over" in err and "(ruleset 1.0.0)" in err
+
+
+def test_a_tree_checked_into_the_ledger_is_recorded_by_results_folder(tmp_path: Path) -> None:
+    from mlsubmit.checker.run.ledger import read
+
+    write_example(tmp_path)
+    assert main(["package", str(tmp_path / "package.toml")]) == 0
+    db = tmp_path / "tree.db"
+    assert main(["check", "--ruleset", RULESET, "--ledger", str(db), str(tmp_path / "build" / "submission")]) == 0
+    entries = read(db)
+    assert len(entries) == 15
+    bert = [e for e in entries if e.benchmark == "bert"]
+    assert {e.system for e in bert} == {BERT_SYSTEM} and all(e.rcp_mean and e.rcp_fastest for e in bert)
