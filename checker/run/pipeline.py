@@ -328,7 +328,7 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
     if options.profile.plan.demote_run_errors:  # before the tree checks add their own findings to these files
         _demote_run_errors(run)
     _add_system_files(run, options)
-    if run.targets.raw_folders:
+    if run.targets.raw_folders and not options.profile.plan.reference_tree:  # the package checker has no run sets
         from mlsubmit.checker.tree.runset import check_raw_folder
 
         for raw in run.targets.raw_folders:  # a folder of raw job output: its run sets, as a results folder's
