@@ -73,6 +73,11 @@ def test_four_concurrent_checks_lose_nothing(tmp_path: Path) -> None:
     assert codes == [0, 0, 0, 0]
     rows = _rows(db)
     assert len(rows) == 12 and len({r[0] for r in rows}) == 12
+    write_runs(tmp_path / "runs4", "bert", SYSTEM, 3, start_ms=1_640_000_000_000)
+    with multiprocessing.get_context("fork").Pool(4) as pool:  # the same runs at once, and one new folder
+        codes = pool.map(_one, [(str(db), folders[0])] * 3 + [(str(db), str(tmp_path / "runs4"))])
+    assert codes == [0, 0, 0, 0]
+    assert len(_rows(db)) == 15 and _rows(db)[:12] == rows
 
 
 def _damaged_cases(tmp_path: Path) -> dict[str, Path]:
