@@ -117,7 +117,8 @@ def check_raw_folder(folder: RawFolder, facts: dict[str, LogFacts], options: Che
 
 def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
     bench = rs.key.benchmark
-    names = ", ".join(os.path.relpath(d, rs.where) for d, _ in rs.runs)
+    shown = [os.path.relpath(d, rs.where) for d, _ in rs.runs]
+    names = ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
     if bench == UNNAMED:
         return [finding("RUN004", rs.where, f"{len(rs.runs)} run(s) log no submission_benchmark ({names}): "
                         "they belong to no run set")]
