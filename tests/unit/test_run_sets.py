@@ -138,3 +138,16 @@ def test_a_package_config_names_the_systems(tmp_path: Path) -> None:
 
     found = _check(tmp_path / "runs", run_systems=_run_systems(config))
     assert {f.message.split(":")[0] for f in found} == {f"run set {SYSTEM}/bert (closed)"}
+
+
+def test_runs_of_no_set_or_of_a_benchmark_the_round_lacks(tmp_path: Path) -> None:
+    from mlsubmit.testing.demo import raw_run
+    from mlsubmit.testing.synth import RunSpec
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a.out").write_bytes(raw_run(RunSpec(ruleset=RULESET, omit=("submission_benchmark",), seed=1)))
+    (runs / "b.out").write_bytes(raw_run(RunSpec(ruleset=RULESET, benchmark="gpt3", seed=2)))
+    found = {f.code: f.message for f in _check(runs)}
+    assert "1 run(s) log no submission_benchmark (a.out)" in found["RUN004"]
+    assert "'gpt3' is not a benchmark of ruleset 1.1.0 (b.out)" in found["RUN005"]
