@@ -164,3 +164,15 @@ def test_hostile_names_are_inert_in_every_format(tmp_path: Path, capsys: pytest.
     capsys.readouterr()
     assert main(["runs", "show", "--ledger", str(db)]) == 0
     assert "\x1b" not in capsys.readouterr().out
+
+
+def test_a_fifo_or_folder_as_ledger_is_exit_2_without_a_hang(tmp_path: Path) -> None:
+    import os
+
+    write_runs(tmp_path / "runs", "bert", SYSTEM, 1)
+    os.mkfifo(tmp_path / "fifo.db")
+    (tmp_path / "folder.db").mkdir()
+    for name in ("fifo.db", "folder.db"):
+        assert _check(tmp_path / name, tmp_path / "runs") == 2
+        assert main(["runs", "show", "--ledger", str(tmp_path / name)]) == 2
+    assert (tmp_path / "folder.db").is_dir() and not any((tmp_path / "folder.db").iterdir())
