@@ -83,9 +83,8 @@ def _explained(folder: Path, raw_sets: int) -> str | None:
     return None
 
 
-def test_raw_copies_get_the_trees_set_verdicts(corpus: Path, tmp_path: Path) -> None:
-    folders = _folders(corpus)
-    tree_paths = {r: sorted({str(f.parent.parent.parent) for f in fs}) for r, fs in folders.items()}
+def _copies(folders: dict[str, list[Path]], tmp_path: Path) -> tuple[dict[str, list[str]], dict[str, Path]]:
+    """Each folder's raw copy, and the copy one run short (`-short`), by ruleset; the folder of each copy."""
     raw: dict[str, list[str]] = {}
     where: dict[str, Path] = {}
     for ruleset, fs in folders.items():
@@ -99,6 +98,13 @@ def test_raw_copies_get_the_trees_set_verdicts(corpus: Path, tmp_path: Path) -> 
             max(short.iterdir()).unlink()
             if any(short.iterdir()):
                 raw[ruleset].append(str(short))
+    return raw, where
+
+
+def test_raw_copies_get_the_trees_set_verdicts(corpus: Path, tmp_path: Path) -> None:
+    folders = _folders(corpus)
+    tree_paths = {r: sorted({str(f.parent.parent.parent) for f in fs}) for r, fs in folders.items()}
+    raw, where = _copies(folders, tmp_path)
     base = CheckOptions(ruleset="1.0.0", jobs=0, run_select="all")
     trees = dict(zip(tree_paths, run_rounds(tree_paths, base), strict=True))
     copies = dict(zip(raw, run_rounds(raw, base), strict=True))
