@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import Tracker, Waiver, applied_waivers, apply_waivers, no_progress, org_params
+from mlsubmit.checker import (
+    ROUND_FILE,
+    Tracker,
+    Waiver,
+    applied_waivers,
+    apply_waivers,
+    no_progress,
+    org_params,
+    round_name,
+)
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
@@ -73,7 +82,7 @@ def _not_ours(out: Path) -> str | None:
     if data is None:
         return f"holds a {mf.NAME} that mlsubmit did not write ({problems[0].message if problems else 'unreadable'})"
     org = str(data["org"])
-    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org)) and
+    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org), ROUND_FILE) and
              not n.startswith(arch.archive_name(org))]  # fmt: skip
     if stray:
         return f"holds {', '.join(stray[:5])}, which no build wrote"
@@ -192,6 +201,9 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any], ori
             "candidates": len(sel.candidates),
             "scored": len(sel.chosen),
             "olympic_minutes": score,
+            "run_set": [{"source": run.display, "source_sha256": run.source_sha256, "run_start_ms": run.start_ms}
+                        for run in sel.candidates],
+            "ledger": entry.ledger,
             "excluded": [
                 {"source": run.display, "source_sha256": run.source_sha256, "reason": reason}
                 for run, reason in sel.excluded
@@ -304,6 +316,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     shutil.rmtree(staging)
     org_root.mkdir(exist_ok=True)
     _write_checker_params(cfg, org_root)
+    _write_round(cfg, tmp, org_root)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
 
     report = _check_tree(org_root, cfg, options)
@@ -334,6 +347,16 @@ def _judged(report: Report, packaging: list[Finding], tmp: Path, origins: Origin
     at_inputs = report_at_inputs(report, tmp.as_posix(), origins)
     at_inputs.extend(packaging)
     return apply_waivers(at_inputs, options.waivers, today=options.today, anchor=Path(origins.config).parent)
+
+
+def _write_round(cfg: PackageConfig, tmp: Path, org_root: Path) -> None:
+    """The tree's round where `check --ruleset auto` and `report` find it (rounds/detect.py): in `<org>/`, so it
+    travels with the archive, and beside it in `out`, for a check of `out` itself. It wins over a repository's
+    mlsubmit.toml above the tree."""
+    text = f"{round_name(cfg.ruleset)}\n".encode("ascii")
+    for folder in (org_root, tmp):
+        (folder / ROUND_FILE).write_bytes(text)
+        (folder / ROUND_FILE).chmod(0o644)
 
 
 def _write_checker_params(cfg: PackageConfig, org_root: Path) -> None:
