@@ -19,6 +19,7 @@ from mlsubmit.testing.synth import RunSpec, write_run
 Cli = Callable[..., tuple[int, str, str]]
 SARIF_SCHEMA = ROOT.parent / "shared" / "external" / "sarif-schema-2.1.0.json"
 PR_586 = "https://github.com/mlcommons/training_policies/pull/586"
+LOGS = ("logs/missed.txt", "logs/clean.txt")  # named one by one: a folder of them is also judged as a run set
 
 
 def grant(code: str, *, path: str = "", message: str = "", expires: str = "2099-12-31", reason: str = "granted") -> str:
@@ -33,8 +34,8 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """logs/missed.txt (RULE004: an error) and logs/clean.txt, in a working folder; waivers.toml waives the error,
     holds an expired waiver and an unused one."""
     monkeypatch.chdir(tmp_path)
-    write_run(tmp_path / "logs" / "missed.txt", RunSpec(converge=False))
-    write_run(tmp_path / "logs" / "clean.txt", RunSpec())
+    write_run(tmp_path / "logs" / "missed.txt", RunSpec(converge=False, seed=7))
+    write_run(tmp_path / "logs" / "clean.txt", RunSpec(seed=8))
     (tmp_path / "waivers.toml").write_text(
         grant("RULE004", path="logs/missed.txt", message="eval_accuracy", reason="the v6.0 exception")
         + grant("HP", expires="2020-01-31")
@@ -44,7 +45,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def check(run_cli: Cli, *extra: str) -> tuple[int, str, str]:
-    return run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "waivers.toml", "--color", "never", *extra)
+    return run_cli("check", "--ruleset", "1.0.0", *LOGS, "--waivers", "waivers.toml", "--color", "never", *extra)
 
 
 def test_text_lists_waived_findings_under_their_heading(work: Path, run_cli: Cli) -> None:
@@ -59,7 +60,7 @@ def test_text_lists_waived_findings_under_their_heading(work: Path, run_cli: Cli
     assert "warning WVR001 waiver 3 (SYS016, path systems/*.json) matches no finding" in out
     assert out.rstrip().endswith("0 error(s), 2 warning(s), 0 info, 1 waived")
     assert check(run_cli, "--strict")[0] == 1  # the waiver findings are warnings
-    assert run_cli("check", "--ruleset", "1.0.0", "logs")[0] == 1  # without the waivers the error fails
+    assert run_cli("check", "--ruleset", "1.0.0", *LOGS)[0] == 1  # without the waivers the error fails
 
 
 def test_json_marks_the_finding_and_matches_the_schema(work: Path, run_cli: Cli) -> None:
@@ -123,7 +124,7 @@ def test_github_gives_a_waived_error_as_a_notice(work: Path, run_cli: Cli) -> No
 
 def test_an_expired_waiver_no_longer_waives(work: Path, run_cli: Cli) -> None:
     (work / "old.toml").write_text(grant("RULE004", expires="2021-06-30"), encoding="utf-8")
-    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "old.toml", "--format", "json")
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", *LOGS, "--waivers", "old.toml", "--format", "json")
     report = json.loads(out)
     assert code == 1 and report["summary"]["error"] == 1 and "waived" not in report["summary"]
     assert [f["code"] for f in report["findings"]] == ["WVR002"]
@@ -131,9 +132,9 @@ def test_an_expired_waiver_no_longer_waives(work: Path, run_cli: Cli) -> None:
 
 def test_a_bad_waiver_file_is_exit_2_naming_file_and_waiver(work: Path, run_cli: Cli) -> None:
     (work / "bad.toml").write_text(grant("RULE004") + grant("SYS016").replace("who", "whom"), encoding="utf-8")
-    code, out, err = run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "bad.toml")
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", *LOGS, "--waivers", "bad.toml")
     assert code == 2 and out == "" and "bad.toml (waiver 2): /waiver/1" in err
-    code, _, err = run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "missing.toml")
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", *LOGS, "--waivers", "missing.toml")
     assert code == 2 and "missing.toml: cannot read it" in err
 
 
@@ -191,15 +192,15 @@ def test_project_waivers_come_from_mlsubmit_toml_relative_to_its_folder(tmp_path
 def test_waivers_are_applied_after_the_cache(work: Path, run_cli: Cli) -> None:
     """A waived finding is never stored waived: the next run without the waivers fails on the cached entry."""
     assert check(run_cli, "--cache", "cache")[0] == 0
-    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "logs", "--cache", "cache", "--format", "json")
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", *LOGS, "--cache", "cache", "--format", "json")
     assert code == 1 and "waived" not in out
 
 
 def test_advise_and_report_take_waivers(work: Path, run_cli: Cli) -> None:
-    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", "logs", "--waivers", "waivers.toml", "--format", "json")
+    code, out, _ = run_cli("advise", "--ruleset", "1.0.0", *LOGS, "--waivers", "waivers.toml", "--format", "json")
     assert "WVR002" in out  # advise reads the same file; its own findings are what it waives or not
     assert code in (0, 1)
-    code, out, err = run_cli("report", "--ruleset", "1.0.0", "logs", "--waivers", "waivers.toml", "--format",
+    code, out, err = run_cli("report", "--ruleset", "1.0.0", *LOGS, "--waivers", "waivers.toml", "--format",
                              "json", "--html", "r.html")
     assert code == 0, err
     assert json.loads(out)["findings"]["waived"] == 1
@@ -236,8 +237,8 @@ def test_hostile_waiver_text_is_inert_in_every_format(work: Path, run_cli: Cli) 
     forged = "ok\\n::error file=x::forged \\u001b[2J \\u202e"
     (work / "w.toml").write_text(grant("RULE004", reason=forged), encoding="utf-8")
     for fmt in ("text", "github", "junit", "sarif", "json"):
-        code, out, _ = run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "w.toml", "--format", fmt)
+        code, out, _ = run_cli("check", "--ruleset", "1.0.0", *LOGS, "--waivers", "w.toml", "--format", fmt)
         assert code == 0 and "\x1b" not in out and "\u202e" not in out, fmt
         assert not any(line.startswith("::error") for line in out.splitlines()), fmt
-    code, out, _ = run_cli("check", "--ruleset", "1.0.0", "logs", "--waivers", "w.toml")
+    code, out, _ = run_cli("check", "--ruleset", "1.0.0", *LOGS, "--waivers", "w.toml")
     assert "waived: ok\\n::error file=x::forged \\x1b[2J \\u202e (reference" in out
