@@ -14,6 +14,7 @@ The rooms, each named for what it holds:
 - `power/`: power logs and their rules;
 - `rcp/`: convergence and the RCP check (mlperf-logging's own RCP checker, through `upstream/`), the RCP advice;
 - `hygiene/`: junk, names, big files, links and secrets in a tree;
+- `policy/`: a project's policy over the findings: waivers for what the review granted;
 - `upstream/`: every touch of mlperf-logging's internals (its files, its version, its RCP checker run as ours).
 
 Names are imported from their room when first used, so a command that never checks (`explain`) loads none of it.
@@ -34,6 +35,18 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.facts import LogFacts, extract
     from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_file
+    from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
+    from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
+    from mlsubmit.checker.policy.waivers import (
+        Waiver,
+        apply_waivers,
+        project_configs,
+        project_waivers,
+        read_waivers,
+        shown_path,
+    )
+    from mlsubmit.checker.policy.waivers import applied as applied_waivers
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence
     from mlsubmit.checker.rcp import judged as rcp_evaluate

@@ -7,6 +7,7 @@ read. Every output name is a validated config name or a checked git path, joined
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import posixpath
 import shutil
@@ -15,7 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import ROUND_FILE, Tracker, no_progress, org_params, round_name
+from mlsubmit.checker import (
+    ROUND_FILE,
+    Tracker,
+    Waiver,
+    applied_waivers,
+    apply_waivers,
+    no_progress,
+    org_params,
+    round_name,
+)
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
@@ -41,6 +51,8 @@ class PackageOptions:
     jobs: int = 0
     strict: bool = False  # warnings block the tree too, as they fail the exit status
     progress: Tracker = no_progress  # the command line's bar over the tree check
+    waivers: tuple[Waiver, ...] = ()  # applied to the check's report at the inputs' paths (config folder)
+    today: dt.date | None = None  # the date waivers expire on (None: today)
 
 
 @dataclass
@@ -306,13 +318,17 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     _write_checker_params(cfg, org_root)
     _write_round(cfg, tmp, org_root)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
-    mf.write(tmp, manifest)
 
     report = _check_tree(org_root, cfg, options)
-    blocked = has_errors([*report.all_findings(), *packaging], strict=options.strict) and not options.allow_findings
-    origins.placed_at = None if blocked else _shown(out)
-    result.report = report_at_inputs(report, tmp.as_posix(), origins)
-    result.report.extend(packaging)
+    result.report = _judged(report, packaging, tmp, origins, options)
+    blocked = has_errors(result.report.all_findings(), strict=options.strict) and not options.allow_findings
+    if not blocked:  # the placed logs' final paths join the findings (related locations only)
+        origins.placed_at = _shown(out)
+        result.report = _judged(report, packaging, tmp, origins, options)
+    waived = applied_waivers(result.report)
+    if waived:
+        manifest["waivers"] = waived
+    mf.write(tmp, manifest)
     if blocked:
         return result
     if options.archive:
@@ -322,6 +338,15 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]
     return result
+
+
+def _judged(report: Report, packaging: list[Finding], tmp: Path, origins: Origins,
+            options: PackageOptions) -> Report:
+    """The check's and packaging's findings at the inputs' paths, with the waivers applied: a waived error does
+    not stop the build."""
+    at_inputs = report_at_inputs(report, tmp.as_posix(), origins)
+    at_inputs.extend(packaging)
+    return apply_waivers(at_inputs, options.waivers, today=options.today, anchor=Path(origins.config).parent)
 
 
 def _write_round(cfg: PackageConfig, tmp: Path, org_root: Path) -> None:

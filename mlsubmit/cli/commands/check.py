@@ -20,6 +20,7 @@ from mlsubmit.checker import (
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
 from mlsubmit.support.safe_io import read_bounded
@@ -47,10 +48,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sets.add_argument("--select", choices=["median-window", "all"], default="median-window",
                       help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
     add_output_options(parser)
+    add_waiver_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
+    waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(
         ruleset=next(iter(groups)),
         profile=Profile(args.profile),
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mlsubmit: ledger {args.ledger}: {added} new of {len(entries)} run log(s) read", file=sys.stderr)
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
-    return emit(report, args)
+    return emit(waive(report, args, waivers), args)
 
 
 _RCP_FILE_LIMIT = 16 << 20  # the shipped RCP files are a few kB
