@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sets.add_argument("--ledger", type=Path, metavar="FILE",
                       help="record every log read in this run ledger (SQLite; made when missing); "
                            "`mlsubmit runs show --ledger FILE` shows it")
-    sets.add_argument("--select", choices=["median-window", "all"], default="median-window",
+    sets.add_argument("--run-select", choices=["median-window", "all"], default="median-window",
                       help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
     add_output_options(parser)
     add_waiver_options(parser)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         custom_rcps=_custom_rcps(args.custom_rcps, args.profile),
         run_system=args.system,
         run_systems=_run_systems(args.package_config),
-        run_select=args.select,
+        run_select=args.run_select,
     )
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])
