@@ -1,6 +1,6 @@
 """Finding the donor: among the round's trees, the entries of other submitters for the same benchmark whose
-hyperparameters the resubmission matches, best match first (never the original submitter's own, under any system name). Only each candidate's first run is read: a results
-folder's runs log the same hyperparameters."""
+hyperparameters the resubmission matches, best match first (never the original submitter's own, under any system
+name). Only each candidate's first run is read: a results folder's runs log the same hyperparameters."""
 
 from __future__ import annotations
 

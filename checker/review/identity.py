@@ -3,7 +3,8 @@ system_name. Two descriptions are the same system when the submitter and divisio
 hardware: the accelerator model and count per node, or, for a system without accelerators, the host processor
 (its generation: a Preview names "Sapphire Rapids", its Available successor "Platinum 8480+") and count per node.
 Among several such systems the closest is the one that also shares the most of the interconnect, host
-networking, host processor and name (less status and software words: dgxh100_preview is dgxh100). The data is
+networking, host processor and name (the systems knowledge's family, else the name less status and software words
+and scale numbers: dgxh100_preview is dgxh100). The data is
 checker/review/identity.yaml. `review preview` finds a Preview's successor with it, `review since` a renamed
 system, `review borrow` the submitter's own entries."""
 
@@ -88,7 +89,8 @@ def hardware(data: Any, system_id: str, *, division: str | None = None, org: str
         submitter=norm(s.submitter or org or ""), division=(s.division or division or "").lower(),
         accelerator=accelerator, per_node=s.accelerators_per_node, host=processor(host) if host else "",
         hosts_per_node=s.host_processors_per_node, interconnect=norm(_text(data, "accelerator_interconnect")),
-        networking=norm(_text(data, "host_networking")), name=name_stem(s.system_name or system_id),
+        networking=norm(_text(data, "host_networking")),
+        name=norm(s.family or "") or name_stem(s.system_name or system_id),  # a family's name has no scale in it
         said_accelerator=model, said_host=host,
     )
 
