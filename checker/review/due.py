@@ -39,6 +39,9 @@ class Rounds:
         return (due is not None and due.postponed and self.now is not None
                 and version(f"{round_name(self.now)}.0") < version(f"{due.round}.0"))
 
+    def in_round(self) -> str:
+        return f" in round {round_name(self.now)}" if self.now else ""
+
     def not_due(self) -> str:
         due = self.due
         if due is None or self.now is None:

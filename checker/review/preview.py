@@ -197,13 +197,26 @@ def judge(preview: Point, available: list[Point], match: Match | None = None, ro
                    key=lambda c: (not c.held, c.got / c.allowed, c.available.entry.system))
     best = tried[0]
     code = "REV020" if best.held else "REV058" if rounds.early else "REV022"
-    tail = f"; {rounds.not_due()}" if code == "REV058" else f" ({CITE})"
+    tail = f"; {rounds.not_due()}" if code == "REV058" else f"{rounds.in_round()} ({CITE})"
     out = [finding(code, path, f"{preview.entry.benchmark}: {_numbers(best)}{tail}",
                    related=[Location(best.available.entry.first.path)])]
+    if _same_runs(preview, best.available):
+        out.append(finding("REV056", path, f"{preview.entry.benchmark}: the Available result "
+                           f"{best.available.entry.system} is the Preview's own runs (the same run_start times of "
+                           f"{len(preview.entry.runs)} runs): it shows no new run of the Available system "
+                           f"(submission_rules.adoc §Preview Systems L757: \"resubmission of old preview submission "
+                           f"logs to prove performance validity is not permitted\")",
+                           related=[Location(best.available.entry.first.path)]))
     if preview.energy is not None and best.measure != "energy":
         out.append(finding("REV023", path, f"{preview.entry.benchmark}: the Preview was measured with power but "
                            f"{_no_energy(preview, best.available)}; compared in {best.measure} instead ({CITE})"))
     return best, out
+
+
+def _same_runs(preview: Point, available: Point) -> bool:
+    """The Available entry's runs are the Preview's: every run starts at the same time_ms."""
+    starts = [sorted(f.run_start_ms or 0.0 for f in p.entry.runs) for p in (preview, available)]
+    return bool(starts[0]) and 0.0 not in starts[0] and starts[0] == starts[1]
 
 
 def _hardware(point: Point) -> str:
@@ -225,22 +238,40 @@ def _no_energy(preview: Point, available: Point) -> str:
     return "no energy figure"
 
 
+def _by_round(trees: list[str]) -> list[tuple[str | None, list[str]]]:
+    """The trees by the round their training_results_vX.Y folder names, oldest first (None: not named)."""
+    groups: dict[str | None, list[str]] = {}
+    for tree in trees:
+        groups.setdefault(ruleset_of_path(Path(tree)), []).append(tree)
+    if None in groups and len(groups) > 1:  # a tree of no named round cannot be placed among the others
+        return [(None, list(trees))]
+    return sorted(groups.items(), key=lambda g: version(g[0] or ""))
+
+
 def check_preview(previous: list[str], current: list[str]) -> tuple[list[Comparison], list[Finding]]:
     """Every Preview (system, benchmark) of `previous` at its smallest and largest scale against `current`; a usage
-    error when both sides name their round (training_results_vX.Y) and `previous` is not the earlier one."""
-    before_round, now_round = _round(previous), _round(current)
-    if before_round and now_round and version(before_round) >= version(now_round):
-        raise UsageError(f"review preview: --previous is of round {round_name(before_round)}, not earlier than "
-                         f"--current's {round_name(now_round)}; give last round's trees as --previous")
-    rounds = Rounds(before_round, now_round)
-    (before, left_before), (now, left_now) = points(previous, "Preview"), points(current, "Available")
-    available = [p for found in now.values() for p in found]
+    error when both sides name their round (training_results_vX.Y) and `previous` is not the earlier one.
+    `current` may hold the rounds from the next one to the one the result is due in (140 days, SR L726): a point
+    that held in any of them held; otherwise the latest round's verdict stands."""
+    before_round = _round(previous)
+    groups = _by_round(current)
+    for now_round, _ in groups:
+        if before_round and now_round and version(before_round) >= version(now_round):
+            raise UsageError(f"review preview: --previous is of round {round_name(before_round)}, not earlier than "
+                             f"--current's {round_name(now_round)}; give last round's trees as --previous")
+    before, left_before = points(previous, "Preview")
+    found: list[Finding] = list(left_before)
+    rounds: list[tuple[Rounds, list[Point]]] = []
+    for now_round, trees in groups:
+        now, left_now = points(trees, "Available")
+        found.extend(left_now)
+        rounds.append((Rounds(before_round, now_round), [p for entries in now.values() for p in entries]))
     comparisons: list[Comparison] = []
-    found: list[Finding] = [*left_before, *left_now]
     for key in sorted(before, key=lambda k: (repr(k[0]), k[1])):
         ranked = sorted(before[key], key=lambda p: (p.chips, p.entry.system))
         for point in {id(p): p for p in (ranked[0], ranked[-1])}.values():
-            best, said = _judge_point(point, available, rounds)
+            tried = [_judge_point(point, available, r) for r, available in rounds]
+            best, said = next((t for t in tried if any(f.code == "REV020" for f in t[1])), tried[-1])
             found.extend(said)
             if best is not None:
                 comparisons.append(best)

@@ -16,7 +16,7 @@ from mlsubmit.checker.review.preview import check_preview, status_of
 from mlsubmit.checker.review.since import check_since
 from mlsubmit.checker.rounds import benchmarks
 
-from mlsubmit.testing.synth_org import runs, system, write_org
+from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
 
 H100 = {"submitter": "NVIDIA", "accelerator_model_name": "NVIDIA H100-SXM5-80GB", "accelerators_per_node": "8",
         "host_processor_model_name": "Intel Xeon", "accelerator_interconnect": "NVLINK", "host_networking": "IB"}
@@ -31,8 +31,10 @@ def _org(root: Path, systems: dict[str, dict[str, Any]], entries: dict[tuple[str
     """An organisation tree: each (system, benchmark) with the benchmark's run count at `minutes` per run; the
     logs' submission_org is `org`, else the first system's submitter."""
     org = org or next(iter(systems.values())).get("submitter", "Graphcore")
-    specs = {(s, b): runs([m] * (benchmarks.runs(b) or 5), org=org, ruleset=ruleset) for (s, b), m in
-             entries.items()}
+    later = any("preview" not in str(d.get("status", "")).lower() for d in systems.values())
+    first = 1_620_000_000_000 + (ROUND_MS if later else 0)  # an Available tree's runs are of a later round
+    specs = {(s, b): runs([m] * (benchmarks.runs(b) or 5), org=org, ruleset=ruleset, first_ms=first)
+             for (s, b), m in entries.items()}
     write_org(root, systems, specs)
     return str(root)
 
@@ -190,3 +192,42 @@ def test_borrow_never_takes_the_submitters_own_entry_under_another_org_folder(tm
     assert candidate.org == "NVIDIA_CoreWeave" and own(candidate, original)  # the descriptions' submitter: NVIDIA
     other = _org(tmp_path / "Dell", {"c": system(**{**H100, "submitter": "Dell"})}, {("c", "bert"): 5.0})
     assert not own(read_entry(Path(other) / "results/c/bert"), original)
+
+
+def test_an_available_result_that_is_the_previews_own_runs_is_a_warning(tmp_path: Path) -> None:
+    # Azure v3.1 ND_H100_v5 bert, maskrcnn, resnet are byte for byte its v3.0 Preview logs
+    azure = {**H100, "submitter": "Azure"}
+    before, now = tmp_path / "a", tmp_path / "b"
+    write_org(before, {"nd": system(**azure, status="preview")}, {("nd", "bert"): runs([6.0] * 10, org="Azure")})
+    write_org(now, {"nd": system(**azure, status="Available cloud")}, {("nd", "bert"): runs([6.0] * 10, org="Azure")})
+    found = _found(str(before), str(now))
+    assert [(f.code, f.severity) for f in found] == [("REV020", "info"), ("REV056", "warning")]
+    assert "the Preview's own runs" in found[1].message and "L757" in found[1].message
+
+
+@pytest.mark.parametrize(("in_31", "in_40", "code"), [(None, 6.0, "REV020"), (6.0, 7.0, "REV020"),
+                                                       (None, 7.0, "REV022"), (7.0, None, "REV021")])
+def test_current_may_hold_every_round_up_to_the_due_one(tmp_path: Path, in_31: float | None, in_40: float | None,
+                                                        code: str) -> None:
+    """v3.0's Previews are due in v4.0 (140 days): one that held in v3.1 or v4.0 held; otherwise v4.0 judges."""
+    azure = {**H100, "submitter": "Azure"}
+    before = _org(_round(tmp_path, "3.0", "Azure"), {"nd": system(**azure, status="preview")},
+                  {("nd", "bert"): 6.0}, "3.0.0")
+    trees = []
+    for version, minutes in (("3.1", in_31), ("4.0", in_40)):
+        entries = {("nd", "bert"): minutes} if minutes is not None else {("nd", "resnet"): 9.0}
+        trees.append(_org(_round(tmp_path, version, "Azure"), {"nd": system(**azure, status="onprem")}, entries,
+                          f"{version}.0"))
+    found = check_preview([before], trees)[1]
+    assert [f.code for f in found] == [code]
+
+
+def test_a_current_round_not_after_the_previous_is_a_usage_error(tmp_path: Path) -> None:
+    from mlsubmit.errors import UsageError
+
+    before = _org(_round(tmp_path, "3.0"), {"p": system(**H100, status="preview")}, {("p", "bert"): 6.0}, "3.0.0")
+    same = _org(tmp_path / "x" / "training_results_v3.0" / "NVIDIA", {"q": system(**H100)}, {("q", "bert"): 6.0},
+                "3.0.0")
+    later = _org(_round(tmp_path, "3.1"), {"q": system(**H100)}, {("q", "bert"): 6.0}, "3.1.0")
+    with pytest.raises(UsageError, match="not earlier than"):
+        check_preview([before], [later, same])
