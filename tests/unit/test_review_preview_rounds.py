@@ -5,6 +5,7 @@ too. The published rounds' verdicts (training_results_v2.1 to v5.0, fetched) are
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ CLASSES = {"REV020": "held", "REV022": "failed", "REV058": "not due", "REV059": 
 
 def _pairs(corpus: Path) -> list[tuple[Path, Path]]:
     folders = sorted(rounds(corpus), key=lambda name: version(rounds(corpus)[name]))
-    return [(corpus / a, corpus / b) for a, b in zip(folders, folders[1:], strict=False)]
+    return [(corpus / a, corpus / b) for a, b in itertools.pairwise(folders)]
 
 
 @pytest.mark.corpus
