@@ -154,14 +154,15 @@ def rule_findings(now: Path, rulesets: tuple[str, str]) -> Iterator[Finding]:
                           f"{tb.round}: {'; '.join(said)}")
 
 
-def since_counts(before: str, now: str) -> tuple[int, int, int]:
-    """What `check_since` compares: system descriptions in both trees, entries in both, benchmarks in either."""
+def since_counts(before: str, now: str, rulesets: tuple[str, str] | None = None) -> tuple[int, int, int]:
+    """What `check_since` compares: system descriptions in both trees (a renamed one too), entries in both (under
+    a renamed system or benchmark too), benchmarks in either."""
     a, b = Path(before), Path(now)
     entries_a, entries_b = _entries(a), _entries(b)
     benches = {bench for _, bench in entries_a} | {bench for _, bench in entries_b}
-    renamed = renamed_systems(a, b)
+    renamed = {name: to for name, (to, _) in renamed_systems(a, b).items()}
     systems = len(set(_systems(a)) & set(_systems(b))) + len(renamed)
-    kept = {(renamed[s][0] if s in renamed else s, bench) for s, bench in entries_a}
+    kept = {(renamed.get(s, s), _now_name(bench, rulesets)) for s, bench in entries_a}
     return systems, len(kept & set(entries_b)), len(benches)
 
 

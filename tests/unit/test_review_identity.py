@@ -13,7 +13,7 @@ from mlsubmit.checker.review.donors import own
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.identity import chips, hardware, match, name_stem, processor
 from mlsubmit.checker.review.preview import check_preview, status_of
-from mlsubmit.checker.review.since import check_since
+from mlsubmit.checker.review.since import check_since, since_counts
 from mlsubmit.checker.rounds import benchmarks
 
 from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
@@ -182,6 +182,7 @@ def test_since_pairs_a_renamed_system_and_its_entries(tmp_path: Path) -> None:
     moved = [f for f in found if f.code == "REV035"]
     assert moved and "b200_preview_nemo/ssd -> nyx_n1_nemo/retinanet" in moved[0].message
     assert "opt_base_learning_rate 0.1 -> 0.2" in moved[0].message
+    assert since_counts(str(before), str(now), ("4.1.0", "5.0.0")) == (1, 1, 2)  # systems, entries, benchmarks
 
 
 def test_borrow_never_takes_the_submitters_own_entry_under_another_org_folder(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def _since(args: argparse.Namespace) -> int:
     report.meta.update({"command": "review since", "ruleset": " -> ".join(rulesets), "version": __version__})
     found = check_since(args.previous, args.current, rulesets)
     report.extend(found)
-    systems, entries, benches = since_counts(args.previous, args.current)
+    systems, entries, benches = since_counts(args.previous, args.current, rulesets)
     report.tally = Tally(((systems, "system description(s)"), (entries, "entry(ies)"), (benches, "benchmark(s)")))
     if args.html:
         from mlsubmit.report.review_html import render_since
