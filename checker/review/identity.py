@@ -38,7 +38,9 @@ def _generations() -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 
 def processor(model: str) -> str:
-    """The host processor's generation when the data knows it, else its model in compared form."""
+    """The host processor's generation when the data knows it, else its model in compared form. Only the first
+    256 characters are read: a model name is short, and the patterns' `.*` must not meet a huge hostile one."""
+    model = model[:256]
     return next((name for name, pattern in _generations() if pattern.search(model)), norm(model))
 
 

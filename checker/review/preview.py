@@ -145,7 +145,8 @@ def _left_out(entry: Entry, wanted: str) -> str | None:
     if status_of(entry) != wanted:
         return ""
     if chips(entry.system_data, entry.system).count is None:
-        return "no scale (number_of_nodes x accelerators_per_node of its system description)"
+        return ("no scale (number_of_nodes x accelerators_per_node of its system description, or x "
+                "host_processors_per_node where accelerators_per_node is 0)")
     if entry.minutes is None or not math.isfinite(entry.minutes):
         return f"no score ({_why_no_score(entry)})"
     return None

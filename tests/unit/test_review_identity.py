@@ -157,6 +157,10 @@ def _entry_with_status(status: str) -> Any:
     return SimpleNamespace(system_data={"status": status})  # all status_of reads of an entry
 
 
+def test_a_huge_hostile_processor_name_is_read_in_bounded_time() -> None:
+    assert processor("xeon " * 200_000) == processor(("xeon " * 60)[:256])  # only the first 256 characters count
+
+
 def test_identity_pieces() -> None:
     assert name_stem("dgxh100_n4_preview") == name_stem("dgxh100_ngc23.04_pytorch") == "dgxh100"
     assert name_stem("D74H-7U_preview") == name_stem("D74H-7U")
