@@ -199,7 +199,7 @@ def judge(preview: Point, available: list[Point], match: Match | None = None, ro
     best = tried[0]
     code = "REV020" if best.held else "REV058" if rounds.early else "REV022"
     tail = f"; {rounds.not_due()}" if code == "REV058" else f"{rounds.in_round()} ({CITE})"
-    out = [finding(code, path, f"{preview.entry.benchmark}: {_numbers(best)}{tail}",
+    out = [finding(code, path, f"{preview.entry.benchmark}: {_numbers(best)}{_same_scale(best, tried)}{tail}",
                    related=[Location(best.available.entry.first.path)])]
     if _same_runs(preview, best.available):
         out.append(finding("REV056", path, f"{preview.entry.benchmark}: the Available result "
@@ -212,6 +212,18 @@ def judge(preview: Point, available: list[Point], match: Match | None = None, ro
         out.append(finding("REV023", path, f"{preview.entry.benchmark}: the Preview was measured with power but "
                            f"{_no_energy(preview, best.available)}; compared in {best.measure} instead ({CITE})"))
     return best, out
+
+
+def _same_scale(best: Comparison, tried: list[Comparison]) -> str:
+    """For a point held at another scale: the Preview's own scale did not hold, which the review may want to see."""
+    if not best.held or best.available.chips == best.preview.chips:
+        return ""
+    same = [c for c in tried if c.available.chips == c.preview.chips]
+    if not same or any(c.held for c in same):
+        return ""
+    c = same[0]
+    return (f"; at the Preview's own scale {c.available.entry.system} ({num(c.available.minutes)} min, at most "
+            f"{num(c.allowed)}) does not hold")
 
 
 def _same_runs(preview: Point, available: Point) -> bool:

@@ -16,6 +16,7 @@ from mlsubmit.checker.review.preview import check_preview, status_of
 from mlsubmit.checker.review.since import check_since, since_counts
 from mlsubmit.checker.rounds import benchmarks
 
+from mlsubmit.report.review_html import render_preview
 from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
 
 H100 = {"submitter": "NVIDIA", "accelerator_model_name": "NVIDIA H100-SXM5-80GB", "accelerators_per_node": "8",
@@ -58,6 +59,8 @@ def test_a_renamed_successor_is_found_by_its_hardware(tmp_path: Path) -> None:
     assert "dgxh100_ngc23.04_pytorch" in found[0].message
     said = "the same system by submitter, division, accelerator NVIDIA H100-SXM5-80GB x 8 per node"
     assert said in found[0].message
+    page = render_preview(*check_preview([before], [now]))
+    assert "the same system by" in page and "accelerator NVIDIA H100-SXM5-80GB x 8 per node" in page
 
 
 def test_other_hardware_is_no_successor_and_the_message_says_what_was_looked_for(tmp_path: Path) -> None:
@@ -93,6 +96,20 @@ def test_a_cpu_systems_chips_are_its_host_processors(tmp_path: Path) -> None:
     assert "16 chips: host processors, as accelerators_per_node is 0" in found[0].message
     assert "time x chips 1360.000" in found[0].message
     assert chips(system(**SPR, number_of_nodes="3"), "x").count == 6
+
+
+def test_a_point_held_at_another_scale_says_its_own_scale_did_not(tmp_path: Path) -> None:
+    # Intel v2.1 8-node SPR bert 85.907 min: v3.0's 8-node 88.103 misses 87.625, the 16-node 47.929 holds (L755)
+    preview = system(**SPR, status="preview", number_of_nodes="8", host_processor_model_name=SAPPHIRE)
+    before = _org(tmp_path / "a", {"8n": preview}, {("8n", "bert"): 85.907})
+    now = _org(tmp_path / "b", {"8n": system(**SPR, status="available", number_of_nodes="8",
+                                               host_processor_model_name=PLATINUM),
+                                "16n": system(**SPR, status="available", number_of_nodes="16",
+                                              host_processor_model_name=PLATINUM)},
+               {("8n", "bert"): 88.103, ("16n", "bert"): 47.929})
+    found = _found(before, now)
+    assert [f.code for f in found] == ["REV020"] and "Available 16n" in found[0].message
+    assert "at the Preview's own scale 8n (88.103 min, at most 87.625) does not hold" in found[0].message
 
 
 def test_a_benchmark_retired_by_the_round_is_an_info_with_l757s_route(tmp_path: Path) -> None:
