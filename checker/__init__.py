@@ -50,8 +50,10 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.review.since import check_since, since_counts
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
-    from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
+    from mlsubmit.checker.rounds.detect import AUTO, ROUND_FILE, group_by_round, round_name, spelled_ruleset
     from mlsubmit.checker.rounds.division import reference_closed, stated
+    from mlsubmit.checker.rounds.window import Window, median_window
+    from mlsubmit.checker.rounds.window import olympic as window_olympic
     from mlsubmit.checker.rules.files import (
         RulesetError,
         available_rulesets,
@@ -60,6 +62,9 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
         unknown_ruleset,
     )
     from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
+    from mlsubmit.checker.run.ledger import Entry as LedgerEntry
+    from mlsubmit.checker.run.ledger import read as read_ledger
+    from mlsubmit.checker.run.ledger import record as record_runs
     from mlsubmit.checker.run.options import CheckOptions, Profile, Tracker, no_progress
     from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
     from mlsubmit.checker.systems.capture import Capture, parse_capture, read_capture
@@ -73,6 +78,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.systems.host import capture_here
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
+    from mlsubmit.checker.tree.runset import ledger_entries
     from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import Tracker, no_progress, org_params
+from mlsubmit.checker import ROUND_FILE, Tracker, no_progress, org_params, round_name
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
@@ -70,7 +70,7 @@ def _not_ours(out: Path) -> str | None:
     if data is None:
         return f"holds a {mf.NAME} that mlsubmit did not write ({problems[0].message if problems else 'unreadable'})"
     org = str(data["org"])
-    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org)) and
+    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org), ROUND_FILE) and
              not n.startswith(arch.archive_name(org))]  # fmt: skip
     if stray:
         return f"holds {', '.join(stray[:5])}, which no build wrote"
@@ -189,6 +189,9 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any], ori
             "candidates": len(sel.candidates),
             "scored": len(sel.chosen),
             "olympic_minutes": score,
+            "run_set": [{"source": run.display, "source_sha256": run.source_sha256, "run_start_ms": run.start_ms}
+                        for run in sel.candidates],
+            "ledger": entry.ledger,
             "excluded": [
                 {"source": run.display, "source_sha256": run.source_sha256, "reason": reason}
                 for run, reason in sel.excluded
@@ -301,6 +304,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     shutil.rmtree(staging)
     org_root.mkdir(exist_ok=True)
     _write_checker_params(cfg, org_root)
+    _write_round(cfg, tmp, org_root)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
     mf.write(tmp, manifest)
 
@@ -318,6 +322,16 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]
     return result
+
+
+def _write_round(cfg: PackageConfig, tmp: Path, org_root: Path) -> None:
+    """The tree's round where `check --ruleset auto` and `report` find it (rounds/detect.py): in `<org>/`, so it
+    travels with the archive, and beside it in `out`, for a check of `out` itself. It wins over a repository's
+    mlsubmit.toml above the tree."""
+    text = f"{round_name(cfg.ruleset)}\n".encode("ascii")
+    for folder in (org_root, tmp):
+        (folder / ROUND_FILE).write_bytes(text)
+        (folder / ROUND_FILE).chmod(0o644)
 
 
 def _write_checker_params(cfg: PackageConfig, org_root: Path) -> None:
