@@ -47,6 +47,7 @@ class ResultEntry:
     implementation: Implementation | None
     checker_params: tuple[str, ...] = ()  # for results/<system>/<benchmark>/package_checker_params
     upload: int = 1  # which upload <org>_<n> it goes into, when the organisation is split
+    ledger: str | None = None  # a run ledger whose runs of this system and benchmark are packaged too
 
 
 @dataclass(frozen=True)
@@ -184,11 +185,12 @@ def load_config(path: str | Path) -> PackageConfig:
             index=i,
             system=r["system"],
             benchmark=r["benchmark"],
-            logs=tuple(r["logs"]),
+            logs=tuple(r.get("logs", ())),
             select=r.get("select", SELECT_ALL),
             implementation=_implementation(r.get("implementation"), base),
             checker_params=tuple(r.get("checker_params", ())),
             upload=r.get("upload", 1),
+            ledger=r.get("ledger"),
         )
         for i, r in enumerate(data["results"])
     )

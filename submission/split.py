@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsubmit.checker import apply_waivers
 from mlsubmit.submission import build
 from mlsubmit.submission.config import PackageConfig
 
@@ -100,7 +101,8 @@ def _split(cfg: PackageConfig, options: build.PackageOptions, tmp: Path) -> Spli
     whole = tmp / WHOLE / cfg.org
     result.report.extend(_put_together(cfg, tmp, whole))
     checked = build.check_tree(whole, cfg, options)
-    _merge(result.report, build.remap(checked.report, str(whole), os.path.join(os.path.normpath(cfg.out), cfg.org)))
+    shown = build.remap(checked.report, str(whole), os.path.join(os.path.normpath(cfg.out), cfg.org))
+    _merge(result.report, apply_waivers(shown, options.waivers, today=options.today, anchor=cfg.path.parent))
     shutil.rmtree(tmp / WHOLE)
     if has_errors(result.report.all_findings(), strict=options.strict) and not options.allow_findings:
         return result
