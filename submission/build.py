@@ -320,7 +320,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     org_root.mkdir(exist_ok=True)
     _write_checker_params(cfg, org_root)
     write_folder_params(cfg, org_root)
-    _write_round(cfg, tmp, org_root)
+    _write_round(cfg, tmp)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
 
     run = check_tree(org_root, cfg, options)
@@ -355,14 +355,13 @@ def _judged(report: Report, packaging: list[Finding], tmp: Path, origins: Origin
     return apply_waivers(at_inputs, options.waivers, today=options.today, anchor=Path(origins.config).parent)
 
 
-def _write_round(cfg: PackageConfig, tmp: Path, org_root: Path) -> None:
-    """The tree's round where `check --ruleset auto` and `report` find it (rounds/detect.py): in `<org>/`, so it
-    travels with the archive, and beside it in `out`, for a check of `out` itself. It wins over a repository's
-    mlsubmit.toml above the tree."""
-    text = f"{round_name(cfg.ruleset)}\n".encode("ascii")
-    for folder in (org_root, tmp):
-        (folder / ROUND_FILE).write_bytes(text)
-        (folder / ROUND_FILE).chmod(0o644)
+def _write_round(cfg: PackageConfig, tmp: Path) -> None:
+    """The tree's round where `check --ruleset auto` and `report` find it (rounds/detect.py): beside `<org>/` in
+    `out`, which a check of `out/<org>` finds in the folder above. Not in `<org>/` itself: the chair's repo checker
+    reports every name that starts with a dot ("Files with git-unfriendly name", then "CHECKS FAILED."), which
+    `verify --official` showed on every packaged archive. It wins over a repository's mlsubmit.toml above the tree."""
+    (tmp / ROUND_FILE).write_bytes(f"{round_name(cfg.ruleset)}\n".encode("ascii"))
+    (tmp / ROUND_FILE).chmod(0o644)
 
 
 def _write_checker_params(cfg: PackageConfig, org_root: Path) -> None:
