@@ -70,8 +70,8 @@ def _rules_start(ref: LogRef, options: CheckOptions, whole: Whole) -> _RulesStat
 
 
 def _rules_finish(state: _RulesState, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
-    cut = state.whole.cut
-    return [*found, *state.stream.finish(), *([cut] if cut is not None else [])]
+    found = [*found, *state.stream.finish()]  # finishing may reread the whole log, and cut it (LOG012)
+    return [*found, *([state.whole.cut] if state.whole.cut is not None else [])]
 
 
 def _rules_load() -> Callable[..., Any]:
