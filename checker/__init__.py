@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.facts import LogFacts, extract
     from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.policy.config import Flags as PolicyFlags
+    from mlsubmit.checker.policy.config import policy_for, split_names
+    from mlsubmit.checker.policy.profiles import load as load_profile
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence
     from mlsubmit.checker.rcp import judged as rcp_evaluate

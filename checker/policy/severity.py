@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -26,13 +27,13 @@ class Layer:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     levels: tuple[tuple[str, Severity], ...] = ()
-    paths: tuple[str, ...] = ()  # an override's path globs (matched against a finding's path or its tail)
+    paths: tuple[str, ...] = ()  # an override's path globs, absolute (anchored at its mlsubmit.toml's folder)
 
     def applies(self, path: str) -> bool:
         if not self.paths:
             return True
-        return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, "*/" + p.lstrip("/"))
-                   for p in self.paths)
+        where = os.path.abspath(path) if path else ""
+        return any(fnmatch.fnmatchcase(where, p) for p in self.paths)
 
 
 def _matches(code: str, names: Iterable[str]) -> str | None:
