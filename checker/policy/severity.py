@@ -78,6 +78,36 @@ class Policy:
                 decision = Decision(dict(layer.levels)[found], layer.origin)
         return decision
 
+    def describe(self, code: str, catalogued: Severity) -> list[str]:
+        """What `mlsubmit explain CODE` says of the severity in force: the level, per round where it differs, and
+        the file, table or flag it comes from."""
+        spec, setting = self.spec, self.spec.levels().get(code)
+        lines = [f"the catalogue's severity: {catalogued.value} (mlsubmit/codes/{code.rstrip('0123456789').lower()}"
+                 ".yaml), which a check may change for some findings, as the explanation says"]
+        if setting is not None:
+            rounds = "; ".join(f"{r}: {level.value}" for r, level in setting.rounds)
+            others = setting.default.value if setting.default else "the check's own"
+            where = (f"{others} in every round" if setting.default and not rounds else f"{rounds}; other rounds: {others}")
+            lines.append(f"profile {spec.name} ({setting.origin}): {where}")
+            lines.append(f"  why: {setting.source}")
+            if setting.practice:
+                lines.append(f"  accepted in practice: {setting.practice}")
+        else:
+            lines.append(f"profile {spec.name} ({', '.join(f'tables/profile-{n}.yaml' for n in spec.chain)}): "
+                         "sets no level for it")
+        for layer in self.layers:
+            found = _matches(code, dict(layer.levels))
+            if found is not None:
+                lines.append(f"{layer.origin}: {dict(layer.levels)[found].value} (as {found})")
+            if layer.select and _matches(code, layer.select) is None:
+                lines.append(f"{layer.origin}: not selected, so not reported")
+            if _matches(code, layer.ignore) is not None:
+                lines.append(f"{layer.origin}: ignored, so not reported")
+        if spec.run_errors == "folder" and any(code in c.codes for c in spec.stage("log")):
+            lines.append("a run's own errors inside an organisation tree are shown as warnings: its folder judges "
+                         "them (TREE007, TREE008)")
+        return lines
+
     def apply(self, report: Report, round_name: str) -> None:
         """Every finding of the report as the policy has it (in place)."""
         memo: dict[tuple[str, str], Decision] = {}
