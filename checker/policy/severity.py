@@ -66,16 +66,18 @@ class Policy:
         level = setting.level(round_name) if setting else None
         decision = Decision(level, setting.origin if setting and level else "the catalogue (mlsubmit/codes)",
                             setting.practice if setting and level else None)
-        for layer in self.layers:
+        for layer in self.layers:  # in order; within a layer its levels, then what it selects and ignores
             if not layer.applies(path):
                 continue
-            if layer.select and _matches(code, layer.select) is None:
-                decision = Decision(None, f"{layer.origin} (not selected)", dropped=True)
-            if _matches(code, layer.ignore) is not None:
-                decision = Decision(None, f"{layer.origin} (ignored)", dropped=True)
             found = _matches(code, dict(layer.levels))
             if found is not None:
-                decision = Decision(dict(layer.levels)[found], layer.origin)
+                decision = Decision(dict(layer.levels)[found], layer.origin, dropped=decision.dropped)
+            if layer.select:
+                chosen = _matches(code, layer.select) is not None
+                decision = replace(decision, dropped=not chosen,
+                                   origin=decision.origin if chosen else f"{layer.origin} (not selected)")
+            if _matches(code, layer.ignore) is not None:
+                decision = replace(decision, dropped=True, origin=f"{layer.origin} (ignored)")
         return decision
 
     def describe(self, code: str, catalogued: Severity) -> list[str]:
