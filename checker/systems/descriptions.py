@@ -36,6 +36,7 @@ COUNT_FIELDS = ("number_of_nodes", "host_processors_per_node", "accelerators_per
                 "host_processor_core_count", "host_processor_vcpu_count", "host_network_card_count")
 # Fields mlperf-logging's system_desc_checker joins as strings (a JSON number there raises TypeError).
 _REFERENCE_CSV_FIELDS = frozenset({"accelerators_per_node", "host_processor_core_count"})
+ZERO_WORDS = "; accepted in practice: 30 of 161 published trees write 0 in such counts (CPU-only systems, for one)"
 
 
 # ---------------------------------------------------------------- knowledge (data)
@@ -109,13 +110,9 @@ def knowledge() -> Knowledge:
         Processor(p["name"], re.compile(p["pattern"], re.I), p["cores"], p.get("threads"), p["max_sockets"])
         for p in data["processors"]
     )
-    return Knowledge(
-        schemas=tuple((_version(s["from"]), _version(s["until"]), s["schema"]) for s in data["schemas"]),
-        status={k: StatusInfo(tuple(v["log"]), v["canonical"], v["legacy"]) for k, v in data["status"].items()},
-        log_placeholders=frozenset(data["log_placeholders"]),
-        families=families,
-        processors=processors,
-    )
+    schemas = tuple((_version(s["from"]), _version(s["until"]), s["schema"]) for s in data["schemas"])
+    status = {k: StatusInfo(tuple(v["log"]), v["canonical"], v["legacy"]) for k, v in data["status"].items()}
+    return Knowledge(schemas, status, frozenset(data["log_placeholders"]), families, processors)
 
 
 def norm(text: str) -> str:
@@ -166,17 +163,12 @@ def _field(pointer: str) -> str:
     return pointer.split("/")[1].replace("~1", "/").replace("~0", "~") if pointer else "(top level)"
 
 
-ZERO_PRACTICE = ("; accepted in practice: 30 of 161 published trees write 0 here (CPU-only systems, an unused "
-                 "vCPU count), which the result summarizer reads")
-
-
 def _message(code: str, error: jsonschema.ValidationError, pointer: str) -> str:
     name, value = _field(pointer), error.instance
     shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
     texts = {
         "SYS011": f"{name} is a JSON {type(value).__name__}, not a string",
-        "SYS012": f"{name} is {shown}, not a whole number of at least 1"
-                  + (ZERO_PRACTICE if _zero(value) else ""),
+        "SYS012": f"{name} is {shown}, not a whole number of at least 1",
         "SYS013": f"division is {shown}; it must be \"closed\" or \"open\"",
         "SYS016": f"{name} is empty, but the rules require a meaningful value",
         "SYS017": f"{name} is the placeholder {shown}, but the rules require a meaningful value",
@@ -221,17 +213,12 @@ def schema_findings(doc: JsonDocument, schema: dict[str, Any]) -> list[Finding]:
                 out.extend(_required_findings(doc, error, code))
         elif code == "SYS014":
             out.append(_status_finding(doc, error, pointer))
-        else:
-            severity = Severity.WARNING if code == "SYS012" and _zero(error.instance) else None
-            out.append(finding(code, doc.path, _message(code, error, pointer), line=doc.line(pointer),
-                               pointer=pointer or "/", severity=severity))
+        else:  # a count of 0, which int() reads and accepted trees write (CPU-only systems), is a warning
+            zero = code == "SYS012" and count(error.instance) == 0
+            out.append(finding(code, doc.path, _message(code, error, pointer) + (ZERO_WORDS if zero else ""),
+                               line=doc.line(pointer), pointer=pointer or "/",
+                               severity=Severity.WARNING if zero else None))
     return out
-
-
-def _zero(value: object) -> bool:
-    """A count of 0 (an int or "0"): the summarizer's int() takes it, and accepted trees write it (CPU-only
-    systems, an unused vCPU count), so SYS012 is a warning there and an error for what int() refuses."""
-    return (isinstance(value, int) and not isinstance(value, bool) and value == 0) or value in ("0", "00")
 
 
 def _extra_findings(doc: JsonDocument, schema: dict[str, Any]) -> Iterator[Finding]:
