@@ -81,7 +81,7 @@ def _from_table(table: dict[str, Any], origin: str, home: Path) -> tuple[str, li
         validate_or_raise(table, load_schema("check-config.schema.json"), what=origin)
     except SchemaError as exc:
         raise UsageError(str(exc)) from None
-    named = {table.get("profile"), table.get("extends")} - {None}
+    named: set[str] = {str(table[k]) for k in ("profile", "extends") if k in table}
     if len(named) > 1:
         raise UsageError(f"{origin}: profile and extends name different profiles ({', '.join(sorted(named))})")
     layers = [_layer(table, origin, ())]

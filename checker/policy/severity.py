@@ -89,7 +89,7 @@ class Policy:
         if setting is not None:
             rounds = "; ".join(f"{r}: {level.value}" for r, level in setting.rounds)
             others = setting.default.value if setting.default else "the check's own"
-            where = (f"{others} in every round" if setting.default and not rounds else f"{rounds}; other rounds: {others}")
+            where = f"{others} in every round" if not rounds else f"{rounds}; other rounds: {others}"
             lines.append(f"profile {spec.name} ({setting.origin}): {where}")
             lines.append(f"  why: {setting.source}")
             if setting.practice:

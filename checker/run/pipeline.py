@@ -7,7 +7,6 @@ starts with compiled rules.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
@@ -19,9 +18,9 @@ from typing import Any, TypeVar
 from mlsubmit.checker.hygiene import check as hygiene
 from mlsubmit.checker.hygiene.check import Scanned
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
-from mlsubmit.checker.policy.severity import Policy
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import Whole, fan_out
+from mlsubmit.checker.policy.severity import Policy
 from mlsubmit.checker.rcp import answer_for
 from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.run import pool

@@ -14,13 +14,13 @@ from mlsubmit.checker.policy.severity import Layer, Policy
 from mlsubmit.checker.run import checks
 from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.run.pipeline import run_check
-from mlsubmit.cli import main
-from mlsubmit.testing.synth import RunSpec, write_run
-from mlsubmit.testing.synth_org import runs, system, write_org
 
+from mlsubmit.cli import main
 from mlsubmit.codes import catalogue, finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report, Severity
+from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.testing.synth_org import runs, system, write_org
 
 # --- checks as registered objects -----------------------------------------------------------------------------
 
