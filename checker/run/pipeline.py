@@ -319,7 +319,9 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
         _note_alone(run)
     _add_system_files(run, options)
     for org in run.targets.orgs:
-        facts = {ref.display: _policed(run.results[ref.display].facts, policy, name) for ref in org.logs}
+        for ref in org.logs:  # kept for the report too: a run's error codes as the policy leaves them
+            run.results[ref.display].facts = _policed(run.results[ref.display].facts, policy, name)
+        facts = {ref.display: run.results[ref.display].facts for ref in org.logs}
         unreadable = [_unreadable(org, PermissionError(13, "Permission denied", p)) for p in org.unreadable]
         for check in org_checks(options):
             found = _attempt(partial(check, org, facts, options))
