@@ -270,3 +270,21 @@ def test_missing_code_is_a_warning_only_when_other_code_folders_may_hold_it(tmp_
     (root / "benchmarks" / "bert_v2").mkdir(parents=True)
     found = check_implementations(org, {"bert"})
     assert [(f.code, f.severity) for f in found] == [("TREE013", Severity.WARNING)] and "bert_v2" in found[0].message
+
+
+def test_a_cached_result_takes_the_policy_of_the_run_that_reads_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache keeps the checks' own severities: a later run's --severity applies to a cached log too, and
+    the policy is not part of the key (the second run is answered from the cache)."""
+    from mlsubmit.checker.run import pipeline
+
+    log = write_run(tmp_path / "logs" / "result_0.txt", RunSpec(converge=False))
+    cache = tmp_path / "cache"
+    first = run_check([str(log)], CheckOptions(ruleset="1.0.0", jobs=1, cache_dir=cache)).report
+    assert "RULE004" in _codes(first, Severity.ERROR)
+    calls: list[object] = []
+    original = pipeline._check_and_store
+    monkeypatch.setattr(pipeline, "_check_and_store", lambda *a: calls.append(a) or original(*a))
+    milder = Policy("full", (Layer("flags", levels=(("RULE004", Severity.INFO),)),))
+    second = run_check([str(log)], CheckOptions(ruleset="1.0.0", jobs=1, cache_dir=cache, policy=milder)).report
+    assert calls == [] and "RULE004" in _codes(second, Severity.INFO) and "RULE004" not in _codes(second, Severity.ERROR)
