@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
         info = codes[wanted]
         out.write(f"{info.code} ({info.severity.value}): {info.title}\n\n{_wrap(info.explanation)}\n\n")
         out.write(f"How to fix:\n{_wrap(info.hint)}\n")
-        out.write("\nSeverity in force:\n" + "".join(_wrap(line) + "\n" for line in _in_force(args, info)))
         for ref in info.references:
             out.write(f"\nSee: {ref}\n")
+        out.write("\nSeverity in force:\n" + "".join(_wrap(line) + "\n" for line in _in_force(args, info)))
         return 0
     family = [i for i in codes.values() if i.family == wanted]
     if family:
