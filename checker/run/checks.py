@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from mlsubmit.findings import Finding
 
-STAGES = ("log", "prepare", "code", "org")
+STAGES = ("log", "prepare", "code", "org", "raw")  # raw: a folder of raw job output, judged as run sets
 
 
 class Sink(Protocol):
@@ -159,6 +159,12 @@ def _tree_org() -> Callable[..., Any]:
     return check_org
 
 
+def _run_sets() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.runset import check_raw_folder
+
+    return check_raw_folder
+
+
 def _reference_prepare() -> Callable[..., Any]:
     from mlsubmit.checker.tree.check import prepare_folders
 
@@ -196,6 +202,9 @@ CHECKS: dict[tuple[str, str], Check] = {
         Check("tree", "org", _TREE_CODES, _tree_org),
         Check("reference-tree", "prepare", frozenset(), _reference_prepare),
         Check("reference-tree", "org", _REFERENCE_CODES, _reference_org),
+        # a run set is judged as a results folder: the folder's codes, each labelled with its set
+        Check("run-sets", "raw", _span("RUN", 1, 7) | _span("TREE", 3, 3) | _span("TREE", 7, 8) | _span("TREE", 14, 21)
+              | {"TREE024"} | _span("POW", 1, 4), _run_sets),
     )
 }
 
@@ -207,6 +216,9 @@ COMMAND_CODES: dict[str, frozenset[str]] = {
     "report": _span("REP", 1, 4),
     "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)),
     "policy": frozenset({"POL001"}),  # said by the pipeline of a log checked alone (checker/run/pipeline.py)
+    "waivers": frozenset({"WVR001", "WVR002"}),  # check's --waivers, after the report (checker/policy/waivers.py)
+    "capture": _span("CAP", 1, 12),  # mlsubmit systems capture (checker/systems/capture.py, completion.py)
+    "runs": frozenset({"RUN008"}),  # the run ledger (submission/ledger.py)
 }
 
 

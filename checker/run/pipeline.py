@@ -255,7 +255,8 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
     tasks: list[Task] = []
     for options, run in plans:
         loose = options if loose_facts else replace(options, facts=False)
-        tasks += [(ref, loose) for ref in run.targets.loose_logs]
+        in_sets = {ref.display for raw in run.targets.raw_folders for ref in raw.logs}  # run sets read facts
+        tasks += [(ref, options if ref.display in in_sets else loose) for ref in run.targets.loose_logs]
         tasks += [(ref, options) for org in run.targets.orgs for ref in org.logs]
 
     def prepare() -> None:
@@ -318,6 +319,10 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
     if plan.note_alone:
         _note_alone(run)
     _add_system_files(run, options)
+    for sets in plan.stage("raw") if run.targets.raw_folders else ():  # raw job output: its run sets
+        for raw in run.targets.raw_folders:
+            run.report.extend(sets.function()(raw, {r.display: run.results[r.display].facts for r in raw.logs},
+                                              options))
     for org in run.targets.orgs:
         for ref in org.logs:  # kept for the report too: a run's error codes as the policy leaves them
             run.results[ref.display].facts = _policed(run.results[ref.display].facts, policy, name)

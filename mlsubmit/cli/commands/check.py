@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 from mlsubmit import __version__
@@ -10,15 +12,18 @@ from mlsubmit.checker import (
     CheckOptions,
     PolicyFlags,
     Profile,
+    ledger_entries,
     mlperf_logging_version,
     parse_rcps,
     policy_for,
+    record_runs,
     run_rounds,
     split_names,
 )
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
 from mlsubmit.support.safe_io import read_bounded
@@ -35,7 +40,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--custom-rcps", type=Path, metavar="FILE",
                         help="RCP file (as mlperf-logging's rcp_checker --custom_rcps takes it): its records replace "
                              "the shipped RCPs of their benchmark")
+    sets = parser.add_argument_group("run sets (a folder of raw job output)")
+    sets.add_argument("--system", metavar="NAME", help="the results folder (system) of every run given as raw output")
+    sets.add_argument("--package-config", type=Path, metavar="CONFIG",
+                      help="a package.toml whose [[results]] logs name each raw run's system")
+    sets.add_argument("--ledger", type=Path, metavar="FILE",
+                      help="record every log read in this run ledger (SQLite; made when missing); "
+                           "`mlsubmit runs show --ledger FILE` shows it")
+    # --select median-window|all (more runs than N: score the median window of N, TR1.1 Scoring, the default, or
+    # all) shares the flag of the codes' selection (add_policy_options): no code is spelt like either word
     add_output_options(parser)
+    add_waiver_options(parser)
 
 
 def add_policy_options(parser: argparse.ArgumentParser) -> None:
@@ -44,21 +59,34 @@ def add_policy_options(parser: argparse.ArgumentParser) -> None:
                         help="full (default, or mlsubmit.toml [check] profile): every check, severities as the "
                              "review applies them; reference: only what mlperf-logging's package checker checks")
     parser.add_argument("--select", action="append", metavar="CODES",
-                        help="only these codes or families (comma-separated, repeatable), e.g. SYS,TREE007")
+                        help="only these codes or families (comma-separated, repeatable), e.g. SYS,TREE007; for "
+                             "raw run sets with more runs than N, also median-window (default: score the median "
+                             "window of N, TR1.1 Scoring) or all")
     parser.add_argument("--ignore", action="append", metavar="CODES",
                         help="leave out these codes or families (comma-separated, repeatable)")
     parser.add_argument("--severity", action="append", metavar="CODE=LEVEL", default=[],
                         help="this code's (or family's) findings at LEVEL: error, warning or info (repeatable)")
 
 
+RUN_SET_SELECT = ("median-window", "all")  # --select's words for a run set's runs (checker/tree/runset.py)
+
+
+def run_set_select(values: list[str] | None) -> str:
+    """The last run-set word given to --select (median-window by default)."""
+    words = [n for n in split_names(values) if n.lower() in RUN_SET_SELECT]
+    return words[-1].lower() if words else RUN_SET_SELECT[0]
+
+
 def flags_of(args: argparse.Namespace) -> PolicyFlags:
-    return PolicyFlags(profile=args.profile, select=split_names(args.select), ignore=split_names(args.ignore),
+    codes = [n for n in split_names(args.select) if n.lower() not in RUN_SET_SELECT]
+    return PolicyFlags(profile=args.profile, select=tuple(codes), ignore=split_names(args.ignore),
                        severity=tuple(args.severity))
 
 
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
     policy, _ = policy_for(list(args.paths), flags_of(args))
+    waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(
         ruleset=next(iter(groups)),
         profile=Profile(policy.profile),
@@ -68,11 +96,20 @@ def run(args: argparse.Namespace) -> int:
         changed_since=args.changed_since,
         strict=args.strict,
         custom_rcps=_custom_rcps(args.custom_rcps, policy.profile),
+        run_system=args.system,
+        run_systems=_run_systems(args.package_config),
+        run_select=run_set_select(args.select),
     )
-    report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
+    runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
+    report = merge([run.report for run in runs])
+    if args.ledger is not None:
+        entries = [e for ruleset, run in zip(groups, runs, strict=True)
+                   for e in ledger_entries(run, replace(options, ruleset=ruleset))]
+        added = record_runs(args.ledger, entries)
+        print(f"mlsubmit: ledger {args.ledger}: {added} new of {len(entries)} run log(s) read", file=sys.stderr)
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
-    return emit(report, args)
+    return emit(waive(report, args, waivers), args)
 
 
 _RCP_FILE_LIMIT = 16 << 20  # the shipped RCP files are a few kB
@@ -95,6 +132,18 @@ def _custom_rcps(path: Path | None, profile: str) -> str | None:
     except ValueError as exc:
         raise UsageError(f"--custom-rcps {path}: {exc}") from None
     return text
+
+
+def _run_systems(config: Path | None) -> tuple[tuple[str, str], ...]:
+    """(resolved file, system) for each file a package.toml's [[results]] would package, matched as `package`
+    matches them (exit 2 for a bad config)."""
+    if config is None:
+        return ()
+    from mlsubmit.submission.config import load_config
+    from mlsubmit.submission.runs import expand_logs
+
+    cfg = load_config(config)
+    return tuple((str(path.resolve()), entry.system) for entry in cfg.results for path in expand_logs(cfg, entry)[0])
 
 
 def merge(reports: list[Report]) -> Report:
