@@ -182,11 +182,10 @@ _RULE_CODES = _span("RULE", 1, 9) | {"LOG012"}
 _HP_CODES = _span("HP", 1, 5) | {"HP009", "RULE001", "RULE002"}  # the RULE codes: a value both catch, merged
 _SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34)
 _SYS_CODES = _SYS_FILE_CODES | _span("SYS", 40, 47)
-_TREE_CODES = (_span("TREE", 1, 28) | _span("TREE", 40, 50) | _span("POW", 1, 4) | _span("POW", 10, 20)
-               | {"TREE029"} | _span("TREE", 14, 17))  # fmt: skip
-_REFERENCE_CODES = (_span("TREE", 2, 4) | _span("TREE", 7, 8) | _span("TREE", 14, 21) | _span("TREE", 24, 28)
-                    | {"TREE046", "TREE047", "TREE048", "LOG001", "LOG005", "RULE008", "RULE009"}
-                    | _SYS_FILE_CODES | _span("POW", 1, 4))  # fmt: skip
+_TREE_CODES = (_span("TREE", 1, 29) | _span("TREE", 40, 50) | _span("POW", 1, 4) | _span("POW", 10, 20))
+_REFERENCE_CODES = (_span("TREE", 2, 4) | _span("TREE", 7, 8) | _span("TREE", 14, 22) | _span("TREE", 27, 28)
+                    | {"TREE024", "TREE046", "TREE047", "TREE048", "LOG001", "LOG005", "RULE008", "RULE009"}
+                    | _span("POW", 1, 4) | {"POW018", "POW019"})  # fmt: skip
 
 CHECKS: dict[tuple[str, str], Check] = {
     (c.name, c.stage): c
