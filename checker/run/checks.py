@@ -213,7 +213,7 @@ COMMAND_CODES: dict[str, frozenset[str]] = {
     "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048"},
     "verify": _span("PKG", 40, 49),
     "report": _span("REP", 1, 4),
-    "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)),
+    "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)) | _span("REV", 56, 59),
     "policy": frozenset({"POL001"}),  # said by the pipeline of a log checked alone (checker/run/pipeline.py)
     "waivers": frozenset({"WVR001", "WVR002"}),  # check's --waivers, after the report (checker/policy/waivers.py)
     "capture": _span("CAP", 1, 12),  # mlsubmit systems capture (checker/systems/capture.py, completion.py)

@@ -143,7 +143,7 @@ def _enough(rs: RunSet, scored: list[tuple[str, LogFacts]]) -> bool:
 
 def _count(rs: RunSet, options: CheckOptions) -> tuple[list[Finding], list[tuple[str, LogFacts]]]:
     """The run count against the round's N, and the runs the rules would score: all of them, or with M > N the
-    median window (TR1.1 §Scoring) unless --select all."""
+    median window (TR1.1 §Scoring) unless --run-select all."""
     n, have = benchmarks.runs(rs.key.benchmark), len(rs.runs)
     if n is None or have == n:
         return [], rs.runs

@@ -294,12 +294,3 @@ def test_a_cached_result_takes_the_policy_of_the_run_that_reads_it(tmp_path: Pat
     assert calls == [] and "RULE004" in _codes(second, Severity.INFO)
     assert "RULE004" not in _codes(second, Severity.ERROR)
 
-
-def test_select_takes_codes_and_the_run_sets_words_apart() -> None:
-    import argparse
-
-    from mlsubmit.cli.commands.check import flags_of, run_set_select
-
-    args = argparse.Namespace(profile=None, select=["all,SYS016", "TREE"], ignore=None, severity=[])
-    assert run_set_select(args.select) == "all" and run_set_select(None) == "median-window"
-    assert flags_of(args).select == ("SYS016", "TREE")

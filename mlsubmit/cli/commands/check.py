@@ -47,8 +47,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sets.add_argument("--ledger", type=Path, metavar="FILE",
                       help="record every log read in this run ledger (SQLite; made when missing); "
                            "`mlsubmit runs show --ledger FILE` shows it")
-    # --select median-window|all (more runs than N: score the median window of N, TR1.1 Scoring, the default, or
-    # all) shares the flag of the codes' selection (add_policy_options): no code is spelt like either word
+    sets.add_argument("--run-select", choices=["median-window", "all"], default="median-window",
+                      help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
     add_output_options(parser)
     add_waiver_options(parser)
 
@@ -59,27 +59,15 @@ def add_policy_options(parser: argparse.ArgumentParser) -> None:
                         help="full (default, or mlsubmit.toml [check] profile): every check, severities as the "
                              "review applies them; reference: only what mlperf-logging's package checker checks")
     parser.add_argument("--select", action="append", metavar="CODES",
-                        help="only these codes or families (comma-separated, repeatable), e.g. SYS,TREE007; for "
-                             "raw run sets with more runs than N, also median-window (default: score the median "
-                             "window of N, TR1.1 Scoring) or all")
+                        help="only these codes or families (comma-separated, repeatable), e.g. SYS,TREE007")
     parser.add_argument("--ignore", action="append", metavar="CODES",
                         help="leave out these codes or families (comma-separated, repeatable)")
     parser.add_argument("--severity", action="append", metavar="CODE=LEVEL", default=[],
                         help="this code's (or family's) findings at LEVEL: error, warning or info (repeatable)")
 
 
-RUN_SET_SELECT = ("median-window", "all")  # --select's words for a run set's runs (checker/tree/runset.py)
-
-
-def run_set_select(values: list[str] | None) -> str:
-    """The last run-set word given to --select (median-window by default)."""
-    words = [n for n in split_names(values) if n.lower() in RUN_SET_SELECT]
-    return words[-1].lower() if words else RUN_SET_SELECT[0]
-
-
 def flags_of(args: argparse.Namespace) -> PolicyFlags:
-    codes = [n for n in split_names(args.select) if n.lower() not in RUN_SET_SELECT]
-    return PolicyFlags(profile=args.profile, select=tuple(codes), ignore=split_names(args.ignore),
+    return PolicyFlags(profile=args.profile, select=split_names(args.select), ignore=split_names(args.ignore),
                        severity=tuple(args.severity))
 
 
@@ -98,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         custom_rcps=_custom_rcps(args.custom_rcps, policy.profile),
         run_system=args.system,
         run_systems=_run_systems(args.package_config),
-        run_select=run_set_select(args.select),
+        run_select=args.run_select,
     )
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])
