@@ -48,18 +48,26 @@ def _checked(tree: Path, ruleset: str, profile: Profile, undeclared: set[str]) -
     return _errors(report)
 
 
+# The default's code for a rule the reference profile reports under another code: the same refusal.
+_SAME_RULE = {"SYS015": "TREE027"}  # a status spelling the installed system_desc_checker refuses
+
+
 def test_the_default_adds_no_error_it_cannot_justify(corpus: Path) -> None:
     unjustified: dict[str, list[str]] = {}
     undeclared: set[str] = set()
+    laxer: list[str] = []
     for tree in _trees(corpus):
         ruleset = ruleset_of_path(tree)
         assert ruleset is not None
         full = _checked(tree, ruleset, Profile.FULL, undeclared)
         ref = _checked(tree, ruleset, Profile.REFERENCE, undeclared)
-        added = {code for code, n in full.items() if n > ref.get(code, 0)}
+        if ref and not full:
+            laxer.append(str(tree.relative_to(corpus)))
+        added = {code for code, n in full.items() if n > ref.get(code, 0) + ref.get(_SAME_RULE.get(code, ""), 0)}
         if _code_left_out(corpus, tree):
             added.discard("TREE013")  # no implementation in the corpus copy: the published tree has it
         if added:
             unjustified[str(tree.relative_to(corpus))] = sorted(added)
     assert unjustified == {}
+    assert laxer == [], "trees the official package checker refuses and the default profile passes"
     assert undeclared == set(), "codes emitted by no check of the profile (checker/run/checks.py)"
