@@ -14,6 +14,7 @@ from typing import Any
 from mlsubmit import __version__
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.support import jsontext
 from mlsubmit.support.safe_io import sha256_file
 from mlsubmit.support.schema_loader import errors as schema_errors
 from mlsubmit.support.schema_loader import load_schema, pointer
@@ -79,8 +80,8 @@ def write(root: Path, manifest: dict[str, Any]) -> Path:
 def load(path: Path, display: str) -> tuple[dict[str, Any] | None, list[Finding]]:
     """Read a manifest from an unpacked archive; problems are findings (an archive is untrusted input)."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        data = jsontext.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:
         return None, [finding("PKG046", display, f"manifest cannot be read: {exc}")]
     problems = validation_errors(data)
     if problems:
