@@ -33,6 +33,8 @@ class Finding:
     `line` is 1-based in the file; JSON documents may give a `pointer` (RFC 6901) as well.
     `path` is "" for findings about the whole run (for example an unknown ruleset).
     `cause` names the root-cause finding this one follows from ("LOG004 path:163"); reporters fold it under that.
+    `repeats` counts the findings of the same code folded into this one past a log's cap (mlsubmit/repeats.py):
+    it stands for 1 + repeats findings, and its message says how many and where.
     """
 
     code: str
@@ -44,6 +46,7 @@ class Finding:
     pointer: str | None = None
     related: tuple[Location, ...] = field(default=())
     cause: str | None = None
+    repeats: int = 0
 
     @property
     def family(self) -> str:
@@ -68,6 +71,8 @@ class Finding:
             out["pointer"] = self.pointer
         if self.cause is not None:
             out["cause"] = self.cause
+        if self.repeats:
+            out["repeats"] = self.repeats
         if self.related:
             out["related"] = [
                 {k: v for k, v in (("path", r.path), ("line", r.line), ("pointer", r.pointer)) if v is not None}
@@ -131,7 +136,7 @@ class Report:
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Severity}
         for f in self.all_findings():
-            counts[f.severity.value] += 1
+            counts[f.severity.value] += 1 + f.repeats
         return counts
 
     def checked(self) -> str:

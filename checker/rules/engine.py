@@ -33,6 +33,7 @@ from mlsubmit.checker.rules.tally import (
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.repeats import Capped
 from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
@@ -138,10 +139,10 @@ class _LogRun:
         for run in order:  # as if each file ran after the one before: a file naming a key drops earlier findings
             for key in [k for k in out.by_key if k in run.rules.keys]:
                 del out.by_key[key]
-            out.warnings += run.out.warnings
-            out.fixed += run.out.fixed
+            out.warnings.extend(run.out.warnings)
+            out.fixed.extend(run.out.fixed)
             for key, found in run.out.by_key.items():
-                out.by_key.setdefault(key, []).extend(found)
+                out.by_key.setdefault(key, Capped()).extend(found)
             run.ns.clear()  # its state `s` and, for a whole-log file, the records
         # files and engine refer to each other: untie them, so that they go now, not at a later garbage collection
         self.runs, self.active, self.current, self.asked = [], None, None, {}

@@ -40,6 +40,7 @@ from mlsubmit.checker.run.options import (
 from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.repeats import capped
 from mlsubmit.support.safe_io import sha256_file as file_sha256
 
 RULES_CHECK = "rules.engine:check_log"
@@ -96,6 +97,7 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
                 findings = merge_rule_duplicates(findings)  # a value the table and a rule file both catch: once
             elif name not in (RULES_CHECK, HP_CHECK):  # a check of the counters the reader keeps (TREE049)
                 findings.extend(options.profile.log_check(name)(log, options))
+    findings = capped(findings)  # the log's cap over every source together (rule files, HP table, reader)
     facts = builder.facts(log) if builder is not None else LogFacts(path=log.path)
     if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
         facts.rcp_answer = answer_for(facts, options.ruleset)
