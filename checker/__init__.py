@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.hyperparameters.advice import advise_parsed
     from mlsubmit.checker.hyperparameters.apply import coverage_findings
     from mlsubmit.checker.logs.facts import LogFacts, extract
-    from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
+    from mlsubmit.checker.logs.input import GZIP_ERRORS, numbered_records, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence

@@ -15,17 +15,16 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 from mlsubmit.checker import (
     GZIP_ERRORS,
     LogFacts,
     benchmarks,
     extract,
+    numbered_records,
     olympic_mean,
     open_log,
     read_log,
-    record_lines,
 )
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 from mlsubmit.submission.fulllog import Redaction, copy_full
@@ -133,30 +132,14 @@ def _ours(path: Path, out: Path) -> bool:
 
 
 
-class _LineCounter:
-    """A readline stream that knows the line number of the last line read from it (a long line comes in pieces)."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._at_start = True
-        self.line = 0
-
-    def readline(self, size: int = -1, /) -> bytes:
-        data = self._stream.readline(size)
-        if data:
-            self.line += self._at_start
-            self._at_start = data.endswith(b"\n")
-        return data
-
-
 def _copy_records(source: Path, staged: Path, run: Run) -> int:
-    """The run's records into `staged`, each record's raw line noted so findings can point back at it."""
+    """The run's records into `staged`, each record's raw line noted so findings can point back at it. Read in
+    chunks, as `check` reads (checker.numbered_records): a newline bomb costs C-level scans, not a loop per line."""
     count = 0
     with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses
-        lines = _LineCounter(stream)
-        for rec in record_lines(lines):  # a record is yielded right after its line is read
+        for line, rec in numbered_records(stream):
             out.write(rec + b"\n")
-            run.raw_lines.append(lines.line)
+            run.raw_lines.append(line)
             count += 1
     return count
 
