@@ -9,9 +9,11 @@ median are scored. Any run left out is reported with the reason; nothing is drop
 
 from __future__ import annotations
 
+import errno
 import glob
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +109,7 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
     for j, pattern in enumerate(entry.logs):
         matches = sorted(glob.glob(str(cfg.base / pattern), recursive=True))
         candidates = [Path(m) for m in matches if Path(m).is_file()]
+        findings += [_not_a_file(Path(m), cfg.base, pattern) for m in matches if _neither(Path(m))]
         files = [f for f in candidates if not _ours(f, cfg.out)]
         if not files:
             what = "only files of a previous build in `out`" if candidates else "no file"
@@ -120,6 +123,27 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
                 seen.add(key)
                 found.append(f)
     return found, findings
+
+
+def _neither(path: Path) -> bool:
+    """Matched, yet neither a regular file nor a folder: a FIFO, a device, a socket, a link to one of them, a
+    dangling link or a link loop. None is read (a FIFO would block, /dev/zero never ends), and none is passed over
+    without a word."""
+    try:
+        return not (path.is_file() or path.is_dir())
+    except OSError:  # a link loop: stat fails with ELOOP
+        return True
+
+
+def _not_a_file(path: Path, base: Path, pattern: str) -> Finding:
+    try:
+        mode = path.stat().st_mode
+        what = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    except OSError as exc:
+        what = "a link loop" if exc.errno == errno.ELOOP else "a dangling link" if path.is_symlink() else \
+            f"unreadable ({exc.strerror or exc})"
+    return finding("PKG050", _display(path, base), f"matched by {pattern!r} but {what}: not read as a run")
 
 
 def _ours(path: Path, out: Path) -> bool:

@@ -440,3 +440,32 @@ def test_verify_ended_by_sigterm_leaves_no_plaintext(example: Example, run_cli: 
                           env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 128 + signal.SIGTERM, done.stderr
     assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("added", ["link-to-folder", "link-for-a-file", "empty-folder", "link-loop"])
+def test_links_and_folders_added_inside_a_previous_build_are_never_deleted(example: Example, run_cli: Cli,
+                                                                           added: str) -> None:
+    """Issue 35: the manifest compares files; a link or an empty folder the user added inside Graphcore/ was
+    deleted with the old build, exit 0."""
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code in (0, 1), err
+    org = example.root / OUT / "Graphcore"
+    mine = example.root / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("mine\n")
+    planted = org / "results" / "mine"
+    if added == "link-to-folder":
+        planted.symlink_to(mine, target_is_directory=True)
+    elif added == "link-for-a-file":
+        planted = next(p for p in sorted(org.rglob("result_*.txt")))
+        (mine / "copy.txt").write_bytes(planted.read_bytes())
+        planted.unlink()
+        planted.symlink_to(mine / "copy.txt")
+    elif added == "empty-folder":
+        planted.mkdir()
+    else:
+        planted.symlink_to(planted)
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code == 2 and "which no build wrote" in err, err
+    assert planted.is_symlink() or planted.is_dir()
+    assert (mine / "keep.txt").read_text() == "mine\n"
