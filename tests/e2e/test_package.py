@@ -469,3 +469,24 @@ def test_links_and_folders_added_inside_a_previous_build_are_never_deleted(examp
     assert code == 2 and "which no build wrote" in err, err
     assert planted.is_symlink() or planted.is_dir()
     assert (mine / "keep.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "link-loop"])
+def test_verify_fails_when_the_sha256_file_cannot_be_read(example: Example, run_cli: Cli, tmp_path: Path,
+                                                          kind: str) -> None:
+    """Issue 35: an unreadable .tar.gz.sha256 was passed over, and verify said OK on the .sha1 alone."""
+    assert run_cli("package", example.config, "--archive")[0] == 0
+    built = example.root / OUT / "mlperf_submission_Graphcore.tar.gz"
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in (built.name, "mlperf_submission_Graphcore.sha1"):
+        shutil.copy(built.with_name(name), copy / name)
+    sums = copy / f"{built.name}.sha256"
+    if kind == "fifo":
+        os.mkfifo(sums)
+    elif kind == "dev-zero":
+        sums.symlink_to("/dev/zero")
+    else:
+        sums.symlink_to(sums)
+    code, out, _err = run_cli("verify", copy / built.name, "--color", "never")
+    assert code == 1 and "PKG040" in out and "sha256" in out
