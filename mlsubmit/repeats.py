@@ -31,11 +31,15 @@ class _Fold:
     last: int | None = None
 
     def add(self, f: Finding) -> None:
-        self.count += 1 + f.repeats
-        if f.line is not None:
+        self.count += f.repeats
+        self.add_line(f.line)
+
+    def add_line(self, line: int | None) -> None:
+        self.count += 1
+        if line is not None:
             if len(self.lines) < LINES_SHOWN:
-                self.lines.append(f.line)
-            self.last = f.line
+                self.lines.append(line)
+            self.last = line
 
     def finding(self) -> Finding:
         more = self.count - 1
@@ -79,6 +83,17 @@ class Capped:
         else:  # a new message past the code's cap: one fold for all of them
             fold = self._folds.setdefault((f.code, ""), _Fold(f, other_messages=True))
         fold.add(f)
+
+    def counted(self, code: str, message: str, line: int | None) -> bool:
+        """Count one more finding of `code` and `message` at `line` into the fold that already stands for it, if
+        there is one: True when counted, so a caller on a hot path need not build the Finding at all."""
+        fold = self._folds.get((code, message))
+        if fold is None and self._code.get(code, 0) >= CODE_KEPT and (code, message) not in self._same:
+            fold = self._folds.get((code, ""))
+        if fold is None:
+            return False
+        fold.add_line(line)
+        return True
 
     def extend(self, findings: Iterable[Finding]) -> None:
         """Add findings; another Capped's folds are merged with this one's (their counts added), not folded again."""

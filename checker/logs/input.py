@@ -56,8 +56,8 @@ def open_log(path: str | Path, *, unpack: bool = True, hasher: Any = None) -> It
             source: Any = raw if hasher is None else _Tee(raw, hasher)
             with gzip.GzipFile(fileobj=source, mode="rb") as stream:
                 yield stream  # type: ignore[misc]
-                if hasher is not None:
-                    hasher.update(raw.read())  # anything after the compressed data
+                while hasher is not None and (rest := raw.read(CHUNK)):  # what was not read (a log cut at a limit)
+                    hasher.update(rest)  # or follows the compressed data; in chunks: it may be gigabytes
         else:
             yield raw
 

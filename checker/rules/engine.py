@@ -93,6 +93,7 @@ class _LogRun:
         self.counts: Counter[str] = Counter()  # records of each key, for the streamed files (each sees every one)
         self.lines: dict[str, Lines] | None = None  # of every key, for the files run on the whole log
         self._reported_refusals: set[int] = set()
+        self._crash_heads: dict[tuple[Any, ...], str] = {}  # RULE006's message head per snippet and error
         self._begin()
 
     def _begin(self) -> None:
@@ -222,17 +223,22 @@ class _LogRun:
 
     def crashed(self, out: Outcome, rules: RuleFile, snip: Snippet, rec: Record | None, key: str | None,
                 what: str, exc: Exception) -> None:
-        f = finding(
-            "RULE006",
-            self.path,
-            f"{what} `{short_src(snip, 100)}` of {rules.name} raised {type(exc).__name__}: {short(str(exc), 80)}"
-            + (f" on value {short(rec.value.get('value'))}" if rec is not None else ""),
-            line=rec.line if rec else None,
-        )
-        if key is None:
-            out.fixed.append(f)
-        else:
-            out.keyed(key, f)
+        # A log may fail this way on every record: the message's head is worked out once per snippet and error,
+        # and past the log's cap (mlsubmit/repeats.py) the failure is counted without building a Finding.
+        cause = (id(snip), what, rules.name, type(exc), str(exc))
+        head = self._crash_heads.get(cause)
+        if head is None:
+            head = (f"{what} `{short_src(snip, 100)}` of {rules.name} raised {type(exc).__name__}: "
+                    f"{short(cause[4], 80)}")
+            if len(self._crash_heads) < 10_000:  # an error quoting each record's value would grow it without end
+                self._crash_heads[cause] = head
+        message = head + (f" on value {short(rec.value.get('value'))}" if rec is not None else "")
+        line = rec.line if rec else None
+        found = out.fixed if key is None else out.by_key.get(key)
+        if found is None:
+            found = out.by_key[key] = Capped()
+        if not found.counted("RULE006", message, line):
+            found.append(finding("RULE006", self.path, message, line=line))
 
 
 def _breadth_first(runs: list[FileRun]) -> list[FileRun]:

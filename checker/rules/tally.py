@@ -147,6 +147,9 @@ class Outcome:
 
 
 def short(value: Any, limit: int = 120) -> str:
+    if type(value) is str and len(value) < limit - 1 and value.isascii() and value.isprintable() and not (
+            '"' in value or "\\" in value):
+        return f'"{value}"'  # as json.dumps writes it: a failing record's value, maybe once per record
     try:
         text = json.dumps(value, sort_keys=True, default=str)
     except (ValueError, TypeError):

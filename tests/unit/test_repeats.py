@@ -116,3 +116,11 @@ def test_records_kept_without_a_sink_stay_within_a_byte_budget(tmp_path: Path, m
     streamed = read_log(path, "wide.txt", sink=lambda batch: None)
     assert streamed.record_count == sum(":::MLLOG" in ln for ln in lines)  # a sink keeps what it needs: no budget
     assert not any(f.code == "LOG012" and "kept" in f.message for f in streamed.findings)
+
+
+@given(st.text(max_size=150) | st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=150))
+def test_short_quotes_a_value_as_json_dumps_does(value: str) -> None:
+    from mlsubmit.checker.rules.tally import short
+
+    text = json.dumps(value, sort_keys=True)
+    assert short(value) == (text if len(text) <= 120 else text[:117] + "...")
