@@ -234,8 +234,11 @@ class _LogRun:
                 self._crash_heads[cause] = head
         message = head + (f" on value {short(rec.value.get('value'))}" if rec is not None else "")
         line = rec.line if rec else None
-        found = out.fixed if key is None else out.by_key.get(key)
-        if found is None:
+        if key is None:
+            found = out.fixed
+        elif (found_for_key := out.by_key.get(key)) is not None:
+            found = found_for_key
+        else:
             found = out.by_key[key] = Capped()
         if not found.counted("RULE006", message, line):
             found.append(finding("RULE006", self.path, message, line=line))
