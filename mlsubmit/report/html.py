@@ -314,7 +314,7 @@ def _throughput(value: float | None, counted: bool) -> str:
 
 
 def _findings(findings: Sequence[Finding], base: str = "") -> str:
-    ordered = sorted(findings, key=lambda f: (f.severity.rank, f.path, f.line or 0, f.code))
+    ordered = sorted(findings, key=lambda f: (f.waived is not None, f.severity.rank, f.path, f.line or 0, f.code))
     families = sorted({f.family for f in ordered})
     options_sev = "".join(f'<option value="{s.value}">{s.value}</option>' for s in Severity)
     options_fam = "".join(f'<option value="{esc(f)}">{esc(f)}</option>' for f in families)
@@ -330,15 +330,26 @@ def _findings(findings: Sequence[Finding], base: str = "") -> str:
     ]
     for f in ordered[:MAX_FINDING_ROWS]:
         where = shown_path(f.path, base) + (f":{f.line}" if f.line else (f"#{f.pointer}" if f.pointer else ""))
+        level = f.severity.value if f.waived is None else f"{f.severity.value} (waived)"
         parts.append(
             f'<tr data-severity="{esc(f.severity.value)}" data-family="{esc(f.family)}">'
-            f'<td class="sev-{esc(f.severity.value)}">{esc(f.severity.value)}</td><td>{esc(f.code)}</td>'
-            f"<td><code>{path_html(where)}</code></td><td>{esc(f.message)}</td><td>{esc(f.hint)}</td></tr>"
+            f'<td class="sev-{esc(f.severity.value)}">{esc(level)}</td><td>{esc(f.code)}</td>'
+            f"<td><code>{path_html(where)}</code></td><td>{esc(f.message)}{_waived_note(f)}</td>"
+            f"<td>{esc(f.hint)}</td></tr>"
         )
     parts.append("</tbody></table>")
     if len(ordered) > MAX_FINDING_ROWS:
         parts.append(f"<p>{len(ordered) - MAX_FINDING_ROWS} more; run <code>mlsubmit check</code> for all.</p>")
     return "".join(parts)
+
+
+def _waived_note(f: Finding) -> str:
+    """A waived finding's reason, reference, who and expiry, under its message."""
+    w = f.waived
+    if w is None:
+        return ""
+    return (f'<br><span class="meta">waived: {esc(w.reason)} (reference {esc(w.reference)}; {esc(w.who)}; '
+            f"until {esc(w.expires)}; waiver at <code>{path_html(w.where())}</code>)</span>")
 
 
 def _system(system: SystemFacts, base: str = "") -> str:

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.reporters.causes import truncated_at
-from mlsubmit.reporters.grouped import Group, cause_label, group, location
+from mlsubmit.reporters.grouped import Group, cause_label, group, location, waiver_note
 from mlsubmit.support.inert import inert
 
 Reporter = Callable[[Report, TextIO], None]
@@ -28,14 +28,15 @@ def _group_lines(g: Group, hint_follows: bool) -> list[tuple[str, str | None]]:
     f = g.first
     indent = "      " if g.cause else "  "
     out: list[tuple[str, str | None]]
+    style = "dim" if f.waived is not None else _STYLE[f.severity]
     if g.count == 1:
-        out = [(f"{indent}{location(f)}: {f.severity.value} {f.code} {f.message}", _STYLE[f.severity])]
+        out = [(f"{indent}{location(f)}: {f.severity.value} {f.code} {f.message}", style)]
         for rel in f.related:
             tail = f":{rel.line}" if rel.line else (f"#{rel.pointer}" if rel.pointer else "")
             out.append((f"{indent}    see also {rel.path}{tail}", None))
     else:
         head = f"{indent}{g.count}\u00d7 {f.severity.value} {f.code} {f.message}: {g.where()}"
-        out = [(head, _STYLE[f.severity])]
+        out = [(head, style)]
     if not hint_follows:
         # A consequence's own hint would send the reader after a symptom; the cause above is what to fix.
         hint = "fix the cause above first; this follows from it" if g.cause else f.hint
@@ -88,7 +89,9 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
         for path in report.files:
             verdict = report.verdict(path)
             out.append((f"{path}: {verdict.upper()}", "bold red" if verdict == "fail" else "green"))
-    findings = _findings_lines(report.all_findings())
+    every = report.all_findings()
+    findings = _findings_lines([f for f in every if f.waived is None])
+    findings.extend(_waived_lines([f for f in every if f.waived is not None]))
     root = _common_root(report)
     if root:
         # Many files: one line names the folder they share and the lines below drop it.
@@ -96,13 +99,26 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
         findings = [(t.replace(f"{root}/", ""), style) for t, style in findings]
     out.extend(findings)
     counts = report.counts()
+    waived = f", {counts['waived']} waived" if counts.get("waived") else ""
     out.append(
         (
             f"{report.checked()}; {counts['error']} error(s), "
-            f"{counts['warning']} warning(s), {counts['info']} info",
+            f"{counts['warning']} warning(s), {counts['info']} info{waived}",
             "bold",
         )
     )
+    return out
+
+
+def _waived_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
+    """The waived findings under their own heading: still shown, with the waiver's reason, never failing the run."""
+    if not findings:
+        return []
+    out: list[tuple[str, str | None]] = [(f"waived ({len(findings)} finding(s); they do not fail the run):", "bold")]
+    for g in group(findings):
+        out.extend(_group_lines(g, hint_follows=True))
+        indent = "      " if g.cause else "  "
+        out.append((f"{indent}    {waiver_note(g.first)}", "dim"))
     return out
 
 
