@@ -13,7 +13,7 @@ import posixpath
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker import (
@@ -86,27 +86,11 @@ def _not_ours(out: Path) -> str | None:
              not n.startswith(arch.archive_name(org))]  # fmt: skip
     if stray:
         return f"holds {', '.join(stray[:5])}, which no build wrote"
-    added = _unlisted_entry(out, org, {str(f["path"]) for f in data["files"]})  # before hashing: a link may loop
+    added = mf.unlisted_entry(out, org, {str(f["path"]) for f in data["files"]})  # before hashing: a link may loop
     changed = [] if added else mf.compare(out, data, mf.NAME)
     if added or changed:
         return (f"holds {added}, which no build wrote (a link or folder added since)" if added else
                 f"holds files that differ from what the build wrote: {changed[0].path} {changed[0].message}")
-    return None
-
-
-def _unlisted_entry(out: Path, org: str, listed: set[str]) -> str | None:
-    """A link, a FIFO or device, or a folder that holds no file the manifest lists (an empty folder), under the
-    previous build's organisation folder: the manifest compares files only, and replacing the build would delete
-    these."""
-    wanted = {parent.as_posix() for p in listed for parent in PurePosixPath(p).parents}
-    if (out / org).is_symlink():
-        return org
-    for dirpath, dirnames, filenames in os.walk(out / org):
-        for name in sorted(dirnames + filenames):
-            full = Path(dirpath) / name
-            rel = full.relative_to(out).as_posix()
-            if (name in dirnames and rel not in wanted) or full.is_symlink() or not (full.is_dir() or full.is_file()):
-                return rel  # a FIFO or device too: hashing it would block
     return None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mlsubmit import __version__
@@ -110,3 +110,19 @@ def compare(root: Path, manifest: dict[str, Any], display: str) -> list[Finding]
                         f"expected {want['sha256'][:16]}... size {want['size']}")
             )
     return out
+
+
+def unlisted_entry(out: Path, org: str, listed: set[str]) -> str | None:
+    """A link, a FIFO or device, or a folder that holds no file the manifest lists (an empty folder), under the
+    previous build's organisation folder: the manifest compares files only, and replacing the build would delete
+    these."""
+    wanted = {parent.as_posix() for p in listed for parent in PurePosixPath(p).parents}
+    if (out / org).is_symlink():
+        return org
+    for dirpath, dirnames, filenames in os.walk(out / org):
+        for name in sorted(dirnames + filenames):
+            full = Path(dirpath) / name
+            rel = full.relative_to(out).as_posix()
+            if (name in dirnames and rel not in wanted) or full.is_symlink() or not (full.is_dir() or full.is_file()):
+                return rel  # a FIFO or device too: hashing it would block
+    return None
