@@ -10,6 +10,7 @@ record never reaches it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -127,3 +128,17 @@ class Capped:
 def capped(findings: Iterable[Finding]) -> list[Finding]:
     """The findings within the bound, as a list (a log's final list: every source of findings folded together)."""
     return list(Capped(findings))
+
+
+# What _Fold.finding() adds to the message it folds: "(and N more[ CODE findings with other messages][ at lines …])"
+_SUFFIX = re.compile(r" \(and [\d,]+ more( [A-Z]+\d+ findings with other messages)?( at lines [\d, …]+)?\)\Z")
+
+
+def original_message(f: Finding) -> str | None:
+    """The message every finding `f` stands for has (a fold's message without its count), or None when `f` folds
+    findings of several messages: a message pattern (a waiver's) cannot speak for all of them."""
+    found = _SUFFIX.search(f.message) if f.repeats else None
+    if found is None:
+        return f.message
+    return None if found.group(1) else f.message[: found.start()]
+

@@ -4,6 +4,7 @@ through"): the first ones kept with their lines, the rest counted exactly in `re
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,34 @@ def test_short_quotes_a_value_as_json_dumps_does(value: str) -> None:
 
     text = json.dumps(value, sort_keys=True)
     assert short(value) == (text if len(text) <= 120 else text[:117] + "...")
+
+
+def test_a_fold_keeps_its_findings_message_for_a_waiver() -> None:
+    from mlsubmit.repeats import original_message
+
+    same = list(Capped(_f("RULE006", "bad value (x)", n) for n in range(1, 100)))
+    assert all(original_message(f) == "bad value (x)" for f in same)
+    mixed = list(Capped(_f("RULE006", f"bad value {n}", n) for n in range(1, CODE_KEPT + 50)))
+    assert original_message(mixed[-1]) is None and original_message(mixed[0]) == "bad value 1"
+
+
+def test_a_waiver_of_a_message_covers_its_folded_repeats(run_cli, failing_log: Path, tmp_path: Path) -> None:
+    """30,000 RULE006 of 1,500 messages: a waiver of one exact message covers the fold of that message too, and
+    none of the fold of the messages past the code's cap."""
+    code, out, _err = run_cli("check", "--ruleset", "1.1.0", "--format", "json", failing_log)
+    found = [f for e in json.loads(out)["files"] for f in e["findings"] if f["code"] == "RULE006"]
+    message = found[0]["message"]
+    waivers = tmp_path / "waivers.toml"
+    pattern = json.dumps("^" + re.escape(message) + "$")  # a TOML basic string too
+    waivers.write_text(f"[[waiver]]\ncode = \"RULE006\"\nmessage = {pattern}\nreason = \"test\"\n"
+                       "reference = \"https://example.org/1\"\nwho = \"results chair\"\nexpires = 2099-01-01\n",
+                       encoding="utf-8")
+    code, out, err = run_cli("check", "--ruleset", "1.1.0", "--format", "json", "--waivers", waivers, failing_log)
+    assert out, err
+    data = json.loads(out)
+    same = [f for e in data["files"] for f in e["findings"] if f["code"] == "RULE006" and f["message"].startswith(
+        message)]
+    # acc0 is kept once before the code's cap; its 19 later ones fold into one finding, waived as well
+    assert len(same) == 2 and same[1].get("repeats") == 18 and all("waived" in f for f in same), err
+    assert sum(1 + f.get("repeats", 0) for f in same) == 20  # acc{k} comes 20 times in 30,000 records
+    assert data["summary"]["waived"] == 20
