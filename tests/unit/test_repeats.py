@@ -139,7 +139,8 @@ def test_a_fold_keeps_its_findings_message_for_a_waiver() -> None:
 def test_a_waiver_of_a_message_covers_its_folded_repeats(run_cli, failing_log: Path, tmp_path: Path) -> None:
     """30,000 RULE006 of 1,500 messages: a waiver of one exact message covers the fold of that message too, and
     none of the fold of the messages past the code's cap."""
-    code, out, _err = run_cli("check", "--ruleset", "1.1.0", "--format", "json", failing_log)
+    code, out, err = run_cli("check", "--ruleset", "1.1.0", "--format", "json", failing_log)
+    assert code == 1, err
     found = [f for e in json.loads(out)["files"] for f in e["findings"] if f["code"] == "RULE006"]
     message = found[0]["message"]
     waivers = tmp_path / "waivers.toml"
@@ -147,7 +148,7 @@ def test_a_waiver_of_a_message_covers_its_folded_repeats(run_cli, failing_log: P
     waivers.write_text(f"[[waiver]]\ncode = \"RULE006\"\nmessage = {pattern}\nreason = \"test\"\n"
                        "reference = \"https://example.org/1\"\nwho = \"results chair\"\nexpires = 2099-01-01\n",
                        encoding="utf-8")
-    code, out, err = run_cli("check", "--ruleset", "1.1.0", "--format", "json", "--waivers", waivers, failing_log)
+    _code, out, err = run_cli("check", "--ruleset", "1.1.0", "--format", "json", "--waivers", waivers, failing_log)
     assert out, err
     data = json.loads(out)
     same = [f for e in data["files"] for f in e["findings"] if f["code"] == "RULE006" and f["message"].startswith(
