@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.facts import LogFacts, extract
     from mlsubmit.checker.logs.input import GZIP_ERRORS, numbered_records, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.policy.config import Flags as PolicyFlags
+    from mlsubmit.checker.policy.config import policy_for, split_names
+    from mlsubmit.checker.policy.profiles import load as load_profile
     from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_file
     from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
     from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
@@ -49,6 +52,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.policy.waivers import applied as applied_waivers
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence
+    from mlsubmit.checker.rcp import evidence as rcp_evidence
     from mlsubmit.checker.rcp import judged as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
     from mlsubmit.checker.rcp.custom import parse as parse_rcps
@@ -92,6 +96,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
     from mlsubmit.checker.tree.runset import ledger_entries
+    from mlsubmit.checker.upstream.installed import private_id_words
     from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 

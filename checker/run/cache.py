@@ -52,7 +52,9 @@ def _hp_tables_digest() -> str:
 
 
 @functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
-def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
+def context_key(ruleset: str, log_checks: str) -> str:
+    """The key of everything a log's cached result depends on beside its bytes; `log_checks`: the profile's log
+    checks (ProfileSpec.key()). Severities are applied after the cache, to findings with the checks' own."""
     from mlsubmit.checker.logs.facts import SERIES_KEYS
 
     parts = {
@@ -60,9 +62,9 @@ def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
         "mlsubmit": __version__,
         "mlperf_logging": _mlperf_logging_version(),
         "ruleset": ruleset,
-        "profile": profile,
-        "hyperparameters": hyperparameters,
-        "hp_tables": _hp_tables_digest() if hyperparameters else "",  # the tables are data: edited without a release
+        "log_checks": log_checks,
+        # the tables are data: edited without a release
+        "hp_tables": _hp_tables_digest() if "hyperparameters" in log_checks.split(",") else "",
         "series": sorted(SERIES_KEYS),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]

@@ -108,12 +108,16 @@ def throughput(facts: LogFacts, benchmark: str, point: float | None, minutes: fl
     return _number(samples / (minutes * 60.0))  # None past a float's range: reports hold finite numbers only
 
 
-def is_compliant(findings: Iterable[Finding]) -> bool:
+def is_compliant(findings: Iterable[Finding], error_codes: Iterable[str] = ()) -> bool:
+    """No LOG or RULE error among the findings, nor among the run's own error codes (inside a tree the policy shows
+    a run's errors as warnings, judged at its folder; the run still does not count in the score)."""
+    if any(code.rstrip("0123456789") in COMPLIANCE_FAMILIES for code in error_codes):
+        return False
     return not any(f.severity is Severity.ERROR and f.family in COMPLIANCE_FAMILIES for f in findings)
 
 
 def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmark: str, ruleset: str = "") -> RunResult:
-    compliant = is_compliant(findings)
+    compliant = is_compliant(findings, facts.error_codes)
     time_ms = _time_ms(facts)
     # the summarizer's own arithmetic (ms / 60 / 1000), so that its printed scores and ours agree to the last digit
     minutes = None if time_ms is None else time_ms / 60 / 1000
