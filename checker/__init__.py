@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.hyperparameters.advice import advise_parsed
     from mlsubmit.checker.hyperparameters.apply import coverage_findings
     from mlsubmit.checker.logs.facts import LogFacts, extract
-    from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
+    from mlsubmit.checker.logs.input import GZIP_ERRORS, numbered_records, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
     from mlsubmit.checker.policy.config import Flags as PolicyFlags
     from mlsubmit.checker.policy.config import policy_for, split_names

@@ -77,6 +77,7 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
     return {
         "code": f.code, "severity": f.severity.value, "path": f.path, "message": f.message, "hint": f.hint,
         "line": f.line, "pointer": f.pointer, "related": [[r.path, r.line, r.pointer] for r in f.related],
+        **({"repeats": f.repeats} if f.repeats else {}),
     }  # fmt: skip
 
 
@@ -85,7 +86,8 @@ def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
 
     path = new if d["path"] == old else d["path"]
     related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
-    return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related)
+    return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related,
+                   repeats=d.get("repeats", 0))
 
 
 def _occ(o: Any) -> list[Any]:

@@ -180,7 +180,7 @@ def _reference_org() -> Callable[..., Any]:
 _LOG_CODES = _span("LOG", 1, 12) | {"TREE048"}  # TREE048: a tree's folder or log the user cannot read
 _RULE_CODES = _span("RULE", 1, 9) | {"LOG012"}
 _HP_CODES = _span("HP", 1, 5) | {"HP009", "RULE001", "RULE002"}  # the RULE codes: a value both catch, merged
-_SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34)
+_SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34) | {"SYS048"}
 _SYS_CODES = _SYS_FILE_CODES | _span("SYS", 40, 47)
 _TREE_CODES = (_span("TREE", 1, 29) | _span("TREE", 40, 50) | {"TREE061"} | _span("POW", 1, 4) | _span("POW", 10, 20))
 _REFERENCE_CODES = (_span("TREE", 2, 4) | _span("TREE", 7, 8) | _span("TREE", 14, 22) | _span("TREE", 27, 28)
@@ -210,7 +210,8 @@ CHECKS: dict[tuple[str, str], Check] = {
 # Codes emitted by other commands than `check` (and by `check` about the run itself).
 COMMAND_CODES: dict[str, frozenset[str]] = {
     "advise": frozenset({"HP006", "HP007", "HP008", "HP010"}),
-    "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG063", "PKG064"},
+    "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG050", "PKG063",
+                                                                          "PKG064"},
     "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62),  # 60-62: verify --official
     "report": _span("REP", 1, 4) | {"REP010"},
     "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)) | _span("REV", 56, 59),

@@ -38,6 +38,7 @@ from mlsubmit.checker.run.options import (
 from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.repeats import capped
 from mlsubmit.support.safe_io import sha256_file as file_sha256
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
@@ -84,6 +85,7 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
         for check, state in started:  # in the profile's order, each fed as the log was read
             if check.finish is not None:
                 findings = check.finish(state, log, options, findings)
+    findings = capped(findings)  # the log's cap over every source together (rule files, HP table, reader)
     facts = builder.facts(log) if builder is not None else LogFacts(path=log.path)
     if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
         facts.rcp_answer = answer_for(facts, options.ruleset)

@@ -26,6 +26,7 @@ from mlsubmit.checker.systems.jsonfile import JsonDocument, escape, read_json
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support import numbers
 from mlsubmit.support.datafiles import load_validated
 from mlsubmit.support.schema_loader import load_schema
 
@@ -121,17 +122,14 @@ def norm(text: str) -> str:
 
 
 def count(value: Any) -> int | None:
-    """A count field as an int (JSON integer or digit string), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    text = value.strip() if isinstance(value, str) else ""
-    if text.isascii() and text.isdigit():  # str.isdigit alone accepts "¹" and other digits int() refuses
-        return int(text)
-    return None
+    """A count field as an int (JSON integer, integral float or digit string) up to MAX_COUNT (SYS048), else None."""
+    return numbers.whole(value)
+
+
+def _huge_counts(doc: JsonDocument) -> Iterator[Finding]:
+    for key in (k for k in COUNT_FIELDS if isinstance(doc.data, dict) and numbers.too_large(doc.data.get(k))):
+        yield finding("SYS048", doc.path, f"{key} is larger than {numbers.MAX_COUNT:,}, which no system has",
+                      line=doc.line("/" + key), pointer="/" + key)
 
 
 # ---------------------------------------------------------------- schema validation
@@ -397,4 +395,5 @@ def semantic_findings(doc: JsonDocument, system_id: str) -> list[Finding]:
     out = list(_pod_size_findings(doc, summary))
     out.extend(_accelerator_findings(doc, summary))
     out.extend(_processor_findings(doc, summary))
+    out.extend(_huge_counts(doc))
     return out

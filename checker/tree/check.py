@@ -193,8 +193,14 @@ def check_layout(org: OrgTree, ruleset: str) -> list[Finding]:
     return out
 
 
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
 def _has_file(root: Path, name: str) -> bool:
-    return any(name in files for _, _, files in os.walk(root))
+    """Whether a file `name` is anywhere under root; OSError for a folder that cannot be listed (os.walk would pass
+    over it, and its README.md would be reported missing)."""
+    return any(name in files for _, _, files in os.walk(root, onerror=_raise))
 
 
 def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
@@ -204,10 +210,14 @@ def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
         if not impl.is_dir():
             out.append(_no_implementation(impl.parent, bench, shown, benchmarks))
             continue
-        if not _has_file(impl, "README.md"):
-            out.append(finding("TREE011", shown, f"no README.md in the {bench} implementation"))
-        if not _has_file(impl, "run_and_time.sh"):
-            out.append(finding("TREE012", shown, f"no run_and_time.sh in the {bench} implementation"))
+        try:
+            missing = [(code, name) for code, name in (("TREE011", "README.md"), ("TREE012", "run_and_time.sh"))
+                       if not _has_file(impl, name)]
+        except OSError as exc:
+            out.append(finding("TREE048", str(exc.filename or shown), f"cannot be read ({exc.strerror or exc}); the "
+                               f"{bench} implementation's README.md and run_and_time.sh were not looked for"))
+            continue
+        out += [finding(code, shown, f"no {name} in the {bench} implementation") for code, name in missing]
     return out
 
 

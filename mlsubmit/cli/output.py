@@ -11,6 +11,8 @@ from mlsubmit.errors import FatalError
 from mlsubmit.findings import Report
 from mlsubmit.reporters import REPORTERS
 from mlsubmit.reporters.causes import attach_causes
+from mlsubmit.support import atomic
+from mlsubmit.support.atomic import replacing
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +55,7 @@ def emit(report: Report, args: argparse.Namespace) -> int:
     reporter = REPORTERS[chosen_format(args)]
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8") as stream:
+            with replacing(args.output) as stream:  # whole or not at all: a full disk leaves no 0-byte file
                 reporter(report, stream, color=False)
         except OSError as exc:
             raise FatalError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
@@ -65,7 +67,6 @@ def emit(report: Report, args: argparse.Namespace) -> int:
 def write_text(path: str, text: str) -> None:
     """Write a page or table the user asked for (--html, -o); a path that cannot be written is exit 2."""
     try:
-        with open(path, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        atomic.write_text(path, text)
     except OSError as exc:
         raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc

@@ -16,7 +16,6 @@ and every later run the scaled one. We report the settled value, the one a secon
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any
 from mlsubmit.checker import LogFacts, benchmarks, run_convergence
 from mlsubmit.checker import olympic_mean as olympic
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support import jsontext, numbers
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.
@@ -75,9 +75,7 @@ class RunResult:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+    return numbers.finite(value)
 
 
 def convergence_point(facts: LogFacts, ruleset: str = "") -> float | None:
@@ -218,7 +216,7 @@ def committed_scaling(folder: Path | None) -> float | None:
         return None
     path = folder / "scaling.json"
     try:
-        data = json.loads(read_bounded(path, SMALL_FILE).decode("utf-8", errors="replace"))
+        data = jsontext.loads(read_bounded(path, SMALL_FILE).decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
     value = data.get("scaling_factor") if isinstance(data, dict) else None

@@ -163,4 +163,4 @@ def test_the_rcp_lines_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.Monk
     cut = read_log(path)
     assert cut.rcp_lines == whole.rcp_lines[:10]
     assert [f.message for f in cut.findings if f.code == "LOG012"] == [
-        "the lines the RCP check reads pass 10 lines or 64 MiB; it reads the first 10"]
+        "the lines the RCP check reads pass 10 lines or 4 MiB; it reads the first 10"]
