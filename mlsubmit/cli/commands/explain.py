@@ -47,7 +47,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
-    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
+    # a path or URL is never broken: it stays one word a reader can copy
+    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def listing(infos: list[CodeInfo]) -> str:
