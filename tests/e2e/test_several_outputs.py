@@ -82,3 +82,30 @@ def test_every_emitting_command_takes_several_formats(run_cli, command: list[str
     code, out, err = run_cli(*command, "--format", "sarif", "--format", "junit", "-o", "x", "--help")
     assert code == 0  # parsed (help wins); the options are the shared ones
     assert "FORMAT[:FILE]" in out
+
+
+# --- --cache DIR ---------------------------------------------------------------------------------------------------
+
+
+def test_a_cache_path_that_is_a_file_is_exit_2(run_cli, make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = make_run()
+    cfile = tmp_path / "cfile"
+    cfile.write_text("not a cache\n")
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", "--cache", cfile, log)
+    assert code == 2, out
+    assert "--cache" in err and "not a folder" in err
+    assert cfile.read_text() == "not a cache\n"
+
+
+def test_a_new_cache_folder_ignores_itself_in_git(run_cli, make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import git
+
+    repo = git.Repo.init(tmp_path)
+    log = make_run()
+    repo.git.add(log.name)
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", "--cache", tmp_path / ".mlsubmit-cache", log)
+    assert code == 0, err
+    assert any((tmp_path / ".mlsubmit-cache").rglob("*.json"))  # entries were written
+    assert repo.git.status("--porcelain", "--untracked-files=all") == f"A  {log.name}"
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", "--cache", tmp_path / ".mlsubmit-cache", log)
+    assert code == 0, err  # an existing cache folder (with its .gitignore) is used again
