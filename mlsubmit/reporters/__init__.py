@@ -137,6 +137,8 @@ def to_json(report: Report) -> dict[str, Any]:
         "summary": {
             "files": len(report.files),
             "failed_files": sum(1 for p in report.files if report.verdict(p) == "fail"),
+            "failed_elsewhere": {kind.removesuffix("(s)").replace(" ", "_"): n
+                                 for kind, n in report.failed_elsewhere().items()},
             **counts,
             "exit_code": report.exit_code(),
             **({"compared": report.tally.to_dict()} if report.tally is not None else {}),
