@@ -109,11 +109,13 @@ def test_filter_script_runs_and_reads_the_url_hash(chromium: str, page: Path) ->
     assert console_messages(proc) == []
     dom = proc.stdout
     assert 'data-filters="ready"' in dom  # the script ran to its end
-    rows = re.findall(r'<tr data-severity="(\w+)" data-family="(\w+)"( hidden="")?>', dom)
+    rows = re.findall(r'<tr data-severity="(\w+)" data-family="(\w+)"( hidden="")?><td [^>]*data-count="(\d+)"', dom)
     assert rows, "the page has no findings rows"
-    assert all((sev == "warning") == (hidden == "") for sev, _fam, hidden in rows)
+    assert all((sev == "warning") == (hidden == "") for sev, _fam, hidden, _n in rows)
+    hints = re.findall(r'<tr class="hint[^"]*" data-severity="(\w+)" data-family="\w+"( hidden="")?>', dom)
+    assert hints and all((sev == "warning") == (hidden == "") for sev, hidden in hints)
     shown = re.search(r'<span id="f-shown">(\d+)</span>', dom)
-    assert shown is not None and int(shown.group(1)) == sum(1 for sev, _, _ in rows if sev == "warning")
+    assert shown is not None and int(shown.group(1)) == sum(int(n) for sev, _, _, n in rows if sev == "warning")
 
 
 def test_hostile_names_stay_text(chromium: str, page: Path) -> None:
