@@ -151,7 +151,7 @@ def test_every_example_pins_one_commit_that_this_repository_has() -> None:
     assert repo.commit(pin).hexsha == pin
     assert repo.is_ancestor(pin, "HEAD"), "the pinned commit is not in this branch's history"
     for example in (EXAMPLES / "github-actions.yml", EXAMPLES / "gitlab-ci.yml"):
-        assert 'pip install "mlsubmit @ git+$MLSUBMIT_REPO@$MLSUBMIT_REV"' in example.read_text(encoding="utf-8")
+        assert 'python -m pip install "git+$MLSUBMIT_REPO@$MLSUBMIT_REV"' in example.read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
