@@ -76,6 +76,21 @@ class Finding:
         return out
 
 
+def location(f: Finding) -> str:
+    """Where a finding is, as people read it: path, then :line or #pointer; "(run)" for the whole run."""
+    where = f.path or "(run)"
+    if f.line is not None:
+        where += f":{f.line}"
+    elif f.pointer:
+        where += f"#{f.pointer}"
+    return where
+
+
+def cause_label(f: Finding) -> str:
+    """How a consequence names this finding as its cause (the `cause` field): code and place."""
+    return f"{f.code} {location(f)}"
+
+
 def has_errors(findings: Iterable[Finding], *, strict: bool = False) -> bool:
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
     return any(f.severity in failing for f in findings)

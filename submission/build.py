@@ -21,7 +21,7 @@ from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
-from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, report_at_inputs
+from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, fold_entry_causes, report_at_inputs
 from mlsubmit.submission.runs import Selection, collect
 
 from mlsubmit.codes import finding
@@ -309,6 +309,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     origins.placed_at = None if blocked else _shown(out)
     result.report = report_at_inputs(report, tmp.as_posix(), origins)
     result.report.extend(packaging)
+    result.report = fold_entry_causes(result.report, origins)
     if blocked:
         return result
     if options.archive:

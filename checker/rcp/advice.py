@@ -298,7 +298,5 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     if trial and result.min_epochs is not None and result.rcp_mean is not None:
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
-    if result.crash:
-        text += f" (the reference's check raises: {result.crash})"
     severity = Severity.ERROR if fail_on_rcp and result.status == "fail" else None
     return [finding("HP008", runs[0].path, text, line=line, severity=severity)]

@@ -157,7 +157,7 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
                                      rcps=for_benchmark(options.custom_rcps, folder.name))  # fmt: skip
         out += rcp_findings(folder, result)
         if result.crash:
-            out.append(finding("TREE024", folder.shown, f"RCP checker: {result.crash}"))
+            out.append(finding("TREE024", folder.shown, f"RCP checker: {result.message}"))
     return out
 
 

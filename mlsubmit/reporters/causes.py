@@ -88,7 +88,9 @@ def reading_order(findings: Iterable[Finding]) -> list[Entry]:
     out = []
     for i, g in enumerate(groups):
         nxt = groups[i + 1] if i + 1 < len(groups) else None
-        shared = nxt is not None and (nxt.first.code, nxt.first.hint, nxt.cause) == (g.first.code, g.first.hint, g.cause)
+        # one hint for consecutive groups of a code, and one "fix the cause" for all the consequences of a cause
+        shared = nxt is not None and (nxt.cause == g.cause and (g.cause is not None or (
+            nxt.first.code, nxt.first.hint) == (g.first.code, g.first.hint)))
         opens = g.cause is not None and (i == 0 or groups[i - 1].cause != g.cause)
         heading = cause_heading(g.cause, findings) if opens and g.cause else None
         out.append(Entry(g, heading, None if shared else (FOLLOWS_HINT if g.cause else g.first.hint)))
