@@ -237,7 +237,7 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
         status = "fail" if msg in ("RCP found", "RCP Interpolation") else "error"
     if msg.startswith("Missing RCP") and not passed:
         status = "error"
-    text = _describe(msg, bs, (mean, rcp_mean, low), norm, conv, unit)
+    text = _describe(msg, bs, (mean, rcp_mean, low), norm if passed else 1.0, conv, unit)
     return RcpResult(status, passed, norm, text, msg, bs, mean, rcp_mean, low, None, conv)
 
 
@@ -256,7 +256,7 @@ def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float 
         shown = f"{mean:.4f} {unit}" if math.isfinite(mean) else "not computed (too few converged runs)"
         parts.append(f"submission olympic mean {shown}, RCP mean {rcp_mean:.4f} {unit}, "
                      f"fastest allowed {low:.4f} {unit}")
-    if norm > 1.0:
+    if norm > 1.0:  # given for a pass only: a failing result is not scored, and a factor beside a fail reads as one
         parts.append(f"score normalisation factor {norm:.6f}")
     return "; ".join(parts)
 
