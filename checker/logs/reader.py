@@ -28,7 +28,7 @@ from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
 
 _SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
-_REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
+_REPORT_EACH = 5  # line numbers a LOG002/LOG003 finding lists; the rest are counted
 
 
 class Record(msgspec.Struct):
@@ -341,16 +341,24 @@ class _Reader:
         self.log.lines = lines
         self.log.findings += run_order(list(self.log.marks.values()), self.display)
         self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
-        self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
+        binary = set(self.nul_lines)  # a binary line is not UTF-8 either: one finding says it, not two
+        self._summarise("LOG003", [ln for ln in self.bad_utf8 if ln not in binary], "bytes that are not valid UTF-8")
         if not self.log.record_count and self.log.parse_errors == 0:
             self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
         return self.log
 
     def _summarise(self, code: str, lines: list[int], what: str) -> None:
-        for ln in lines[:_REPORT_EACH]:
-            more = len(lines) - _REPORT_EACH
-            tail = f" ({more} more line(s) like it)" if more > 0 and ln == lines[_REPORT_EACH - 1] else ""
-            self.log.findings.append(finding(code, self.display, f"line holds {what}{tail}", line=ln))
+        """One finding per file for a kind of bad line, at the first, naming up to _REPORT_EACH of them and counting
+        the rest (a binary file had 4 findings and a fifth saying "348 more line(s) like it", for one thing)."""
+        if not lines:
+            return
+        if len(lines) == 1:
+            message = f"line holds {what}"
+        else:
+            shown = ", ".join(map(str, lines[:_REPORT_EACH]))
+            rest = f" and {len(lines) - _REPORT_EACH} more" if len(lines) > _REPORT_EACH else ""
+            message = f"{len(lines)} lines hold {what}: lines {shown}{rest}"
+        self.log.findings.append(finding(code, self.display, message, line=lines[0]))
 
 
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True,
