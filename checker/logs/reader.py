@@ -340,25 +340,17 @@ class _Reader:
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
         self.log.findings += run_order(list(self.log.marks.values()), self.display)
-        self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
-        binary = set(self.nul_lines)  # a binary line is not UTF-8 either: one finding says it, not two
-        self._summarise("LOG003", [ln for ln in self.bad_utf8 if ln not in binary], "bytes that are not valid UTF-8")
+        self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")  # a NUL line is not also LOG003
+        self._summarise("LOG003", sorted(set(self.bad_utf8) - set(self.nul_lines)), "bytes that are not valid UTF-8")
         if not self.log.record_count and self.log.parse_errors == 0:
             self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
         return self.log
 
-    def _summarise(self, code: str, lines: list[int], what: str) -> None:
-        """One finding per file for a kind of bad line, at the first, naming up to _REPORT_EACH of them and counting
-        the rest (a binary file had 4 findings and a fifth saying "348 more line(s) like it", for one thing)."""
-        if not lines:
-            return
-        if len(lines) == 1:
-            message = f"line holds {what}"
-        else:
-            shown = ", ".join(map(str, lines[:_REPORT_EACH]))
-            rest = f" and {len(lines) - _REPORT_EACH} more" if len(lines) > _REPORT_EACH else ""
-            message = f"{len(lines)} lines hold {what}: lines {shown}{rest}"
-        self.log.findings.append(finding(code, self.display, message, line=lines[0]))
+    def _summarise(self, code: str, lines: list[int], what: str) -> None:  # one finding per kind, at the first line
+        rest = f" and {len(lines) - _REPORT_EACH} more" if len(lines) > _REPORT_EACH else ""
+        said = f"{len(lines)} lines hold {what}: lines {', '.join(map(str, lines[:_REPORT_EACH]))}{rest}"
+        self.log.findings += [finding(code, self.display, said if lines[1:] else f"line holds {what}", line=lines[0])
+                              ] if lines else []
 
 
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True,

@@ -143,7 +143,7 @@ def emit(report: Report, args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
-class atomic_writer:  # noqa: N801 - used as a context manager, like open()
+class atomic_writer:
     """A text file written whole: into a temporary file beside it, renamed over it when the block ends without
     an error (a failed write leaves the old file, or none). A destination that is not a regular file (/dev/stdout,
     a FIFO) is written in place: renaming over it would replace the device or pipe."""
@@ -156,7 +156,7 @@ class atomic_writer:  # noqa: N801 - used as a context manager, like open()
     def __enter__(self) -> TextIO:
         try:
             if os.path.exists(self.path) and not os.path.isfile(self.path):
-                self._stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
+                self._stream = open(self.path, "w", encoding="utf-8")
             else:
                 folder = os.path.dirname(os.path.abspath(self.path))
                 fd, self._tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp")

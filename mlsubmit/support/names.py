@@ -6,7 +6,6 @@ import difflib
 import re
 from collections.abc import Iterable
 
-
 _SUGGESTION = re.compile(r'; did you mean "[^"]*"\?')
 
 

@@ -197,7 +197,8 @@ def test_github_workflow_runs_as_copied(upload_repo: tuple[Path, str], fresh_clo
     assert f"::error file={NEW_LOG},line=" in check.stdout
     _check_reports(repo)
     cache = [s for s in workflow["jobs"]["check"]["steps"] if s.get("uses", "").startswith("actions/cache")]
-    assert cache[0]["with"]["path"] == "~/.cache/mlsubmit" and any((tmp_path / "home" / ".cache" / "mlsubmit").iterdir())
+    assert cache[0]["with"]["path"] == "~/.cache/mlsubmit"
+    assert any((tmp_path / "home" / ".cache" / "mlsubmit").iterdir())
     uploads = [s for s in workflow["jobs"]["check"]["steps"] if "uses" in s and "upload" in s["uses"]]
     assert {s["with"].get("sarif_file") or s["with"].get("path") for s in uploads} == {
         "mlsubmit.sarif", "mlsubmit-junit.xml",

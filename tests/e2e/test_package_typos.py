@@ -30,7 +30,8 @@ def test_a_benchmark_typo_is_one_cause(run_cli, config: Path) -> None:  # type: 
     found = _all(_package(run_cli, config, 'benchmark = "resnet"', 'benchmark = "resnet50"'))
     errors = [f for f in found if f["severity"] == "error"]
     (root,) = [f for f in errors if "cause" not in f]
-    assert root["code"] == "PKG013" and '\'resnet50\' is not a benchmark of ruleset 1.1.0; did you mean "resnet"?' in root["message"]
+    assert root["code"] == "PKG013"
+    assert '\'resnet50\' is not a benchmark of ruleset 1.1.0; did you mean "resnet"?' in root["message"]
     label = f"PKG013 {root['path']}#{root['pointer']}"
     assert {f["cause"] for f in errors if f is not root} == {label}
     assert {f["code"] for f in errors if f is not root} == {"PKG009", "SYS046", "TREE002"}

@@ -25,8 +25,8 @@ def test_three_reports_from_one_run_paired_in_order(run_cli, make_run, tmp_path:
 
 def test_format_colon_file_form_and_mixed(run_cli, make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     log = make_run()
-    code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", f"json:{tmp_path / 'r.json'}",
-                             "--format", "junit", "-o", tmp_path / "r.xml", "--format", "text", "-o", "-", log)  # fmt: skip
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", f"json:{tmp_path / 'r.json'}", "--format",
+                             "junit", "-o", tmp_path / "r.xml", "--format", "text", "-o", "-", log)  # fmt: skip
     assert code == 0, err
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["exit_code"] == 0
     assert (tmp_path / "r.xml").is_file()
@@ -79,7 +79,7 @@ def test_write_to_a_device_is_not_replaced(run_cli, make_run) -> None:  # type: 
 
 @pytest.mark.parametrize("command", [["advise"], ["verify"], ["review", "since"]])
 def test_every_emitting_command_takes_several_formats(run_cli, command: list[str]) -> None:  # type: ignore[no-untyped-def]
-    code, out, err = run_cli(*command, "--format", "sarif", "--format", "junit", "-o", "x", "--help")
+    code, out, _ = run_cli(*command, "--format", "sarif", "--format", "junit", "-o", "x", "--help")
     assert code == 0  # parsed (help wins); the options are the shared ones
     assert "FORMAT[:FILE]" in out
 

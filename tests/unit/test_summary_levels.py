@@ -41,8 +41,8 @@ def test_place_kind_reads_the_path_shape(path: str, kind: str) -> None:
 
 def test_tree_level_errors_make_the_summary_say_failed() -> None:
     # v1.0 Graphcore: 56 logs pass, two code folders and a results folder fail (was "56 ... 0 failed; 3 error(s)")
-    report = Report(files={f"r/result_{i}.txt": [] for i in range(56)},
-                    tree=[_f("G/benchmarks/bert"), _f("G/benchmarks/resnet"), _f("G/results/s/bert", code="TREE018")])  # fmt: skip
+    tree = [_f("G/benchmarks/bert"), _f("G/benchmarks/resnet"), _f("G/results/s/bert", code="TREE018")]
+    report = Report(files={f"r/result_{i}.txt": [] for i in range(56)}, tree=tree)
     assert _summary(report) == "56 file(s) checked, 0 failed, but 3 folder(s) failed; 3 error(s), 0 warning(s), 0 info"
     assert report.exit_code() == 1
 

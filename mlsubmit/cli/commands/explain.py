@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if family:
         out.write(listing(family))
         return 0
-    raise UsageError(f"no finding code {args.code!r}{_nearest(wanted, list(codes))} (`mlsubmit explain` lists them all)")
+    near = _nearest(wanted, list(codes))
+    raise UsageError(f"no finding code {args.code!r}{near} (`mlsubmit explain` lists them all)")
 
 
 def _nearest(wanted: str, codes: list[str]) -> str:
