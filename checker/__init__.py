@@ -9,7 +9,7 @@ The rooms, each named for what it holds:
 - `logs/`: the input (plain, gzip, raw job output), the record reader, the facts a tree check needs;
 - `rules/`: mlperf-logging's rule files, run by our own engine through the AST whitelist;
 - `hyperparameters/`: the closed table as data, its constraint vocabulary, its application, the advice;
-- `systems/`: system descriptions and their agreement with the logs;
+- `systems/`: system descriptions, their agreement with the logs, and their capture from a machine;
 - `tree/`: the organisation tree check (default profile and the reference package checker's verdict), seeds;
 - `power/`: power logs and their rules;
 - `rcp/`: convergence and the RCP check (mlperf-logging's own RCP checker, through `upstream/`), the RCP advice;
@@ -62,7 +62,15 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
     from mlsubmit.checker.run.options import CheckOptions, Profile, Tracker, no_progress
     from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
+    from mlsubmit.checker.systems.capture import Capture, parse_capture, read_capture
+    from mlsubmit.checker.systems.completion import Request as CaptureRequest
+    from mlsubmit.checker.systems.completion import build as build_description
+    from mlsubmit.checker.systems.completion import check_bytes as check_description_bytes
+    from mlsubmit.checker.systems.completion import field_order as description_fields
+    from mlsubmit.checker.systems.completion import pod_of
+    from mlsubmit.checker.systems.completion import render as render_description
     from mlsubmit.checker.systems.descriptions import SystemSummary, summarize
+    from mlsubmit.checker.systems.host import capture_here
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
     from mlsubmit.checker.upstream.installed import version as mlperf_logging_version

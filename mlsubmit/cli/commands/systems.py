@@ -1,0 +1,167 @@
+"""mlsubmit systems capture: a system description made from a capture of the host (mlperf-sysinfo), not typed.
+
+The capture is made here through mlperf-sysinfo (`--sysinfo-config FILE`, the extra `mlsubmit[capture]`) or read
+from a file made elsewhere (`--from FILE`). A POD's accelerator fields and counts come from the family facts
+(`--pod-size`, `--m2000`), the status is spelled as the round requires, and what nothing knows is left empty and
+listed. The description is checked with the round's schema and semantics before it is written to
+DIR/<system-id>.json, atomically; one with errors is not written unless --draft. Exit 0 written, 1 errors,
+2 unusable input (a partial capture without --draft included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from mlsubmit import __version__
+from mlsubmit.checker import (
+    Capture,
+    CaptureRequest,
+    build_description,
+    capture_here,
+    check_description_bytes,
+    description_fields,
+    parse_capture,
+    pod_of,
+    read_capture,
+    render_description,
+)
+from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.findings import Finding, Report, Severity
+
+_SYSTEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # one file name, no path, no hidden file
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("systems", help="system descriptions: capture one from a machine")
+    steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
+    cap = steps.add_parser("capture", help="make a system description from a capture of the host (mlperf-sysinfo)")
+    source = cap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="from_file", type=Path, metavar="FILE",
+                        help="a capture mlperf-sysinfo (profile training) wrote, on this host or another")
+    source.add_argument("--sysinfo-config", type=Path, metavar="FILE",
+                        help="capture this host now with mlperf-sysinfo and this config of its (profile training)")
+    cap.add_argument("--system-id", required=True, metavar="ID",
+                     help="the results folder's system id: the file written is DIR/ID.json")
+    add_ruleset_option(cap)
+    cap.add_argument("--pod-size", type=int, metavar="N", help="IPU-POD size (16, 64, 128, 256)")
+    cap.add_argument("--m2000", type=int, metavar="M", help="IPU-M2000 machines in the POD (4 per POD16)")
+    cap.add_argument("--host-servers", type=int, metavar="S",
+                     help="host servers of the system (default: the nodes the capture covers)")
+    cap.add_argument("--status", metavar="STATUS", help="availability (any spelling; written as the round spells it)")
+    cap.add_argument("--set", dest="settings", action="append", default=[], metavar="FIELD=VALUE",
+                     help="state a field no probe can read (repeatable); wins over the capture and the POD facts")
+    cap.add_argument("--dir", type=Path, default=Path("systems"), help="folder to write into (default: systems)")
+    cap.add_argument("--draft", action="store_true",
+                     help="write even a partial capture or a description with errors (still exit 1)")
+    cap.add_argument("--force", action="store_true", help="replace a different file of that name")
+    add_output_options(cap)
+
+
+def _settings(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--set {pair!r}: give FIELD=VALUE")
+        out.append((name.strip(), value.strip()))
+    return tuple(out)
+
+
+def _request(args: argparse.Namespace) -> CaptureRequest:
+    if not _SYSTEM_ID.fullmatch(args.system_id):
+        raise UsageError(f"--system-id {args.system_id!r}: letters, digits, '.', '_', '+' and '-' only (a file name)")
+    if args.ruleset == "auto" and not args.dir.is_dir():
+        raise UsageError(f"--ruleset auto: {args.dir} does not exist yet, so it states no round; give --ruleset X.Y.Z")
+    ruleset = next(iter(rulesets_for(args.ruleset, [str(args.dir)])))
+    for flag in ("pod_size", "m2000", "host_servers"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} {value}: give a positive count")
+    pod = pod_of(args.pod_size, args.m2000) if args.pod_size or args.m2000 else None
+    return CaptureRequest(args.system_id, ruleset, pod, args.host_servers, args.status, _settings(args.settings))
+
+
+def _read(args: argparse.Namespace) -> tuple[Capture | None, list[Finding]]:
+    if args.from_file is not None:
+        return read_capture(args.from_file, str(args.from_file))
+    raw, version = capture_here(args.sysinfo_config, allow_partial=args.draft)
+    print(f"mlsubmit: captured this host with mlperf-sysinfo {version}", file=sys.stderr)
+    return parse_capture(raw, f"capture of this host ({args.sysinfo_config})")
+
+
+def _refusal(found: list[Finding]) -> str:
+    return "; ".join(f"{f.code} {f.path}{':' + str(f.line) if f.line else ''}: {f.message}"
+                     for f in found if f.severity is Severity.ERROR)  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    request = _request(args)
+    known = set(description_fields(request.ruleset))
+    unknown = [name for name, _ in request.settings if name not in known]
+    if unknown:
+        raise UsageError(f"--set: {', '.join(map(repr, unknown))} is not a field of the {request.ruleset} schema")
+    capture, found = _read(args)
+    if capture is None:
+        raise FatalError(f"cannot use the capture: {_refusal(found)}")
+    if not capture.complete and not args.draft:
+        raise FatalError(f"{capture.path}: {capture.partial_message}; capture every node again, or pass --draft")
+    described = build_description(capture, request)
+    dest = args.dir / f"{request.system_id}.json"
+    raw = render_description(described.data)
+    checked = check_description_bytes(raw, str(dest), request)
+    _notes(described.filled, request)
+    report = Report()
+    report.add_file(capture.path, [*found, *described.findings])
+    report.add_file(str(dest), checked)
+    report.meta.update({"command": "systems capture", "ruleset": request.ruleset, "version": __version__})
+    failed = any(f.severity is Severity.ERROR for f in [*found, *described.findings, *checked])
+    if failed and not args.draft:
+        print(f"mlsubmit: {dest} not written: the description has errors (--draft writes it anyway)", file=sys.stderr)
+    else:
+        _write(dest, raw, force=args.force)
+    return emit(report, args)
+
+
+def _notes(filled: list[str], request: CaptureRequest) -> None:
+    if request.pod is not None:
+        pod = request.pod
+        print(f"mlsubmit: {pod.family} {pod.size} ({pod.machines} × {pod.machine}, {pod.nodes} node(s)) filled: "
+              + ", ".join(filled), file=sys.stderr)  # fmt: skip
+
+
+def _write(dest: Path, raw: bytes, *, force: bool) -> None:
+    """Write atomically; the same bytes already there are left alone, different ones only with --force."""
+    try:
+        if dest.is_symlink() or (dest.exists() and not dest.is_file()):
+            raise FatalError(f"{dest} exists and is not a regular file; not replaced")
+        if dest.is_file():
+            if dest.read_bytes() == raw:
+                print(f"mlsubmit: {dest} unchanged", file=sys.stderr)
+                return
+            if not force:
+                raise FatalError(f"{dest} exists with other contents; --force replaces it")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-", suffix=".json")
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())  # as a plain write would make it (mkstemp's is 0600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw)
+            os.replace(tmp, dest)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as exc:
+        raise FatalError(f"cannot write {dest}: {exc.strerror or exc}") from None
+    print(f"mlsubmit: wrote {dest}", file=sys.stderr)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
