@@ -40,6 +40,16 @@ SCRIPT = """
       if (ok && count) { n += Number(count.dataset.count); }
     });
     shown.textContent = String(n);
+    // a cause's heading shows while any row that follows from it does
+    document.querySelectorAll("#findings tr.cause").forEach(function (head) {
+      var next = head.nextElementSibling, any = false;
+      while (next && !next.classList.contains("cause") &&
+             (next.classList.contains("follows") || next.querySelector("td.follows"))) {
+        if (!next.hidden) { any = true; }
+        next = next.nextElementSibling;
+      }
+      head.hidden = !any;
+    });
   }
   sev.value = fromHash("severity");
   fam.value = fromHash("family");
