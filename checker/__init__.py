@@ -14,6 +14,7 @@ The rooms, each named for what it holds:
 - `power/`: power logs and their rules;
 - `rcp/`: convergence and the RCP check (mlperf-logging's own RCP checker, through `upstream/`), the RCP advice;
 - `hygiene/`: junk, names, big files, links and secrets in a tree;
+- `policy/`: a project's policy over the findings: waivers for what the review granted;
 - `upstream/`: every touch of mlperf-logging's internals (its files, its version, its RCP checker run as ours).
 
 Names are imported from their room when first used, so a command that never checks (`explain`) loads none of it.
@@ -34,6 +35,18 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.logs.facts import LogFacts, extract
     from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_file
+    from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
+    from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
+    from mlsubmit.checker.policy.waivers import (
+        Waiver,
+        apply_waivers,
+        project_configs,
+        project_waivers,
+        read_waivers,
+        shown_path,
+    )
+    from mlsubmit.checker.policy.waivers import applied as applied_waivers
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence
     from mlsubmit.checker.rcp import judged as rcp_evaluate
@@ -50,8 +63,10 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.review.since import check_since, since_counts
     from mlsubmit.checker.rounds import benchmarks
     from mlsubmit.checker.rounds.benchmarks import olympic_mean
-    from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
+    from mlsubmit.checker.rounds.detect import AUTO, ROUND_FILE, group_by_round, round_name, spelled_ruleset
     from mlsubmit.checker.rounds.division import reference_closed, stated
+    from mlsubmit.checker.rounds.window import Window, median_window
+    from mlsubmit.checker.rounds.window import olympic as window_olympic
     from mlsubmit.checker.rules.files import (
         RulesetError,
         available_rulesets,
@@ -60,6 +75,9 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
         unknown_ruleset,
     )
     from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
+    from mlsubmit.checker.run.ledger import Entry as LedgerEntry
+    from mlsubmit.checker.run.ledger import read as read_ledger
+    from mlsubmit.checker.run.ledger import record as record_runs
     from mlsubmit.checker.run.options import CheckOptions, Profile, Tracker, no_progress
     from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
     from mlsubmit.checker.systems.capture import Capture, parse_capture, read_capture
@@ -73,6 +91,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.systems.host import capture_here
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
+    from mlsubmit.checker.tree.runset import ledger_entries
     from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 

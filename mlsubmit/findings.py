@@ -27,12 +27,34 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Waived:
+    """The mark a waiver leaves on a finding it covers: why, on whose word, until when, and which waiver."""
+
+    reason: str
+    reference: str
+    who: str
+    expires: str  # ISO date, the last day the waiver holds
+    source: str  # the file holding the waiver
+    index: int  # 0-based among that file's [[waiver]] tables
+    line: int | None = None  # the line of its [[waiver]] header
+
+    def where(self) -> str:
+        return f"{self.source}:{self.line}" if self.line else f"{self.source}#/waiver/{self.index}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"reason": self.reason, "reference": self.reference, "who": self.who, "expires": self.expires,
+                "waiver": {k: v for k, v in (("path", self.source), ("index", self.index), ("line", self.line))
+                           if v is not None}}
+
+
+@dataclass(frozen=True)
 class Finding:
     """A single problem: stable code, severity, where, what and how to fix it.
 
     `line` is 1-based in the file; JSON documents may give a `pointer` (RFC 6901) as well.
     `path` is "" for findings about the whole run (for example an unknown ruleset).
     `cause` names the root-cause finding this one follows from ("LOG004 path:163"); reporters fold it under that.
+    `waived` is set when a waiver covers the finding: it is still reported, and never fails the run.
     """
 
     code: str
@@ -44,6 +66,7 @@ class Finding:
     pointer: str | None = None
     related: tuple[Location, ...] = field(default=())
     cause: str | None = None
+    waived: Waived | None = None
 
     @property
     def family(self) -> str:
@@ -73,6 +96,8 @@ class Finding:
                 {k: v for k, v in (("path", r.path), ("line", r.line), ("pointer", r.pointer)) if v is not None}
                 for r in self.related
             ]
+        if self.waived is not None:
+            out["waived"] = self.waived.to_dict()
         return out
 
 
@@ -93,7 +118,7 @@ def cause_label(f: Finding) -> str:
 
 def has_errors(findings: Iterable[Finding], *, strict: bool = False) -> bool:
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
-    return any(f.severity in failing for f in findings)
+    return any(f.severity in failing and f.waived is None for f in findings)
 
 
 PLACE_KINDS = ("folder(s)", "system description(s)", "other file(s)", "run")
@@ -163,9 +188,16 @@ class Report:
         return "fail" if has_errors(self.files.get(path, ()), strict=self.strict) else "pass"
 
     def counts(self) -> dict[str, int]:
+        """Findings per severity, waived ones apart (a "waived" count, present when there are any)."""
         counts = {s.value: 0 for s in Severity}
+        waived = 0
         for f in self.all_findings():
-            counts[f.severity.value] += 1
+            if f.waived is None:
+                counts[f.severity.value] += 1
+            else:
+                waived += 1
+        if waived:
+            counts["waived"] = waived
         return counts
 
     def failed_elsewhere(self) -> dict[str, int]:

@@ -7,6 +7,7 @@ read. Every output name is a validated config name or a checked git path, joined
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import posixpath
 import shutil
@@ -15,7 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import Tracker, no_progress, org_params
+from mlsubmit.checker import (
+    ROUND_FILE,
+    Tracker,
+    Waiver,
+    applied_waivers,
+    apply_waivers,
+    no_progress,
+    org_params,
+    round_name,
+)
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
@@ -41,6 +51,8 @@ class PackageOptions:
     jobs: int = 0
     strict: bool = False  # warnings block the tree too, as they fail the exit status
     progress: Tracker = no_progress  # the command line's bar over the tree check
+    waivers: tuple[Waiver, ...] = ()  # applied to the check's report at the inputs' paths (config folder)
+    today: dt.date | None = None  # the date waivers expire on (None: today)
 
 
 @dataclass
@@ -70,7 +82,7 @@ def _not_ours(out: Path) -> str | None:
     if data is None:
         return f"holds a {mf.NAME} that mlsubmit did not write ({problems[0].message if problems else 'unreadable'})"
     org = str(data["org"])
-    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org)) and
+    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org), ROUND_FILE) and
              not n.startswith(arch.archive_name(org))]  # fmt: skip
     if stray:
         return f"holds {', '.join(stray[:5])}, which no build wrote"
@@ -189,6 +201,9 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any], ori
             "candidates": len(sel.candidates),
             "scored": len(sel.chosen),
             "olympic_minutes": score,
+            "run_set": [{"source": run.display, "source_sha256": run.source_sha256, "run_start_ms": run.start_ms}
+                        for run in sel.candidates],
+            "ledger": entry.ledger,
             "excluded": [
                 {"source": run.display, "source_sha256": run.source_sha256, "reason": reason}
                 for run, reason in sel.excluded
@@ -301,15 +316,19 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     shutil.rmtree(staging)
     org_root.mkdir(exist_ok=True)
     _write_checker_params(cfg, org_root)
+    _write_round(cfg, tmp, org_root)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
-    mf.write(tmp, manifest)
 
     report = _check_tree(org_root, cfg, options)
-    blocked = has_errors([*report.all_findings(), *packaging], strict=options.strict) and not options.allow_findings
-    origins.placed_at = None if blocked else _shown(out)
-    result.report = report_at_inputs(report, tmp.as_posix(), origins)
-    result.report.extend(packaging)
-    result.report = fold_entry_causes(result.report, origins)
+    result.report = _judged(report, packaging, tmp, origins, options)
+    blocked = has_errors(result.report.all_findings(), strict=options.strict) and not options.allow_findings
+    if not blocked:  # the placed logs' final paths join the findings (related locations only)
+        origins.placed_at = _shown(out)
+        result.report = _judged(report, packaging, tmp, origins, options)
+    waived = applied_waivers(result.report)
+    if waived:
+        manifest["waivers"] = waived
+    mf.write(tmp, manifest)
     if blocked:
         return result
     if options.archive:
@@ -319,6 +338,26 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]
     return result
+
+
+def _judged(report: Report, packaging: list[Finding], tmp: Path, origins: Origins,
+            options: PackageOptions) -> Report:
+    """The check's and packaging's findings at the inputs' paths, with the waivers applied: a waived error does
+    not stop the build."""
+    at_inputs = report_at_inputs(report, tmp.as_posix(), origins)
+    at_inputs.extend(packaging)
+    at_inputs = fold_entry_causes(at_inputs, origins)  # a wrong name of an entry is one cause, one suggestion
+    return apply_waivers(at_inputs, options.waivers, today=options.today, anchor=Path(origins.config).parent)
+
+
+def _write_round(cfg: PackageConfig, tmp: Path, org_root: Path) -> None:
+    """The tree's round where `check --ruleset auto` and `report` find it (rounds/detect.py): in `<org>/`, so it
+    travels with the archive, and beside it in `out`, for a check of `out` itself. It wins over a repository's
+    mlsubmit.toml above the tree."""
+    text = f"{round_name(cfg.ruleset)}\n".encode("ascii")
+    for folder in (org_root, tmp):
+        (folder / ROUND_FILE).write_bytes(text)
+        (folder / ROUND_FILE).chmod(0o644)
 
 
 def _write_checker_params(cfg: PackageConfig, org_root: Path) -> None:

@@ -44,6 +44,7 @@ class ResultEntry:
     logs: tuple[str, ...]
     select: str
     implementation: Implementation | None
+    ledger: str | None = None  # a run ledger whose runs of this system and benchmark are packaged too
 
 
 @dataclass(frozen=True)
@@ -157,9 +158,10 @@ def load_config(path: str | Path) -> PackageConfig:
             index=i,
             system=r["system"],
             benchmark=r["benchmark"],
-            logs=tuple(r["logs"]),
+            logs=tuple(r.get("logs", ())),
             select=r.get("select", SELECT_ALL),
             implementation=_implementation(r.get("implementation"), base),
+            ledger=r.get("ledger"),
         )
         for i, r in enumerate(data["results"])
     )

@@ -22,13 +22,15 @@ from mlsubmit.checker import (
     LogFacts,
     benchmarks,
     extract,
-    olympic_mean,
+    median_window,
     open_log,
     read_log,
     record_lines,
+    window_olympic,
 )
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 from mlsubmit.submission.fulllog import Redaction, copy_full
+from mlsubmit.submission.ledger import ledger_runs
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
@@ -61,12 +63,7 @@ class Run:
 
     @property
     def start_ms(self) -> float | None:
-        if self.facts is None:
-            return None
-        start = self.facts.run_start_ms
-        if start is None and self.facts.first:
-            start = min(occ.time_ms for occ in self.facts.first.values())
-        return start
+        return None if self.facts is None else self.facts.started_ms
 
     @property
     def converged(self) -> bool:
@@ -93,8 +90,7 @@ class Selection:
 
 def olympic(minutes: Sequence[float], benchmark: str) -> float:
     """Mean after dropping the fastest and slowest run(s); infinite when too many runs did not converge."""
-    score = olympic_mean(minutes, benchmarks.dropped(benchmark))
-    return math.inf if score is None else score  # a kept run that did not converge (inf) makes the mean inf
+    return window_olympic(minutes, benchmark)  # the one home of the scoring rule (checker/rounds/window.py)
 
 
 def _display(path: Path, base: Path) -> str:
@@ -121,6 +117,12 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
             if key not in seen:
                 seen.add(key)
                 found.append(f)
+    recorded, problems = ledger_runs(cfg, entry)
+    findings += problems
+    for f in recorded:
+        if f.resolve() not in seen and not _ours(f, cfg.out):
+            seen.add(f.resolve())
+            found.append(f)
     return found, findings
 
 
@@ -274,14 +276,11 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def _median_window(cfg: PackageConfig, sel: Selection, n: int) -> None:
-    """TR1.1 §Scoring: olympic-score every window of N consecutive runs; score the median window.
-
-    With an even number of windows the slower of the two middle ones is taken, so ties never favour the submitter.
-    """
+    """TR1.1 §Scoring: olympic-score every window of N consecutive runs; score the median window (the checker's
+    rule, `median_window`, which the run-set check of raw output uses too)."""
     runs = sel.candidates
-    bench = sel.entry.benchmark
-    windows = [(olympic([r.minutes for r in runs[i : i + n]], bench), i) for i in range(len(runs) - n + 1)]
-    score, start = sorted(windows)[len(windows) // 2]
+    window = median_window([r.minutes for r in runs], n, sel.entry.benchmark)
+    start = window.start
     sel.chosen = runs[start : start + n]
     for k, run in enumerate(runs):
         if start <= k < start + n:
@@ -289,7 +288,7 @@ def _median_window(cfg: PackageConfig, sel: Selection, n: int) -> None:
         reason = f"outside the median window (runs {start}..{start + n - 1} of 0..{len(runs) - 1} by start time)"
         sel.excluded.append((run, reason))
         sel.findings.append(finding("PKG008", run.display, f"not scored: {reason}"))
-    if math.isinf(score):
+    if not window.valid:
         sel.findings.append(
             finding("PKG007", str(cfg.path), f"{sel.entry.system}/{sel.entry.benchmark}: the median window of "
                     f"{n} runs has too many runs that did not converge, so the whole result is invalid "

@@ -33,7 +33,8 @@ def _data_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 def corpus_path() -> Path | None:
-    path = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus"))
+    # absolute, so that a test that changes its working folder still finds it (make test passes a relative path)
+    path = Path(os.environ.get("MLSUBMIT_CORPUS", ROOT.parent / "shared" / "corpus")).absolute()
     return path if path.is_dir() else None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.testing.synth_org import runs, system, write_org
+from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
 
 OURS = {"opt_base_learning_rate": 0.001, "opt_lamb_beta_1": 0.9, "global_batch_size": 256}
 THEIRS = {"opt_base_learning_rate": 0.004, "opt_lamb_beta_1": 0.8, "global_batch_size": 512}
@@ -32,5 +32,6 @@ def preview_tree(root: Path, status: str, scales: dict[int, float]) -> str:
     """One organisation: an IPU-POD<n> system per scale (n accelerators), bert in `minutes` per run."""
     systems = {f"pod{n}": system(status=status, system_name=f"IPU-POD{n}", number_of_nodes=str(n // 16))
                for n in scales}
-    write_org(root, systems, {(f"pod{n}", "bert"): runs([m] * 10) for n, m in scales.items()})
+    first = 1_620_000_000_000 + (0 if "preview" in status.lower() else ROUND_MS)  # the next round's runs
+    write_org(root, systems, {(f"pod{n}", "bert"): runs([m] * 10, first_ms=first) for n, m in scales.items()})
     return str(root)

@@ -91,6 +91,38 @@ def write_runs(out: Path) -> dict[str, Path]:
 
 
 
+def run_set_loop(out: Path) -> None:
+    """The team's daily loop before packaging: BERT runs land in three batches; each batch is checked into a run
+    ledger ("k more runs needed", the RCP verdict so far, the median window once M > N); the ledger is shown as a
+    page; the set is packaged from the ledger (select = "median-window")."""
+    loop = out / "loop"
+    runs, ledger = loop / "runs", loop / "ledger.db"
+    say("A run set as it lands: 14 BERT jobs in three batches, each checked into a run ledger")
+    for first, count in ((0, 4), (4, 4), (8, 6)):
+        for i in range(first, first + count):
+            spec = RunSpec(benchmark="bert", ruleset=RULESET, platform="ipu-pod16-POPART-closed", seed=3000 + i,
+                           start_ms=1_634_000_000_000 + i * DAY, minutes=27.0 + (i * 37 % 11) * 0.3, raw_output=True)
+            _write(runs / f"job-{i:02d}.out", raw_run(spec))
+        print(f"  batch: job-{first:02d} .. job-{first + count - 1:02d}")
+        run_cli("check", "--ruleset", RULESET, "--color", "never", "--ledger", str(ledger), str(runs))
+    run_cli("runs", "show", "--ledger", str(ledger))
+    run_cli("runs", "show", "--ledger", str(ledger), "--format", "html", "-o", str(loop / "runs.html"))
+    config = loop / "package.toml"
+    config.write_text(f'''org = "Graphcore"
+ruleset = "{RULESET}"
+out = "submission"
+systems = "../systems"
+
+[[results]]
+system = "ipu-pod16-POPART-closed"
+benchmark = "bert"
+ledger = "ledger.db"
+select = "median-window"
+implementation = {{ repo = "../ipu-benchmarks", rev = "{TAG}", path = "bert/popart", name = "popart" }}
+''', encoding="utf-8")
+    run_cli("package", str(config), "--color", "never")
+
+
 def modern_round(root: Path) -> None:
     """The official 6.1 path: raw job output with framework lines, `package` into an encrypted archive the chair's
     pack_submission.sh --unpack opens, the passphrase in a 0600 file, and the chair's steps to repeat by hand."""
@@ -149,8 +181,10 @@ def main(argv: list[str]) -> int:
     run_cli("report", "--ruleset", RULESET, str(org), "--html", str(out / "report.html"),
             "--prices", str(here / "prices.toml"))
 
+    run_set_loop(out)
     modern_round(out / "modern")
-    print(f"\nDone. Open {out / 'report.html'} and {out / 'modern-report.html'} in a browser.")
+    print(f"\nDone. Open {out / 'report.html'}, {out / 'loop' / 'runs.html'} and {out / 'modern-report.html'} in a "
+          "browser.")
     return 0
 
 

@@ -80,6 +80,15 @@ class LogFacts:
         return occ.time_ms if occ else None
 
     @property
+    def started_ms(self) -> float | None:
+        """When the run started, for putting runs in order (TR1.1 §Scoring: "consecutive" by time): run_start, else
+        the earliest record kept (package says PKG011 for such a run)."""
+        start = self.run_start_ms
+        if start is None and self.first:
+            start = min(occ.time_ms for occ in self.first.values())
+        return start
+
+    @property
     def run_stop(self) -> Occurrence | None:
         stops = self.all("run_stop")
         return stops[0] if stops else None

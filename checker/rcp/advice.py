@@ -14,6 +14,7 @@ the neighbours. The predicted verdict and normalisation factor are the tree chec
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import json
 import math
@@ -283,10 +284,15 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
 
     facts = [extract(log) for log in runs]
     trial = len(facts) == 1
+    folder = os.path.dirname(facts[0].path)
     if trial:
-        folder = os.path.dirname(facts[0].path)
         count = benchmarks.runs(benchmark) or 1
         facts = [replace(facts[0], path=os.path.join(folder, f"result_{i}.txt")) for i in range(count)]
+    elif not all(fnmatch.fnmatchcase(os.path.basename(f.path), "result_*.txt") for f in facts):
+        # raw job output: the runs as the results folder package would write, result_<i>.txt by start time (the
+        # reference's RCP checker lists only such names; tree/runset.py's view)
+        facts.sort(key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
+        facts = [replace(f, path=os.path.join(folder, f"result_{i}.txt")) for i, f in enumerate(facts)]
     result = rcp.evaluate(benchmark, ruleset, facts, closed=True)
     if result.status == "not_applicable":
         return []

@@ -1,6 +1,6 @@
 """Finding the donor: among the round's trees, the entries of other submitters for the same benchmark whose
-hyperparameters the resubmission matches, best match first. Only each candidate's first run is read: a results
-folder's runs log the same hyperparameters."""
+hyperparameters the resubmission matches, best match first (never the original submitter's own, under any system
+name). Only each candidate's first run is read: a results folder's runs log the same hyperparameters."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
 from mlsubmit.checker.review.entries import Entry, entry_folders, log_names, read_entry
+from mlsubmit.checker.review.identity import hardware, same_submitter
 from mlsubmit.checker.review.rules import BorrowRules
 
 
@@ -34,6 +35,15 @@ def score(resubmitted: Entry, candidate: Entry, rules: BorrowRules, ruleset: str
     return Candidate(candidate, matched, len(keys))
 
 
+def own(entry: Entry, original: Entry) -> bool:
+    """The original's submitter's entry, under any system name: by the log's submission_org, or by the system
+    descriptions' submitter (review/identity.py, one identity with review preview and since)."""
+    if entry.org is not None and entry.org == original.org:
+        return True
+    mine = hardware(original.system_data, original.system, org=original.org)
+    return same_submitter(mine, hardware(entry.system_data, entry.system, org=entry.org))
+
+
 def rank_donors(original: Entry, resubmitted: Entry, trees: list[str], rules: BorrowRules,
                 ruleset: str) -> list[Candidate]:
     """Other submitters' entries of the benchmark in `trees`, best match first (then by path, for a stable order)."""
@@ -45,7 +55,7 @@ def rank_donors(original: Entry, resubmitted: Entry, trees: list[str], rules: Bo
                 continue
             seen.add(folder.resolve())
             entry = read_entry(folder, limit=1)
-            if entry.org is not None and entry.org == original.org:
+            if own(entry, original):
                 continue
             out.append(score(resubmitted, entry, rules, ruleset))
     return sorted(out, key=lambda c: (-c.share, -c.matched, str(c.entry.folder)))

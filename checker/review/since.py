@@ -1,6 +1,7 @@
 """A tree against the same organisation's tree of the previous round: system descriptions carried unchanged or
 changed, benchmarks gone, new or retired this round (rounds/benchmarks.yaml), hyperparameters that moved per
-system and benchmark, and the closed hyperparameter table's rules that changed between the two rounds
+system and benchmark (a system renamed since is the same system, review/identity.py; a benchmark renamed since is
+the same benchmark, rounds/history.py), and the closed hyperparameter table's rules that changed between the two rounds
 (hyperparameters/table.py). Everything said is information for the review, never a verdict on its own."""
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from typing import Any
 from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
 from mlsubmit.checker.review.entries import entry_folders_all, json_type, read_entry
+from mlsubmit.checker.review.identity import closest, hardware
 from mlsubmit.checker.review.rules import rules_for
-from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds import benchmarks, history
 from mlsubmit.checker.rounds.detect import round_name
+from mlsubmit.checker.systems.descriptions import norm, summarize
 from mlsubmit.checker.systems.jsonfile import read_json
 from mlsubmit.checker.tree.params import version
 
@@ -33,6 +36,38 @@ def _systems(tree: Path) -> dict[str, Any]:
     return out
 
 
+def renamed_systems(before: Path, now: Path) -> dict[str, tuple[str, str]]:
+    """Last round's system files with no namesake this round, each to a file of this round with no namesake last
+    round that is the same system (review/identity.py) at the same node count, the closest first and the same
+    framework before another: old name -> (new name, the fields matched). One to one."""
+    old, new = _systems(before), _systems(now)
+    left_new = sorted(set(new) - set(old))
+    out: dict[str, tuple[str, str]] = {}
+    for name in sorted(set(old) - set(new)):
+        nodes = summarize(old[name], name).nodes
+        free = [n for n in left_new if summarize(new[n], n).nodes == nodes]
+        found, match = closest(hardware(old[name], name, org=before.name),
+                               [(hardware(new[n], n, org=now.name), n) for n in free])
+        if not found or match is None:
+            continue
+        framework = _framework(old[name])
+        pick = next((n for n in found if _framework(new[n]) == framework), found[0])
+        out[name] = (pick, match.say())
+        left_new.remove(pick)
+    return out
+
+
+def _framework(data: Any) -> str:
+    value = data.get("framework") if isinstance(data, dict) else None
+    return norm(value.split()[0]) if isinstance(value, str) and value.split() else ""
+
+
+def _changed(a: Any, b: Any) -> str:
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return " -> ".join(f"a JSON {json_type(d)}" for d in (a, b))
+    return ", ".join(sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)))
+
+
 def system_findings(before: Path, now: Path) -> Iterator[Finding]:
     old, new = _systems(before), _systems(now)
     for name in sorted(set(old) & set(new)):
@@ -41,30 +76,38 @@ def system_findings(before: Path, now: Path) -> Iterator[Finding]:
             yield finding("REV030", path, f"systems/{name}.json is carried unchanged from the previous round",
                           related=[Location(str(before / "systems" / f"{name}.json"))])
             continue
-        if not (isinstance(old[name], dict) and isinstance(new[name], dict)):
-            kinds = " -> ".join(f"a JSON {json_type(d)}" for d in (old[name], new[name]))
-            yield finding("REV031", path, f"systems/{name}.json changed since the previous round: {kinds}")
-            continue
-        a, b = old[name], new[name]
-        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        yield finding("REV031", path, f"systems/{name}.json changed since the previous round: {', '.join(changed)}")
+        yield finding("REV031", path, f"systems/{name}.json changed since the previous round: "
+                      f"{_changed(old[name], new[name])}")
+    for name, (to, matched) in sorted(renamed_systems(before, now).items()):
+        changed = _changed(old[name], new[to])
+        yield finding("REV057", str(now / "systems" / f"{to}.json"), f"systems/{to}.json is last round's "
+                      f"systems/{name}.json under another name (the same system by {matched}); changed: "
+                      f"{changed or 'nothing else'}", related=[Location(str(before / "systems" / f"{name}.json"))])
 
 
 def _entries(tree: Path) -> dict[tuple[str, str], Path]:
     return {(p.parent.name, p.name): p for p in entry_folders_all([tree])}
 
 
-def benchmark_findings(before: Path, now: Path, ruleset: str) -> Iterator[Finding]:
+def _now_name(bench: str, rulesets: tuple[str, str] | None) -> str:
+    """The benchmark's name in the current round (v4.1's ssd is v5.0's retinanet)."""
+    return history.fate(bench, *rulesets).name if rulesets is not None else bench
+
+
+def benchmark_findings(before: Path, now: Path, ruleset: str,
+                       rulesets: tuple[str, str] | None = None) -> Iterator[Finding]:
     old = {b for _, b in _entries(before)}
     new = {b for _, b in _entries(now)}
     allowed = set(benchmarks.allowed(ruleset))
-    for bench in sorted(old - new):
-        if allowed and bench not in allowed:
+    renamed = {b: _now_name(b, rulesets) for b in old}
+    for bench in sorted(b for b in old if renamed[b] not in new):
+        also = f" ({renamed[bench]} this round)" if renamed[bench] != bench else ""
+        if allowed and renamed[bench] not in allowed:
             yield finding("REV034", str(now), f"{bench}: submitted last round, not a benchmark of {ruleset} "
                           "(retired)")
         else:
-            yield finding("REV032", str(now), f"{bench}: submitted last round, not this round")
-    for bench in sorted(new - old):
+            yield finding("REV032", str(now), f"{bench}{also}: submitted last round, not this round")
+    for bench in sorted(new - set(renamed.values())):
         yield finding("REV033", str(now), f"{bench}: new in this tree since the previous round")
 
 
@@ -72,8 +115,12 @@ def moved_findings(before: Path, now: Path, rulesets: tuple[str, str]) -> Iterat
     """Per results/<system>/<benchmark> in both trees, each hyperparameter whose first logged value changed: a
     finding each, so a folder where many moved is a list, not one long line."""
     old, new = _entries(before), _entries(now)
-    for key in sorted(set(old) & set(new)):
-        a, b = read_entry(old[key], limit=1), read_entry(new[key], limit=1)
+    systems = {name: to for name, (to, _) in renamed_systems(before, now).items()}
+    for key in sorted(old):
+        now_key = (systems.get(key[0], key[0]), _now_name(key[1], rulesets))
+        if now_key not in new:
+            continue
+        a, b = read_entry(old[key], limit=1), read_entry(new[now_key], limit=1)
         ra, rb = rules_for(rulesets[0]), rules_for(rulesets[1])
         if ra is None or rb is None:
             continue
@@ -82,7 +129,8 @@ def moved_findings(before: Path, now: Path, rulesets: tuple[str, str]) -> Iterat
             va, vb = (e.value(k) for e in (a, b))
             if not equal(va.value if va else None, vb.value if vb else None):
                 # one finding per hyperparameter: a folder's moves on one line reached 19 values and ~1,000 characters
-                yield finding("REV035", b.first.path, f"{key[0]}/{key[1]}: {k} moved since the previous round: "
+                shown = "/".join(key) if now_key == key else f"{'/'.join(key)} -> {'/'.join(now_key)}"
+                yield finding("REV035", b.first.path, f"{shown}: {k} moved since the previous round: "
                               f"{va.value if va else 'not logged'!r} -> {vb.value if vb else 'not logged'!r}",
                               related=[Location(a.first.path)])
 
@@ -106,12 +154,16 @@ def rule_findings(now: Path, rulesets: tuple[str, str]) -> Iterator[Finding]:
                           f"{tb.round}: {'; '.join(said)}")
 
 
-def since_counts(before: str, now: str) -> tuple[int, int, int]:
-    """What `check_since` compares: system descriptions in both trees, entries in both, benchmarks in either."""
+def since_counts(before: str, now: str, rulesets: tuple[str, str] | None = None) -> tuple[int, int, int]:
+    """What `check_since` compares: system descriptions in both trees (a renamed one too), entries in both (under
+    a renamed system or benchmark too), benchmarks in either."""
     a, b = Path(before), Path(now)
     entries_a, entries_b = _entries(a), _entries(b)
     benches = {bench for _, bench in entries_a} | {bench for _, bench in entries_b}
-    return len(set(_systems(a)) & set(_systems(b))), len(set(entries_a) & set(entries_b)), len(benches)
+    renamed = {name: to for name, (to, _) in renamed_systems(a, b).items()}
+    systems = len(set(_systems(a)) & set(_systems(b))) + len(renamed)
+    kept = {(renamed.get(s, s), _now_name(bench, rulesets)) for s, bench in entries_a}
+    return systems, len(kept & set(entries_b)), len(benches)
 
 
 def check_since(before: str, now: str, rulesets: tuple[str, str]) -> list[Finding]:
@@ -121,5 +173,5 @@ def check_since(before: str, now: str, rulesets: tuple[str, str]) -> list[Findin
         raise UsageError(f"review since: --previous is of round {round_name(rulesets[0])}, later than --current's "
                          f"{round_name(rulesets[1])}; give last round's tree as --previous")
     a, b = Path(before), Path(now)
-    return [*system_findings(a, b), *benchmark_findings(a, b, rulesets[1]), *moved_findings(a, b, rulesets),
+    return [*system_findings(a, b), *benchmark_findings(a, b, rulesets[1], rulesets), *moved_findings(a, b, rulesets),
             *rule_findings(b, rulesets)]

@@ -44,12 +44,27 @@ def stated_round(path: Path, memo: dict[Path, Stated] | None = None) -> Stated:
     memo = {} if memo is None else memo
     start = path.resolve()
     folders = [start, *start.parents] if start.is_dir() else list(start.parents)
-    for folder in folders:
+    for k, folder in enumerate(folders):
         if folder not in memo:
             memo[folder] = _stated_in(folder)
-        if memo[folder] is not None:
-            return memo[folder]
+        found = memo[folder]
+        if found is not None:
+            return _over_config(found, folders[k + 1 :], memo) if found[1].endswith(ROUND_FILE) else found
     return None
+
+
+def _over_config(found: tuple[str, str], above: list[Path], memo: dict[Path, Stated]) -> tuple[str, str]:
+    """A tree's own round file wins over a repository's mlsubmit.toml above it; the source says so when they
+    differ (the round `package` writes into a tree it builds inside a checkout)."""
+    for folder in above:
+        if folder not in memo:
+            memo[folder] = _stated_in(folder)
+        other = memo[folder]
+        if other is not None and other[1].endswith(CONFIG_FILE):
+            if other[0] != found[0]:
+                return found[0], f"{found[1]}, which wins over {other[1]} (ruleset {other[0]})"
+            return found
+    return found
 
 
 def _stated_in(folder: Path) -> Stated:

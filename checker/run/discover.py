@@ -85,8 +85,18 @@ class SystemFileRef:
 
 
 @dataclass
+class RawFolder:
+    """A folder of raw job output given as a PATH: its runs are judged as run sets (tree/runset.py)."""
+
+    root: Path
+    display: str
+    logs: list[LogRef] = field(default_factory=list)  # also in Targets.loose_logs, where their log checks run
+
+
+@dataclass
 class Targets:
     loose_logs: list[LogRef] = field(default_factory=list)
+    raw_folders: list[RawFolder] = field(default_factory=list)
     orgs: list[OrgTree] = field(default_factory=list)
     system_files: list[SystemFileRef] = field(default_factory=list)
     documents: list[str] = field(default_factory=list)  # PATHs passed over as documentation (DOCUMENT_SUFFIXES)
@@ -180,6 +190,16 @@ def _org(root: Path, display: str) -> OrgTree:
     return OrgTree(root, display, logs, unreadable=unreadable)
 
 
+def _add_folder(targets: Targets, path: Path, given: str) -> None:
+    """A folder of result logs, else of raw job output (which is also a folder of run sets)."""
+    logs = _loose_logs(path, given)
+    if not logs:
+        logs = _raw_outputs(path, given)
+        if logs:
+            targets.raw_folders.append(RawFolder(path, given, logs))
+    targets.loose_logs.extend(logs)
+
+
 def discover(paths: list[str]) -> Targets:
     targets = Targets()
     for given in paths:
@@ -201,7 +221,7 @@ def discover(paths: list[str]) -> Targets:
                     shown = os.path.join(given, org.name)
                     targets.orgs.append(_org(org, shown))
             else:
-                targets.loose_logs.extend(_loose_logs(path, given) or _raw_outputs(path, given))
+                _add_folder(targets, path, given)
         else:
             raise UsageError(f"{given}: not a regular file or folder")
     return targets

@@ -130,6 +130,12 @@ class CheckOptions:
     # --custom-rcps: the text of an RCP file (rcp/custom.py; its records replace the shipped RCPs of their
     # benchmark), checked when the options are made. The full profile only: the package checker takes none.
     custom_rcps: str | None = None
+    # Run sets of raw job output (tree/runset.py): --system NAME for every run, else (resolved file, system) pairs
+    # of the files a package.toml's [[results]] would package, else the log's platform; and how N of M > N runs
+    # are chosen.
+    run_system: str | None = None
+    run_systems: tuple[tuple[str, str], ...] = ()
+    run_select: str = "median-window"
     # The command line's progress display for work done outside the pool (the code scan); never part of a key.
     progress: Tracker = field(default=no_progress, compare=False, repr=False)
 

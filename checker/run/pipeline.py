@@ -267,7 +267,8 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
     tasks: list[Task] = []
     for options, run in plans:
         loose = options if loose_facts else replace(options, facts=False)
-        tasks += [(ref, loose) for ref in run.targets.loose_logs]
+        in_sets = {ref.display for raw in run.targets.raw_folders for ref in raw.logs}  # run sets read facts
+        tasks += [(ref, options if ref.display in in_sets else loose) for ref in run.targets.loose_logs]
         tasks += [(ref, options) for org in run.targets.orgs for ref in org.logs]
 
     def prepare() -> None:
@@ -327,6 +328,12 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
     if options.profile.plan.demote_run_errors:  # before the tree checks add their own findings to these files
         _demote_run_errors(run)
     _add_system_files(run, options)
+    if run.targets.raw_folders and not options.profile.plan.reference_tree:  # the package checker has no run sets
+        from mlsubmit.checker.tree.runset import check_raw_folder
+
+        for raw in run.targets.raw_folders:  # a folder of raw job output: its run sets, as a results folder's
+            run.report.extend(check_raw_folder(raw, {r.display: run.results[r.display].facts for r in raw.logs},
+                                               options))
     for org in run.targets.orgs:
         facts = {ref.display: run.results[ref.display].facts for ref in org.logs}
         unreadable = [_unreadable(org, PermissionError(13, "Permission denied", p)) for p in org.unreadable]

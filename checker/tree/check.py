@@ -148,17 +148,28 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     for flag in sorted(honoured | sys_honoured):
         out.append(finding("TREE022", folder.shown, f"{flag} requested in package_checker_params"))
     asked = written | sys_written | org_flags  # the organisation's flags are the verify script's, from 2.0 on
+    return out + closed_set_checks(folder, runs, options, asked, org_flags)[0]
+
+
+def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions,
+                      asked: frozenset[str] | set[str], org_flags: frozenset[str] = frozenset(), *,
+                      judge_rcp: bool = True) -> tuple[list[Finding], rcp.RcpResult | None]:
+    """The checks of a closed set of runs, a results folder's or a run set's of raw output (tree/runset.py): seeds
+    and the RCP verdict (also returned, for the run set's projected score). `asked`: the bypass flags in force;
+    judge_rcp=False: a run set too small for an olympic mean yet."""
+    out: list[Finding] = []
     if params.SEED_BYPASS not in asked:
         out += seeds.check_seeds(runs).findings
-    if benchmarks.has_rcp(folder.name):
-        result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
-                                     bypass=params.RCP_BYPASS in asked,
-                                     train_samples=params.BERT_TRAIN_SAMPLES in org_flags,  # the verify script's
-                                     rcps=for_benchmark(options.custom_rcps, folder.name))  # fmt: skip
-        out += rcp_findings(folder, result)
-        if result.crash:
-            out.append(finding("TREE024", folder.shown, f"RCP checker: {result.message}"))
-    return out
+    if not (judge_rcp and benchmarks.has_rcp(folder.name)):
+        return out, None
+    result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
+                                 bypass=params.RCP_BYPASS in asked,
+                                 train_samples=params.BERT_TRAIN_SAMPLES in org_flags,  # the verify script's
+                                 rcps=for_benchmark(options.custom_rcps, folder.name))  # fmt: skip
+    out += rcp_findings(folder, result)
+    if result.crash:
+        out.append(finding("TREE024", folder.shown, f"RCP checker: {result.message}"))
+    return out, result
 
 
 # --- organisation-level checks ------------------------------------------------------------------------------

@@ -214,11 +214,12 @@ def result_dict(row: ResultRow, data: ReportData) -> dict[str, Any]:
 
 
 def to_json(data: ReportData) -> dict[str, Any]:
-    counts = Counter(f.severity.value for f in data.findings)
+    counts = Counter(f.severity.value if f.waived is None else "waived" for f in data.findings)
     return {
         "tool": {"name": "mlsubmit", "version": __version__, "ruleset": data.ruleset, "command": "report",
                  "mlperf_logging": mlperf_logging_version()},
         "results": [result_dict(r, data) for r in data.rows],
         **({"comparison": data.comparison.to_dict()} if data.comparison else {}),
-        "findings": {k: counts.get(k, 0) for k in ("error", "warning", "info")},
+        "findings": {k: counts.get(k, 0) for k in ("error", "warning", "info")}
+        | ({"waived": counts["waived"]} if counts.get("waived") else {}),
     }

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from dataclasses import replace
 
 from mlsubmit.findings import Finding, Report, Severity, location
 from mlsubmit.reporters.causes import Entry, attach_causes, reading_order
+from mlsubmit.reporters.grouped import group
 from mlsubmit.support.inert import inert
 
 MAX_FINDING_ROWS = 5000  # groups; a page with more rows is slow to filter: the rest are counted, `check` lists them
@@ -22,7 +24,14 @@ def findings_section(findings: Sequence[Finding], base: str = "") -> str:
     """Findings grouped as the text report groups them (reporters.causes.reading_order): one row per code and
     message with its count first and its places as a pattern, causes first with their consequences under them, a
     hint shared by consecutive rows given once. Every place stays one click away, in the row's details."""
-    entries = reading_order(attach_causes(Report(tree=list(findings))).tree)
+    attached = attach_causes(Report(tree=list(findings))).tree
+    # waived findings last, under their own heading and with their waiver, as the text report lists them
+    entries = reading_order([f for f in attached if f.waived is None])
+    waived = [Entry(g, None, None) for g in group(f for f in attached if f.waived is not None)]
+    if waived:
+        count = sum(e.group.count for e in waived)
+        waived[0] = replace(waived[0], heading=f"waived ({count} finding(s); they do not fail the run)")
+    entries += waived
     families = sorted({f.family for f in findings})
     options_sev = "".join(f'<option value="{s.value}">{s.value}</option>' for s in Severity)
     options_fam = "".join(f'<option value="{esc(f)}">{esc(f)}</option>' for f in families)
@@ -59,7 +68,8 @@ def _group_rows(entry: Entry, base: str) -> str:
     follows = " follows" if g.cause else ""
     out = []
     if entry.heading:
-        out.append(f'<tr class="cause"><td colspan="5">{esc(_relative(entry.heading, base))}</td></tr>')
+        kind = "cause" if f.waived is None else "waived"  # the filter hides a cause's heading with its rows
+        out.append(f'<tr class="{kind}"><td colspan="5">{esc(_relative(entry.heading, base))}</td></tr>')
     shown = g.where()
     where = f"<code>{path_html(_relative(shown, base))}</code>"
     if shown != ", ".join(location(x) for x in g.findings):  # a pattern: the places it stands for, on a click
@@ -67,16 +77,26 @@ def _group_rows(entry: Entry, base: str) -> str:
                          for x in g.findings[:MAX_PLACES_LISTED])  # fmt: skip
         more = f"<li>{g.count - MAX_PLACES_LISTED} more</li>" if g.count > MAX_PLACES_LISTED else ""
         where = f"<details><summary>{where}</summary><ul>{listed}{more}</ul></details>"
+    level = f.severity.value if f.waived is None else f"{f.severity.value} (waived)"
     out.append(
         f"<tr {data}>"
         f'<td class="num{follows}" data-count="{g.count}">{g.count}\u00d7</td>'
-        f'<td class="sev-{esc(f.severity.value)}">{esc(f.severity.value)}</td><td>{esc(f.code)}</td>'
-        f"<td>{esc(_relative(f.message, base))}</td><td>{where}</td></tr>"
+        f'<td class="sev-{esc(f.severity.value)}">{esc(level)}</td><td>{esc(f.code)}</td>'
+        f"<td>{esc(_relative(f.message, base))}{_waived_note(f)}</td><td>{where}</td></tr>"
     )
     if entry.hint is not None:
         hint = esc(_relative(entry.hint, base))
         out.append(f'<tr class="hint{follows}" {data}><td></td><td colspan="4">hint: {hint}</td></tr>')
     return "".join(out)
+
+
+def _waived_note(f: Finding) -> str:
+    """A waived finding's reason, reference, who and expiry, under its message (the group shares its waiver)."""
+    w = f.waived
+    if w is None:
+        return ""
+    return (f'<br><span class="meta">waived: {esc(w.reason)} (reference {esc(w.reference)}; {esc(w.who)}; '
+            f"until {esc(w.expires)}; waiver at <code>{path_html(w.where())}</code>)</span>")
 
 
 def esc(value: object) -> str:

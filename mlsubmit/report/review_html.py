@@ -56,14 +56,14 @@ def _preview_row(c: PreviewComparison) -> str:
     css = "pass" if c.held else "fail"
     cells = [c.preview.entry.benchmark, c.preview.entry.system, c.preview.chips, f"{c.preview.minutes:.3f}",
              c.available.entry.system, c.available.chips, f"{c.available.minutes:.3f}", f"{c.measure} ({c.unit})",
-             f"{c.got:.3f}", f"{c.allowed:.3f}"]
+             f"{c.got:.3f}", f"{c.allowed:.3f}", c.match.say() if c.match is not None else ""]
     tds = "".join(f"<td>{esc(v)}</td>" for v in cells)
     return f'<tr>{tds}<td class="{css}">{"held" if c.held else "not held"}</td></tr>'
 
 
 def render_preview(comparisons: Sequence[PreviewComparison], findings: Sequence[Finding]) -> str:
     head = ("benchmark", "Preview system", "chips", "minutes", "Available system", "chips", "minutes", "measure",
-            "Available value", "at most (+2 %)", "verdict")
+            "Available value", "at most (+2 %)", "the same system by", "verdict")
     table = ["<h2>Preview against Available</h2><table><thead><tr>", *(f"<th>{esc(h)}</th>" for h in head),
              "</tr></thead><tbody>", *(_preview_row(c) for c in comparisons), "</tbody></table>"]
     return _page("Preview results against Available results", f"{len(comparisons)} comparison(s)",

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Report, Severity
 from mlsubmit.reporters.causes import Entry, reading_order
-from mlsubmit.reporters.grouped import location
+from mlsubmit.reporters.grouped import group, location, waiver_note
 from mlsubmit.support.inert import inert
 
 Reporter = Callable[[Report, TextIO], None]
@@ -28,17 +28,18 @@ def _group_lines(entry: Entry) -> list[tuple[str, str | None]]:
     g = entry.group
     f = g.first
     indent = "      " if g.cause else "  "
+    style = "dim" if f.waived is not None else _STYLE[f.severity]
     out: list[tuple[str, str | None]] = []
     if entry.heading:
         out.append((f"    {entry.heading}", "dim"))
     if g.count == 1:
-        out.append((f"{indent}{location(f)}: {f.severity.value} {f.code} {f.message}", _STYLE[f.severity]))
+        out.append((f"{indent}{location(f)}: {f.severity.value} {f.code} {f.message}", style))
         for rel in f.related:
             tail = f":{rel.line}" if rel.line else (f"#{rel.pointer}" if rel.pointer else "")
             out.append((f"{indent}    see also {rel.path}{tail}", None))
     else:
         head = f"{indent}{g.count}\u00d7 {f.severity.value} {f.code} {f.message}: {g.where()}"
-        out.append((head, _STYLE[f.severity]))
+        out.append((head, style))
     if entry.hint is not None:
         out.append((f"{indent}    hint: {entry.hint}", "dim"))
     return out
@@ -70,7 +71,9 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
         for path in report.files:
             verdict = report.verdict(path)
             out.append((f"{path}: {verdict.upper()}", "bold red" if verdict == "fail" else "green"))
-    findings = _findings_lines(report.all_findings())
+    every = report.all_findings()
+    findings = _findings_lines([f for f in every if f.waived is None])
+    findings.extend(_waived_lines([f for f in every if f.waived is not None]))
     root = _common_root(report)
     if root:
         # Many files: one line names the folder they share and the lines below drop it.
@@ -78,13 +81,26 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
         findings = [(t.replace(f"{root}/", ""), style) for t, style in findings]
     out.extend(findings)
     counts = report.counts()
+    waived = f", {counts['waived']} waived" if counts.get("waived") else ""
     out.append(
         (
             f"{report.checked()}; {counts['error']} error(s), "
-            f"{counts['warning']} warning(s), {counts['info']} info",
+            f"{counts['warning']} warning(s), {counts['info']} info{waived}",
             "bold",
         )
     )
+    return out
+
+
+def _waived_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
+    """The waived findings under their own heading: still shown, with the waiver's reason, never failing the run."""
+    if not findings:
+        return []
+    out: list[tuple[str, str | None]] = [(f"waived ({len(findings)} finding(s); they do not fail the run):", "bold")]
+    for g in group(findings):
+        out.extend(_group_lines(Entry(g, heading=None, hint=None)))
+        indent = "      " if g.cause else "  "
+        out.append((f"{indent}    {waiver_note(g.first)}", "dim"))
     return out
 
 

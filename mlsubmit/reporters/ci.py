@@ -18,8 +18,8 @@ from urllib.parse import quote
 
 from mlsubmit import __version__
 from mlsubmit.codes import CodeInfo, catalogue
-from mlsubmit.findings import Finding, Report, Severity, has_errors
-from mlsubmit.reporters.grouped import Group, group
+from mlsubmit.findings import Finding, Report, Severity, Waived, has_errors
+from mlsubmit.reporters.grouped import Group, group, waiver_note
 from mlsubmit.support.inert import inert
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -92,11 +92,25 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     if f.code in index:
         result["ruleIndex"] = index[f.code]
     result["locations"] = [_location(f.path, f.line, f.pointer)]
+    if f.waived is not None:
+        result["suppressions"] = [_suppression(f.waived)]
     if f.related:
         result["relatedLocations"] = [
             {"id": i, **_location(r.path, r.line, r.pointer)} for i, r in enumerate(f.related) if r.path
         ]
     return result
+
+
+def _suppression(w: Waived) -> dict[str, Any]:
+    """A waiver as SARIF records it: suppressed outside the source (kind external), accepted, with its reason."""
+    return {
+        "kind": "external",
+        "status": "accepted",
+        "justification": inert(f"{w.reason} (reference {w.reference}; {w.who}; until {w.expires})"),
+        "location": _location(w.source, w.line, f"/waiver/{w.index}"),
+        "properties": {"reason": inert(w.reason), "reference": inert(w.reference), "who": inert(w.who),
+                       "expires": w.expires, "waiver": {"path": inert(w.source), "index": w.index}},
+    }
 
 
 def _notification(f: Finding, index: dict[str, int]) -> dict[str, Any]:
@@ -106,6 +120,9 @@ def _notification(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         "message": {"text": inert(f.message)},
         "properties": {"hint": inert(f.hint), "severity": f.severity.value, "code": f.code},
     }
+    if f.waived is not None:  # a notification has no suppressions; it says so in its properties
+        note["level"] = "note"
+        note["properties"]["waived"] = _suppression(f.waived)["properties"]
     if f.code in index:
         note["associatedRule"] = {"id": f.code, "index": index[f.code]}
     return note
@@ -167,7 +184,10 @@ def _finding_line(f: Finding) -> str:
         where += f":{f.line}"
     elif f.pointer:
         where += f"#{f.pointer}"
-    return inert(f"{where}: {f.severity.value} {f.code} {f.message}") + f"\n    hint: {inert(f.hint)}"
+    text = inert(f"{where}: {f.severity.value} {f.code} {f.message}") + f"\n    hint: {inert(f.hint)}"
+    if f.waived is not None:
+        text += "\n    " + inert(waiver_note(f))
+    return text
 
 
 def _cases(report: Report) -> list[tuple[str, list[Finding]]]:
@@ -270,15 +290,21 @@ def group_command(g: Group) -> str:
     if g.cause:
         message += f"\nfollows from {inert(g.cause)}"
     message += f"\nhint: {inert(f.hint)}"
+    command = _GITHUB_COMMAND[f.severity]
+    if f.waived is not None:  # a notice: shown on the file, never failing the check
+        command = "notice"
+        props[-1] = ("title", f"{props[-1][1]} (waived)")
+        message += f"\n{inert(waiver_note(f))}"
     head = ",".join(f"{k}={escape_property(v)}" for k, v in props)
-    return f"::{_GITHUB_COMMAND[f.severity]} {head}::{escape_data(message)}"
+    return f"::{command} {head}::{escape_data(message)}"
 
 
 def _summary(report: Report) -> str:
     counts = report.counts()
+    waived = f", {counts['waived']} waived" if counts.get("waived") else ""
     return (
         f"mlsubmit: {report.checked()}; {counts['error']} error(s), "
-        f"{counts['warning']} warning(s), {counts['info']} info"
+        f"{counts['warning']} warning(s), {counts['info']} info{waived}"
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from mlsubmit.findings import Finding, cause_label, location
 
-__all__ = ["Group", "cause_label", "group", "location", "path_pattern", "places"]
+__all__ = ["Group", "cause_label", "group", "location", "path_pattern", "places", "waiver_note"]
 
 _LIST_AT_MOST = 2  # paths listed one by one up to this many; more become a pattern
 _LIST_UNLESS_ONE_SEGMENT_VARIES = 4  # up to this many, a pattern varying in two places is listed instead
@@ -44,14 +44,23 @@ class Group:
         return places(self.findings)
 
 
-def _key(f: Finding) -> tuple[str, str, str, str, str]:
-    return (f.code, f.severity.value, f.message, f.hint, f.cause or "")
+def waiver_note(f: Finding) -> str:
+    """What a waived finding says of its waiver, in every format that writes lines."""
+    w = f.waived
+    if w is None:
+        return ""
+    return f"waived: {w.reason} (reference {w.reference}; {w.who}; until {w.expires}; waiver at {w.where()})"
+
+
+def _key(f: Finding) -> tuple[str, str, str, str, str, str]:
+    waiver = f.waived.where() if f.waived is not None else ""  # waived findings group by the waiver marking them
+    return (f.code, f.severity.value, f.message, f.hint, f.cause or "", waiver)
 
 
 def group(findings: Iterable[Finding]) -> list[Group]:
     """Groups ordered for reading: root causes first, each followed by what it caused; then by severity,
     code, and the larger group first."""
-    buckets: dict[tuple[str, str, str, str, str], list[Finding]] = {}
+    buckets: dict[tuple[str, str, str, str, str, str], list[Finding]] = {}
     for f in sorted(findings, key=Finding.sort_key):
         buckets.setdefault(_key(f), []).append(f)
     groups = [Group(tuple(fs)) for fs in buckets.values()]

@@ -72,9 +72,13 @@ def write_org(
     return root
 
 
-def runs(minutes: Sequence[float], **common: Any) -> list[RunSpec]:
-    """One RunSpec per duration; the seed and start time differ so runs are distinct, as real ones are."""
+ROUND_MS = 180 * 86_400_000  # about the time between two rounds: a later round's runs start this much later
+
+
+def runs(minutes: Sequence[float], *, first_ms: int = 1_620_000_000_000, **common: Any) -> list[RunSpec]:
+    """One RunSpec per duration; the seed and start time differ so runs are distinct, as real ones are. The first
+    starts at `first_ms`: a tree of another round gives another (review preview tells the same runs apart)."""
     return [
-        RunSpec(minutes=m, seed=1000 + i, start_ms=1_620_000_000_000 + i * 7_200_000, **common)
+        RunSpec(minutes=m, seed=1000 + i, start_ms=first_ms + i * 7_200_000, **common)
         for i, m in enumerate(minutes)
     ]

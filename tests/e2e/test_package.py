@@ -100,7 +100,7 @@ def test_archive_is_byte_identical_across_builds(example: Example, run_cli: Cli,
         assert (out / name).read_bytes() == data
     # pack_submission.sh's names: the archive and sha1sum's line for it (`sha1sum -c` works beside it)
     assert (out / "mlperf_submission_Graphcore.sha1").read_text().endswith("  mlperf_submission_Graphcore.tar.gz\n")
-    assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(names)
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted([*names, ".mlsubmit-round"])  # the round
 
 
 def test_errors_keep_the_tree_from_being_finalised(tmp_path: Path, run_cli: Cli) -> None:
@@ -150,7 +150,7 @@ def test_encrypted_archive_round_trips_through_openssl_and_verify(example: Examp
     enc = out / "mlperf_submission_Graphcore.tar.gz"
     assert enc.read_bytes().startswith(b"Salted__")
     assert sorted(p.name for p in out.iterdir() if p.is_file()) == [
-        "manifest.json", "mlperf_submission_Graphcore.sha1", "mlperf_submission_Graphcore.tar.gz",
+        ".mlsubmit-round", "manifest.json", "mlperf_submission_Graphcore.sha1", "mlperf_submission_Graphcore.tar.gz",
         "mlperf_submission_Graphcore.tar.gz.plain.sha1", "mlperf_submission_Graphcore.tar.gz.plain.sha256",
         "mlperf_submission_Graphcore.tar.gz.sha256"]
     sha1 = hashlib.sha1(enc.read_bytes()).hexdigest()

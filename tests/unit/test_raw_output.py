@@ -75,8 +75,8 @@ def test_holds_records_finds_the_token_across_a_chunk_boundary(tmp_path: Path) -
 
 def test_a_folder_of_raw_job_output_is_checked(tmp_path: Path) -> None:
     folder = tmp_path / "runs" / "pod16-bert"
-    _raw(folder / "job-00.out")
-    _raw(folder / "job-01.out.gz", compressed=True)
+    _raw(folder / "job-00.out", seed=1)
+    _raw(folder / "job-01.out.gz", compressed=True, seed=2)  # a run set: two runs with one seed would be TREE015
     (folder / "launch.sh").write_text("#!/bin/sh\npoprun python train.py\n")
     (folder / ".job-00.out.swp").write_bytes(b":::MLLOG {}\n")
     targets = discover([str(folder)])
@@ -84,6 +84,7 @@ def test_a_folder_of_raw_job_output_is_checked(tmp_path: Path) -> None:
                                                                               ("job-01.out.gz", True)]
     run = run_check([str(folder)], CheckOptions(ruleset="1.1.0", jobs=1))
     assert run.report.exit_code() == 0 and len(run.report.files) == 2
+    assert "RUN001" in {f.code for f in run.report.all_findings()}  # 2 of 10 BERT runs
 
 
 def test_result_logs_in_a_folder_keep_the_reference_reading(tmp_path: Path) -> None:

@@ -10,14 +10,19 @@ from mlsubmit.checker.review.preview import check_preview
 from powerfix import power_for
 
 from mlsubmit.findings import Finding
-from mlsubmit.testing.synth_org import runs, system, write_org
+from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
+
+
+def _first_ms(status: str) -> int:
+    """The Available runs are of the next round: not the Preview's own runs (REV056)."""
+    return 1_620_000_000_000 + (0 if "preview" in status.lower() else ROUND_MS)
 
 
 def _tree(root: Path, status: str, minutes: float, watts: float | None) -> str:
     """An IPU-POD16 bert entry of 5 runs of `minutes`; power logs at a steady `watts` (one node, a reading every
     4 s, efficiency 1, so a run's energy is watts x time to train) unless None."""
     write_org(root, {"pod16": system(status=status, system_name="IPU-POD16", number_of_nodes="1")},
-              {("pod16", "bert"): runs([minutes] * 5)})
+              {("pod16", "bert"): runs([minutes] * 5, first_ms=_first_ms(status))})
     if watts is not None:
         for log in sorted((root / "results" / "pod16" / "bert").glob("result_*.txt")):
             power_for(log, watts=watts, period_ms=4000, efficiency=1.0)

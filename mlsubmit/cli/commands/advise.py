@@ -26,6 +26,7 @@ from mlsubmit.checker import (
 )
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
 
@@ -43,16 +44,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="make a predicted verdict an error, for CI: 'rcp', the RCP check failing the runs "
                              "(HP008)")
     add_output_options(parser)
+    add_waiver_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
+    waivers = waivers_for(args, list(args.paths))
     report = Report(strict=args.strict)
     report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
     for ruleset, paths in groups.items():
         _advise_round(report, ruleset, paths, args)
-    return emit(report, args)
+    return emit(waive(report, args, waivers, command="advise"), args)
 
 
 def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse.Namespace) -> None:

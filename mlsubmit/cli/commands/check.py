@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, parse_rcps, run_rounds
+from mlsubmit.checker import (
+    CheckOptions,
+    Profile,
+    ledger_entries,
+    mlperf_logging_version,
+    parse_rcps,
+    record_runs,
+    run_rounds,
+)
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report
 from mlsubmit.support.safe_io import read_bounded
@@ -28,11 +39,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--custom-rcps", type=Path, metavar="FILE",
                         help="RCP file (as mlperf-logging's rcp_checker --custom_rcps takes it): its records replace "
                              "the shipped RCPs of their benchmark")
+    sets = parser.add_argument_group("run sets (a folder of raw job output)")
+    sets.add_argument("--system", metavar="NAME", help="the results folder (system) of every run given as raw output")
+    sets.add_argument("--package-config", type=Path, metavar="CONFIG",
+                      help="a package.toml whose [[results]] logs name each raw run's system")
+    sets.add_argument("--ledger", type=Path, metavar="FILE",
+                      help="record every log read in this run ledger (SQLite; made when missing); "
+                           "`mlsubmit runs show --ledger FILE` shows it")
+    sets.add_argument("--run-select", choices=["median-window", "all"], default="median-window",
+                      help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
     add_output_options(parser)
+    add_waiver_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
+    waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(
         ruleset=next(iter(groups)),
         profile=Profile(args.profile),
@@ -41,11 +63,20 @@ def run(args: argparse.Namespace) -> int:
         changed_since=args.changed_since,
         strict=args.strict,
         custom_rcps=_custom_rcps(args.custom_rcps, args.profile),
+        run_system=args.system,
+        run_systems=_run_systems(args.package_config),
+        run_select=args.run_select,
     )
-    report = merge([run.report for run in run_rounds(groups, options, loose_facts=False, progress=tracker)])
+    runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
+    report = merge([run.report for run in runs])
+    if args.ledger is not None:
+        entries = [e for ruleset, run in zip(groups, runs, strict=True)
+                   for e in ledger_entries(run, replace(options, ruleset=ruleset))]
+        added = record_runs(args.ledger, entries)
+        print(f"mlsubmit: ledger {args.ledger}: {added} new of {len(entries)} run log(s) read", file=sys.stderr)
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
-    return emit(report, args)
+    return emit(waive(report, args, waivers), args)
 
 
 # Written into a cache folder mlsubmit creates, so that a cache kept in a checkout (as CI jobs keep it) never shows
@@ -92,6 +123,18 @@ def _custom_rcps(path: Path | None, profile: str) -> str | None:
     except ValueError as exc:
         raise UsageError(f"--custom-rcps {path}: {exc}") from None
     return text
+
+
+def _run_systems(config: Path | None) -> tuple[tuple[str, str], ...]:
+    """(resolved file, system) for each file a package.toml's [[results]] would package, matched as `package`
+    matches them (exit 2 for a bad config)."""
+    if config is None:
+        return ()
+    from mlsubmit.submission.config import load_config
+    from mlsubmit.submission.runs import expand_logs
+
+    cfg = load_config(config)
+    return tuple((str(path.resolve()), entry.system) for entry in cfg.results for path in expand_logs(cfg, entry)[0])
 
 
 def merge(reports: list[Report]) -> Report:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding
 
 if TYPE_CHECKING:
+    from mlsubmit.checker import Waiver
     from mlsubmit.submission.build import PackageOptions
     from mlsubmit.submission.config import PackageConfig
 
@@ -42,6 +44,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow-findings", action="store_true",
                         help="finalise the tree even when the check finds errors (exit status is still 1)")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes for the check")
+    parser.add_argument("--waivers", type=Path, metavar="FILE", action="append", default=[],
+                        help="TOML file of [[waiver]] tables (paths as the report shows them, relative to the "
+                             "config's folder); a waived error does not stop the build, and manifest.json records "
+                             "each waiver applied. The nearest mlsubmit.toml above the config applies too")
+    parser.add_argument("--no-project-waivers", action="store_true",
+                        help="leave out the [[waiver]] tables of mlsubmit.toml")
     add_output_options(parser)
 
 
@@ -55,8 +63,19 @@ def run(args: argparse.Namespace) -> int:
     passphrase, notes = _passphrase(args)
     options = PackageOptions(archive=args.archive, passphrase=passphrase, kdf=args.key_derivation, notes=notes,
                              allow_findings=args.allow_findings, jobs=max(0, args.jobs), strict=args.strict,
-                             progress=tracker)
+                             progress=tracker, waivers=tuple(_waivers(args, cfg.path.parent)))
     return _run(cfg, options, args)
+
+
+def _waivers(args: argparse.Namespace, folder: Path) -> list[Waiver]:
+    """The waivers of the nearest mlsubmit.toml above the config and of each --waivers FILE, named relative to the
+    config's folder (as the manifest, which holds no absolute path, records them)."""
+    from mlsubmit.checker import project_configs, read_waivers
+
+    files = [] if args.no_project_waivers else [(c, c.parent) for c in project_configs([str(folder)])]
+    files += [(Path(f), folder) for f in args.waivers]
+    return [w for file, base in files
+            for w in read_waivers(file, base=base, shown=os.path.relpath(file, folder).replace(os.sep, "/"))]
 
 
 def _check_usage(args: argparse.Namespace) -> None:

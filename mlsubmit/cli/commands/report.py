@@ -15,6 +15,7 @@ from mlsubmit.checker import CheckOptions, CheckRun, run_check
 from mlsubmit.cli.output import write_text
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.findings import Finding, Report
 from mlsubmit.report.compare import unknown_baseline
@@ -51,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "differs or is missing there is a finding (REP002-REP004)")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    add_waiver_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
         from mlsubmit.report.against import read_chair
 
         chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
+    waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
     result = run_check(args.paths, options, progress=tracker)
+    result.report = waive(result.report, args, waivers, command="report")
     data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
     if args.baseline is not None:
         problem = unknown_baseline(data.rows, args.baseline)

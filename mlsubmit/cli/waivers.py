@@ -1,0 +1,58 @@
+"""--waivers FILE and --write-waivers FILE for the commands that report findings (check, advise, package).
+
+The waivers of the nearest mlsubmit.toml above each PATH apply too. They are applied to the finished report, after
+the check (nothing of them is cached), and before it is written; --write-waivers then writes a starting file from
+what is still not waived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+
+from mlsubmit.checker import (
+    Waiver,
+    apply_waivers,
+    project_waivers,
+    read_waivers,
+    refuse_waiver_file,
+    shown_path,
+    starting_waiver_file,
+    write_waiver_file,
+)
+from mlsubmit.findings import Report
+
+
+def add_waiver_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--waivers", type=Path, metavar="FILE", action="append", default=[],
+                        help="TOML file of [[waiver]] tables (paths relative to the working folder); findings they "
+                             "cover are reported as waived and do not fail the run. Repeatable; the waivers of the "
+                             "nearest mlsubmit.toml above each PATH apply too (see docs/waivers.md)")
+    parser.add_argument("--no-project-waivers", action="store_true",
+                        help="leave out the [[waiver]] tables of mlsubmit.toml")
+    parser.add_argument("--write-waivers", type=Path, metavar="FILE",
+                        help="write a starting waiver file covering this run's errors and warnings that no waiver "
+                             "covers, each with reason 'to review' (FILE must not exist: it is never replaced)")
+
+
+def waivers_for(args: argparse.Namespace, paths: Sequence[str]) -> list[Waiver]:
+    """The waivers a run applies, read and checked before anything is checked (a bad one is exit 2)."""
+    if args.write_waivers is not None:
+        refuse_waiver_file(args.write_waivers)
+    found = [] if args.no_project_waivers else project_waivers(paths)
+    for file in args.waivers:
+        found.extend(read_waivers(file, base=Path.cwd(), shown=shown_path(file)))
+    return found
+
+
+def waive(report: Report, args: argparse.Namespace, waivers: Sequence[Waiver], *, today: dt.date | None = None,
+          command: str = "check") -> Report:
+    """The report with the waivers applied; with --write-waivers, the starting file written from it."""
+    report = apply_waivers(report, waivers, today=today)
+    if args.write_waivers is not None:
+        text = starting_waiver_file(report.all_findings(), today=today or dt.date.today(), base=Path.cwd(),
+                                    anchor=Path.cwd(), command=command)
+        write_waiver_file(args.write_waivers, text)
+    return report
