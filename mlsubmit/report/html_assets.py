@@ -15,8 +15,9 @@ details{margin:.3rem 0}summary{cursor:pointer}code{font-size:.92em}.scroll{overf
 .results table{font-size:13px}.results td:not(.num){overflow-wrap:break-word}.results th{vertical-align:bottom}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#b3261e;font-weight:600}.warn{color:#9a6700;font-weight:600}
 td.fail{background:#ffebe9}td.pass{background:#dafbe1}
-#findings tr.hint td{border-top:0;color:#57606a;font-size:13px}#findings tr.cause td,#findings tr.waived td{background:#f6f8fa;
-font-style:italic}#findings td.follows{padding-left:1.2rem}#findings details ul{margin:.2rem 0;padding-left:1.2rem}
+#findings tr.hint td{border-top:0;color:#57606a;font-size:13px}
+#findings tr.cause td,#findings tr.waived td{background:#f6f8fa;font-style:italic}
+#findings td.follows{padding-left:1.2rem}#findings details ul{margin:.2rem 0;padding-left:1.2rem}
 #findings td:first-child{white-space:nowrap}#findings th:nth-child(4){width:45%}
 """
 
