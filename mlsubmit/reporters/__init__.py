@@ -135,13 +135,18 @@ def to_json(report: Report) -> dict[str, Any]:
         "summary": {
             "files": len(report.files),
             "failed_files": sum(1 for p in report.files if report.verdict(p) == "fail"),
-            "failed_elsewhere": {kind.removesuffix("(s)").replace(" ", "_"): n
-                                 for kind, n in report.failed_elsewhere().items()},
+            **_failed_elsewhere(report),
             **counts,
             "exit_code": report.exit_code(),
             **({"compared": report.tally.to_dict()} if report.tally is not None else {}),
         },
     }
+
+
+def _failed_elsewhere(report: Report) -> dict[str, dict[str, int]]:
+    """The places other than the checked files that failed, by kind; left out when there are none."""
+    kinds = {kind.removesuffix("(s)").replace(" ", "_"): n for kind, n in report.failed_elsewhere().items()}
+    return {"failed_elsewhere": kinds} if kinds else {}
 
 
 def json_reporter(report: Report, stream: TextIO, *, color: bool = False) -> None:
