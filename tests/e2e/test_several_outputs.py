@@ -109,3 +109,11 @@ def test_a_new_cache_folder_ignores_itself_in_git(run_cli, make_run, tmp_path: P
     assert repo.git.status("--porcelain", "--untracked-files=all") == f"A  {log.name}"
     code, _, err = run_cli("check", "--ruleset", "1.0.0", "--cache", tmp_path / ".mlsubmit-cache", log)
     assert code == 0, err  # an existing cache folder (with its .gitignore) is used again
+
+
+def test_an_existing_folder_given_as_cache_gets_no_gitignore(run_cli, make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # `--cache .` in a repository must not write a .gitignore of `*` that would hide the whole repository
+    log = make_run()
+    code, _, err = run_cli("check", "--ruleset", "1.0.0", "--cache", tmp_path, log)
+    assert code == 0, err
+    assert not (tmp_path / ".gitignore").exists()

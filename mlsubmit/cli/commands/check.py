@@ -92,10 +92,9 @@ def cache_folder(path: Path | None) -> Path | None:
         raise UsageError(f"--cache {path}: not a folder (a cache is a folder of entries; give a new or existing "
                          "folder)")
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        ignore = path / ".gitignore"
-        if not ignore.exists() and not ignore.is_symlink():
-            ignore.write_text(CACHE_GITIGNORE, encoding="utf-8")
+        if not path.is_dir():  # only a folder mlsubmit creates gets the .gitignore: `--cache .` must not hide a repo
+            path.mkdir(parents=True)
+            (path / ".gitignore").write_text(CACHE_GITIGNORE, encoding="utf-8")
     except OSError as exc:
         if not path.is_dir():
             raise UsageError(f"--cache {path}: cannot create the folder: {exc.strerror or exc}") from None
