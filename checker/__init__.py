@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.policy.waivers import applied as applied_waivers
     from mlsubmit.checker.power.energy import RunEnergy, entry_energy, run_energy, run_name
     from mlsubmit.checker.rcp import RcpResult, run_convergence
+    from mlsubmit.checker.rcp import evidence as rcp_evidence
     from mlsubmit.checker.rcp import judged as rcp_evaluate
     from mlsubmit.checker.rcp.advice import advise_runs
     from mlsubmit.checker.rcp.custom import parse as parse_rcps
@@ -92,6 +93,7 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.systems.jsonfile import read_json
     from mlsubmit.checker.tree import params as org_params
     from mlsubmit.checker.tree.runset import ledger_entries
+    from mlsubmit.checker.upstream.installed import private_id_words
     from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 

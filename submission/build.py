@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import (
     ROUND_FILE,
@@ -29,6 +29,7 @@ from mlsubmit.checker import (
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
+from mlsubmit.submission.bypass import EVIDENCE, write_evidence, write_folder_params
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
 from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, fold_entry_causes, report_at_inputs
@@ -39,6 +40,9 @@ from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding, Report, has_errors
 from mlsubmit.support.names import did_you_mean
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
+
+if TYPE_CHECKING:
+    from mlsubmit.checker import CheckRun
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class PackageResult:
     outputs: list[Path] = field(default_factory=list)  # archive files written, final paths
 
 
-def _not_ours(out: Path) -> str | None:
+def not_ours(out: Path) -> str | None:
     """Why `out` may not be replaced, or None: only a missing or empty folder, or a build this tool wrote and that
     is as it wrote it, may go. A stray manifest.json beside the user's notes, raw logs placed inside a previous
     build, or a packaged file edited since are the user's data: refused, never deleted."""
@@ -82,7 +86,7 @@ def _not_ours(out: Path) -> str | None:
     if data is None:
         return f"holds a {mf.NAME} that mlsubmit did not write ({problems[0].message if problems else 'unreadable'})"
     org = str(data["org"])
-    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org), ROUND_FILE) and
+    stray = [n for n in names if n not in (mf.NAME, org, arch.sha1_name(org), ROUND_FILE, EVIDENCE) and
              not n.startswith(arch.archive_name(org))]  # fmt: skip
     if stray:
         return f"holds {', '.join(stray[:5])}, which no build wrote"
@@ -119,7 +123,7 @@ def _remove_stale_builds(out: Path) -> list[Path]:
     return removed
 
 
-def _swap_in(tmp: Path, out: Path) -> None:
+def swap_in(tmp: Path, out: Path) -> None:
     """Rename the finished tree to `out`; a previous build is moved aside first and removed after."""
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -250,12 +254,11 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
     }
 
 
-def _check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> Report:
-    """The check's report on the build folder, in the build folder's paths (`report_at_inputs` maps them)."""
+def check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> CheckRun:
+    """The check on the build folder; its report is in the build folder's paths (`report_at_inputs` maps them)."""
     from mlsubmit.checker import CheckOptions, run_check
 
-    run = run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
-    return run.report
+    return run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
 
 
 def remap(report: Report, old: str, new: str) -> Report:
@@ -275,7 +278,7 @@ def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
     out = cfg.out
     if out.parent.is_dir():
         _remove_stale_builds(out)
-    why = _not_ours(out)
+    why = not_ours(out)
     if why is not None:
         raise FatalError(f"{out}: {why}; choose another `out`, or move what you keep out of it")
     try:
@@ -316,10 +319,13 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     shutil.rmtree(staging)
     org_root.mkdir(exist_ok=True)
     _write_checker_params(cfg, org_root)
-    _write_round(cfg, tmp, org_root)
+    write_folder_params(cfg, org_root)
+    _write_round(cfg, tmp)
     manifest["files"] = mf.tree_files(tmp, cfg.org)
 
-    report = _check_tree(org_root, cfg, options)
+    run = check_tree(org_root, cfg, options)
+    report = run.report
+    packaging += write_evidence(cfg, run, tmp, org_root, _shown(out))[1]
     result.report = _judged(report, packaging, tmp, origins, options)
     blocked = has_errors(result.report.all_findings(), strict=options.strict) and not options.allow_findings
     if not blocked:  # the placed logs' final paths join the findings (related locations only)
@@ -334,7 +340,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
     if options.archive:
         result.outputs = _write_archive(cfg, options, tmp)
     (tmp / _MARKER).unlink()
-    _swap_in(tmp, out)
+    swap_in(tmp, out)
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]
     return result
@@ -350,14 +356,13 @@ def _judged(report: Report, packaging: list[Finding], tmp: Path, origins: Origin
     return apply_waivers(at_inputs, options.waivers, today=options.today, anchor=Path(origins.config).parent)
 
 
-def _write_round(cfg: PackageConfig, tmp: Path, org_root: Path) -> None:
-    """The tree's round where `check --ruleset auto` and `report` find it (rounds/detect.py): in `<org>/`, so it
-    travels with the archive, and beside it in `out`, for a check of `out` itself. It wins over a repository's
-    mlsubmit.toml above the tree."""
-    text = f"{round_name(cfg.ruleset)}\n".encode("ascii")
-    for folder in (org_root, tmp):
-        (folder / ROUND_FILE).write_bytes(text)
-        (folder / ROUND_FILE).chmod(0o644)
+def _write_round(cfg: PackageConfig, tmp: Path) -> None:
+    """The tree's round where `check --ruleset auto` and `report` find it (rounds/detect.py): beside `<org>/` in
+    `out`, which a check of `out/<org>` finds in the folder above. Not in `<org>/` itself: the chair's repo checker
+    reports every name that starts with a dot ("Files with git-unfriendly name", then "CHECKS FAILED."), which
+    `verify --official` showed on every packaged archive. It wins over a repository's mlsubmit.toml above the tree."""
+    (tmp / ROUND_FILE).write_bytes(f"{round_name(cfg.ruleset)}\n".encode("ascii"))
+    (tmp / ROUND_FILE).chmod(0o644)
 
 
 def _write_checker_params(cfg: PackageConfig, org_root: Path) -> None:

@@ -16,6 +16,7 @@ from mlsubmit.submission.fulllog import Redaction
 
 from mlsubmit.errors import FatalError
 from mlsubmit.support import tomlfile
+from mlsubmit.support.names import did_you_mean
 from mlsubmit.support.safe_io import read_bounded
 from mlsubmit.support.schema_loader import errors as schema_errors
 from mlsubmit.support.schema_loader import load_schema, pointer
@@ -44,6 +45,8 @@ class ResultEntry:
     logs: tuple[str, ...]
     select: str
     implementation: Implementation | None
+    checker_params: tuple[str, ...] = ()  # for results/<system>/<benchmark>/package_checker_params
+    upload: int = 1  # which upload <org>_<n> it goes into, when the organisation is split
     ledger: str | None = None  # a run ledger whose runs of this system and benchmark are packaged too
 
 
@@ -59,6 +62,8 @@ class PackageConfig:
     full_output: bool = False  # result files hold the run's whole output (TR6.1 "Result files"), not only records
     redaction: Redaction = field(default_factory=Redaction)
     checker_params: tuple[str, ...] = ()  # flags for <org>/package_checker_params, in the config's order
+    system_params: dict[str, tuple[str, ...]] = field(default_factory=dict)  # results/<system>/package_checker_params
+    uploads: int = 1  # > 1: the organisation is split into uploads <org>_1 ... <org>_<uploads>
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -119,6 +124,28 @@ def _check_consistency(cfg: PackageConfig) -> None:
             )
 
 
+def _check_scopes(cfg: PackageConfig, data: dict[str, Any]) -> None:
+    """Folder params name a packaged system; with uploads, every entry names one of them and none is empty."""
+    systems = {e.system for e in cfg.results}
+    for system in cfg.system_params:
+        if system not in systems:
+            raise FatalError(f"{cfg.path}: /system_checker_params/{system}: no [[results]] entry packages that system"
+                             + did_you_mean(system, sorted(systems)))
+    if cfg.uploads == 1:
+        stray = [e for e in cfg.results if "upload" in data["results"][e.index] and e.upload != 1]
+        if stray:
+            raise FatalError(f"{cfg.path}: /results/{stray[0].index}/upload: set `uploads` to split the "
+                             "organisation first")
+        return
+    for entry in cfg.results:
+        if "upload" not in data["results"][entry.index] or entry.upload > cfg.uploads:
+            raise FatalError(f"{cfg.path}: /results/{entry.index}/upload: with uploads = {cfg.uploads}, every entry "
+                             f"names its upload, 1 to {cfg.uploads}")
+    empty = sorted(set(range(1, cfg.uploads + 1)) - {e.upload for e in cfg.results})
+    if empty:
+        raise FatalError(f"{cfg.path}: /uploads: no [[results]] entry goes into upload {empty[0]}")
+
+
 def _check_out(cfg: PackageConfig) -> None:
     """`out` is replaced as a whole, so it must not hold the config or any input it would destroy."""
     out = cfg.out.resolve()
@@ -161,6 +188,8 @@ def load_config(path: str | Path) -> PackageConfig:
             logs=tuple(r.get("logs", ())),
             select=r.get("select", SELECT_ALL),
             implementation=_implementation(r.get("implementation"), base),
+            checker_params=tuple(r.get("checker_params", ())),
+            upload=r.get("upload", 1),
             ledger=r.get("ledger"),
         )
         for i, r in enumerate(data["results"])
@@ -175,7 +204,10 @@ def load_config(path: str | Path) -> PackageConfig:
         results=results,
     )
     full, redaction = _full_output(data)
-    cfg = dataclasses.replace(cfg, full_output=full, redaction=redaction, checker_params=_checker_params(data, path))
+    cfg = dataclasses.replace(cfg, full_output=full, redaction=redaction, checker_params=_checker_params(data, path),
+                              system_params={k: tuple(v) for k, v in data.get("system_checker_params", {}).items()},
+                              uploads=data.get("uploads", 1))
     _check_consistency(cfg)
+    _check_scopes(cfg, data)
     _check_out(cfg)
     return cfg

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from treefix import build_org
+
+from mlsubmit.testing.demo import MODERN_SYSTEM
 from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
     BENCHMARK,
     IMPLEMENTATION,
@@ -24,8 +27,23 @@ from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
     write_job,
     write_system,
 )
+from mlsubmit.testing.synth import RunSpec
 
-__all__ = ["BENCHMARK", "IMPLEMENTATION", "ORG", "RULESET", "Job", "raw_output", "write_job", "write_system"]
+__all__ = ["BENCHMARK", "IMPLEMENTATION", "MODERN_SYSTEM", "ORG", "RULESET", "Job", "raw_output", "write_job",
+           "write_system"]
+
+
+def fast_tree(root: Path, params: str | None, systems: Path) -> Path:
+    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails); each
+    result file holds framework output (TREE049) and the config its runs name is submitted (TREE050)."""
+    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400, raw_output=True)
+    specs = [replace(base, seed=700 + i, start_ms=1_790_000_000_000 + i * 10_000_000) for i in range(10)]
+    org = build_org(root / ORG, {(MODERN_SYSTEM, BENCHMARK): specs}, systems={})
+    write_system(org / "systems", systems)
+    (org / "benchmarks" / BENCHMARK / "implementations" / "ipu" / "config.yaml").write_text("a: 1\n", "utf-8")
+    if params is not None:
+        (org / "package_checker_params").write_text(params, encoding="utf-8")
+    return org
 
 def unpack(archive_dir: Path, passphrase: Path, dest: Path) -> list[str]:
     """pack_submission.sh --unpack, step by step, into dest; returns its messages."""
@@ -66,3 +84,30 @@ def verify_v61(org: Path) -> list[Step]:
         if proc.returncode != 0:
             break
     return done
+
+
+SECOND_SYSTEM = "ipu-pod64-POPART-closed-b"
+
+
+def write_split_job(root: Path, systems: Path) -> Job:
+    """The 6.1 job with a second system's ten runs, split into two uploads <org>_1 and <org>_2 (training#877)."""
+    import json
+
+    from mlsubmit.testing.demo import MODERN_POINTS
+
+    job = write_job(root, systems)
+    desc = json.loads((root / "systems" / f"{MODERN_SYSTEM}.json").read_text(encoding="utf-8"))
+    desc["system_name"] += " (second)"
+    (root / "systems" / f"{SECOND_SYSTEM}.json").write_text(json.dumps(desc, indent=2) + "\n", encoding="utf-8")
+    (root / "runs2").mkdir()
+    for i, point in enumerate(MODERN_POINTS):
+        spec = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", seed=5000 + i,
+                       start_ms=1_791_000_000_000 + i * 86_400_000, minutes=12.0 + (i % 4) * 0.4, converge_at=point)
+        (root / "runs2" / f"job_{i:02d}.out").write_bytes(raw_output(spec))
+    text = job.config.read_text(encoding="utf-8").replace("[[results]]", "uploads = 2\n\n[[results]]\nupload = 1", 1)
+    impl = ('implementation = { repo = "ipu-benchmarks", rev = "v6.1", path = "llama2_70b_lora/popart", '
+            'name = "popart" }')
+    text += (f'\n[[results]]\nupload = 2\nsystem = "{SECOND_SYSTEM}"\nbenchmark = "{BENCHMARK}"\n'
+             f'logs = ["runs2/*.out"]\n{impl}\n')
+    job.config.write_text(text, encoding="utf-8")
+    return job

@@ -136,7 +136,12 @@ def modern_round(root: Path) -> None:
     run_cli("check", "--ruleset", MODERN_RULESET, "--color", "never", str(org))
     run_cli("advise", "--ruleset", MODERN_RULESET, "--color", "never", str(org / "results" / MODERN_SYSTEM / BENCHMARK))
     run_cli("report", "--ruleset", MODERN_RULESET, str(org), "--html", str(root.parent / "modern-report.html"))
-    say("The results chair's steps on the archive, to repeat by hand (pack_submission.sh --unpack, then "
+    say("The results chair's own flow on the archive, in one command: pack_submission.sh --unpack's sha1 check and "
+        f"decryption, verify_for_v{MODERN_RULESET[:3]}_training.sh's steps with the installed mlperf-logging, then "
+        "report --against the summary they produced")
+    run_cli("verify", str(built / f"mlperf_submission_{ORG}.tar.gz"), "--official", "--passphrase-file",
+            str(job.passphrase), "--color", "never")
+    say("The same steps, to repeat by hand (pack_submission.sh --unpack, then "
         f"verify_for_v{MODERN_RULESET[:3]}_training.sh), in one shell with mlperf-logging installed")
     for line in chair_commands(built, job.passphrase, job.root / "unpacked"):
         print(f"  {line}")

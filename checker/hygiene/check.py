@@ -24,6 +24,10 @@ from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
 
 SIZE_LIMIT = 50 * 1024 * 1024  # the results repositories' limit, as mlperf-logging's repo checker counts it
+# TR6.1 "Result files" (training_policies PR #588): a result file keeps the job's whole output, and its framework
+# output may be cut only above GitHub's file-size limit, 100 MiB
+RESULT_FILE_LIMIT_61 = 100 * 1024 * 1024
+_RESULT_FILE = re.compile(r"^results/[^/]+/[^/]+/result_[^/]*\.txt$")
 SECRET_SCAN_LIMIT = 2 * 1024 * 1024  # code files are small; bigger files are data or logs, not worth the time
 
 _JUNK_FILES = re.compile(
@@ -138,7 +142,31 @@ def _link_findings(entry: _Entry, root_real: str, shown: str) -> list[Finding]:
     return []
 
 
-def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding]:
+def _size_findings(entry: _Entry, shown: str, ruleset: str) -> list[Finding]:
+    """The round's file-size rule: 50 MiB (the repo checker's) for every file, but a result file of 6.1 on, which
+    may reach 100 MiB (TR6.1 "Result files"), where the installed repo checker still says 50 (TREE061)."""
+    try:
+        size = entry.path.stat().st_size
+    except OSError:
+        return []
+    mib = f"{size / 1024 / 1024:.1f} MiB"
+    version = tuple(int(x) for x in ruleset.split(".")[:2] if x.isdigit())
+    if version >= (6, 1) and _RESULT_FILE.match(entry.rel):
+        if size > RESULT_FILE_LIMIT_61:
+            return [finding("TREE042", shown, f"result file is {mib}: round {ruleset[:3]} allows 100 MiB (TR6.1 "
+                            '"Result files", training_policies PR #588; framework output above it may be cut)')]
+        if size > SIZE_LIMIT:
+            return [finding("TREE061", shown, f"result file is {mib}: allowed in round {ruleset[:3]} (up to 100 MiB, "
+                            "TR6.1 \"Result files\"), but mlperf-logging's repo checker still flags files over 50 MiB")]
+        return []
+    if size > SIZE_LIMIT:
+        rnd = f"round {ruleset[:3]}: " if ruleset else ""
+        return [finding("TREE042", shown, f"file is {mib} ({rnd}limit 50 MiB, the results repositories' and "
+                        "mlperf-logging's repo checker's)")]
+    return []
+
+
+def _entry_findings(entry: _Entry, root_real: str, display: str, ruleset: str = "") -> list[Finding]:
     shown = os.path.join(display, entry.rel)
     out: list[Finding] = []
     if entry.path.is_symlink():
@@ -154,12 +182,7 @@ def _entry_findings(entry: _Entry, root_real: str, display: str) -> list[Finding
         why = "starts with a dot" if entry.path.name.startswith(".") else "contains a space"
         out.append(finding("TREE041", shown, f"name {entry.path.name!r} {why}"))
     if not entry.is_dir and not entry.path.is_symlink():
-        try:
-            size = entry.path.stat().st_size
-        except OSError:
-            size = 0
-        if size > SIZE_LIMIT:
-            out.append(finding("TREE042", shown, f"file is {size / 1024 / 1024:.1f} MB (limit 50 MB)"))
+        out.extend(_size_findings(entry, shown, ruleset))
     return out
 
 
@@ -314,9 +337,10 @@ def walk(root: Path, *, secrets_under: tuple[str, ...] = ("",), changed: frozens
     return Walk(root_real, entries, paths, json.dumps([root_real, list(secrets_under)]))
 
 
-def entry_findings(walked: Walk, display: str) -> list[Finding]:
-    """Junk, names, links, special and big files: every finding but the secrets."""
-    return [f for entry in walked.entries for f in _entry_findings(entry, walked.root_real, display)]
+def entry_findings(walked: Walk, display: str, ruleset: str = "") -> list[Finding]:
+    """Junk, names, links, special and big files (by the round's rule; "" = the repo checker's): every finding but
+    the secrets."""
+    return [f for entry in walked.entries for f in _entry_findings(entry, walked.root_real, display, ruleset)]
 
 
 def secret_findings(walked: Walk, display: str, found: Iterable[tuple[Path, int, str]]) -> list[Finding]:
@@ -332,7 +356,7 @@ def secret_findings(walked: Walk, display: str, found: Iterable[tuple[Path, int,
 def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",), cache_dir: Path | None = None,
          workers: int = 0, changed: frozenset[str] | None = None, progress: Tracker = no_progress,
          walked: Walk | None = None, scanned: Mapping[Path, Scanned] | None = None,
-         entries: list[Finding] | None = None) -> list[Finding]:
+         entries: list[Finding] | None = None, ruleset: str = "") -> list[Finding]:
     """Hygiene findings for everything under root; paths are shown as display/<relative path>.
 
     `secrets_under` limits the secret scan to these relative folders ("" = the whole tree); the tree check passes
@@ -346,7 +370,7 @@ def scan(root: Path, display: str, *, secrets_under: tuple[str, ...] = ("",), ca
         return []
     found = find_secrets(walked.secret_paths, cache_dir=cache_dir, workers=workers, pack=walked.pack,
                          complete=changed is None, progress=progress, scanned=scanned)  # fmt: skip
-    return (entry_findings(walked, display) if entries is None else entries) + secret_findings(walked, display,
+    return (entry_findings(walked, display, ruleset) if entries is None else entries) + secret_findings(walked, display,
                                                                                                   found)
 
 

@@ -230,7 +230,7 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     if not only_logs_changed(org, options):
         org.prepared.implementations = check_implementations(org, _with_results(every, options.ruleset))
     if org.prepared.walk is not None:  # code_to_scan walked the tree
-        org.prepared.entry_findings = hygiene.entry_findings(org.prepared.walk, org.display)
+        org.prepared.entry_findings = hygiene.entry_findings(org.prepared.walk, org.display, options.ruleset)
 
 
 def _with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
@@ -263,7 +263,7 @@ def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
     prep.walk, prep.scanned, prep.entry_findings = None, None, None  # taken: a second check scans afresh
     return hygiene.scan(org.root, org.display, secrets_under=SECRETS_UNDER, cache_dir=options.cache_dir,
                         workers=options.jobs, changed=options.changed_paths, progress=options.progress,
-                        walked=walked, scanned=scanned, entries=entries)
+                        walked=walked, scanned=scanned, entries=entries, ruleset=options.ruleset)
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:

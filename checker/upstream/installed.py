@@ -62,3 +62,23 @@ def version() -> str:
         return importlib.metadata.version("mlperf-logging")
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
+
+
+@functools.cache
+def private_id_words() -> tuple[str, ...]:
+    """The 256 words the result summarizer spells a private id with (its `DEFAULT_WORDLIST`, humanhash's), read
+    from its source as data: the module itself is never imported (pandas) and nothing of it is run."""
+    import ast
+
+    package = package_folder()
+    source = None if package is None else package / "result_summarizer" / "result_summarizer.py"
+    if source is None or not source.is_file():
+        raise ImportError("mlperf-logging's result_summarizer is not installed")
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DEFAULT_WORDLIST"
+                                                for t in node.targets):  # fmt: skip
+            words = ast.literal_eval(node.value)
+            if isinstance(words, tuple) and len(words) == 256 and all(isinstance(w, str) for w in words):
+                return words
+    raise ImportError("the installed result_summarizer has no 256-word DEFAULT_WORDLIST")

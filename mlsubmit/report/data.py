@@ -47,6 +47,7 @@ class ReportData:
     findings: list[Finding] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     comparison: Comparison | None = None  # present when some price rule was given
+    evidence: list[Any] = field(default_factory=list)  # checker rcp_evidence.Evidence of each RCP-bypassed folder
 
     @property
     def has_prices(self) -> bool:
@@ -160,6 +161,7 @@ def collect(
             score = _score(refs, run, system_id=system_id, benchmark=bench, system=system, ruleset=ruleset)
             energy = result_energy(score, {r.display: r.path for r in refs})
             data.rows.append(_priced(score, system, book, energy))
+            data.evidence += _bypassed(org, refs, run, score, ruleset)
     loose = _groups(run.targets.loose_logs, lambda r: (os.path.dirname(r.display), _benchmark(run, r)))
     for (_folder, bench), refs in sorted(loose.items()):
         platform = run.results[refs[0].display].facts.value("submission_platform")
@@ -173,6 +175,35 @@ def collect(
         currency = next((r.price.currency for r in data.rows if r.price), "USD")
         data.comparison = compare(data.rows, time_basis=time_basis, baseline=baseline, currency=currency)
     return data
+
+
+def _bypassed(org: OrgTree, refs: Sequence[LogRef], run: CheckRun, score: Score, ruleset: str) -> list[Any]:
+    """The evidence "Handling RCP failures" asks for, for a closed folder whose RCP check a bypass switches off."""
+    from mlsubmit.checker import rcp_evidence
+
+    folder = refs[0].path.parent
+    scope = rcp_evidence.bypass_scope(folder, org.root, ruleset) if reference_closed(score.division) else None
+    if scope is None:
+        return []
+    facts = [run.results[r.display].facts for r in sorted(refs, key=lambda r: _result_index(r.path.name))]
+    shown = org.shown("results", folder.parent.name, folder.name)
+    return [rcp_evidence.gather(shown, score.system, score.benchmark, ruleset, facts, scope)]
+
+
+def _result_index(name: str) -> tuple[int, str]:
+    stem = name.removesuffix(".txt").rsplit("_", 1)[-1]
+    return (int(stem) if stem.isdigit() else 1 << 30, name)
+
+
+def _evidence_dict(ev: Any) -> dict[str, Any]:
+    """An RCP-bypassed folder's evidence as package writes it in rcp_convergence.csv and eval_curves.csv."""
+    from dataclasses import asdict
+
+    out = asdict(ev)
+    out["normalisation"] = ev.normalisation
+    for run in out["runs"]:
+        run["curve"] = [list(point) for point in run["curve"]]
+    return out
 
 
 def _benchmark(run: CheckRun, ref: LogRef) -> str:
@@ -220,6 +251,7 @@ def to_json(data: ReportData) -> dict[str, Any]:
                  "mlperf_logging": mlperf_logging_version()},
         "results": [result_dict(r, data) for r in data.rows],
         **({"comparison": data.comparison.to_dict()} if data.comparison else {}),
+        **({"rcp_evidence": [_evidence_dict(e) for e in data.evidence]} if data.evidence else {}),
         "findings": {k: counts.get(k, 0) for k in ("error", "warning", "info")}
         | ({"waived": counts["waived"]} if counts.get("waived") else {}),
     }

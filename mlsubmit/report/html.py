@@ -314,6 +314,8 @@ def _system(system: SystemFacts, base: str = "") -> str:
 
 
 def render(data: ReportData) -> str:
+    from mlsubmit.report.evidence_html import section as evidence
+
     base = relative_to(data.paths)
     systems = "".join(_system(s, base) for s in data.systems) or '<p class="empty">no system descriptions</p>'
     title = f"MLPerf Training results, ruleset {data.ruleset}"
@@ -333,6 +335,7 @@ def render(data: ReportData) -> str:
             _summary(data),
             _per_dollar(data.comparison) if data.comparison is not None else "",
             _charts(data),
+            evidence(data.evidence),
             _runs(data),
             findings_section(data.findings, base),
             f'<h2 id="systems">System descriptions</h2>{systems}',

@@ -176,15 +176,17 @@ def _metrics(folder: _Folder, closed: bool, ruleset: str) -> dict[str, Cell]:
 
 
 def _system_rows(org: OrgTree, run: CheckRun, by_key: Mapping[tuple[str, str], ResultRow],
-                 ruleset: str) -> Iterator[tuple[dict[str, Cell], dict[str, Cell]]]:
-    """(wide, detailed) cells of each system of one organisation the summarizer gives a row."""
+                 ruleset: str, private_ids: Mapping[tuple[str, str], str]
+                 ) -> Iterator[tuple[dict[str, Cell], dict[str, Cell]]]:
+    """(wide, detailed) cells of each system of one organisation the summarizer gives a row; `private_ids`: ids
+    generated in this run ((org display, system) -> id), which the summarizer shows as it writes them."""
     for system_folder in _folders(org.sub("results")):
         system = system_folder.name
         desc = _load(org.sub("systems", f"{system}.json"))
         if desc is None:
             continue
         private = _load(system_folder / "privateid.json") or {}
-        spec = spec_cells(desc, private.get("private_id", ""))
+        spec = spec_cells(desc, private_ids.get((org.display, system), private.get("private_id", "")))
         if spec is None:
             continue
         wide, detailed = dict(spec), dict(spec)
@@ -223,7 +225,7 @@ def _typed(name: str, value: Cell, text: set[str]) -> Cell:
     return int(value) if name in INT_COLUMNS else float(value)
 
 
-def build(data: ReportData, run: CheckRun) -> Summary:
+def build(data: ReportData, run: CheckRun, private_ids: Mapping[tuple[str, str], str] | None = None) -> Summary:
     """Both tables over every organisation the report read (loose logs have no system file: no row)."""
     owner = {ref.display: org.display for org in run.targets.orgs for ref in org.logs}
     wide: list[dict[str, Cell]] = []
@@ -231,7 +233,7 @@ def build(data: ReportData, run: CheckRun) -> Summary:
     for org in run.targets.orgs:
         by_key = {(r.score.system, r.score.benchmark): r for r in data.rows
                   if r.score.runs and owner.get(r.score.runs[0].path) == org.display}  # fmt: skip
-        for w, d in _system_rows(org, run, by_key, data.ruleset):
+        for w, d in _system_rows(org, run, by_key, data.ruleset, private_ids or {}):
             wide.append(w)
             detailed.append(d)
     return Summary(

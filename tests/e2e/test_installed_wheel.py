@@ -120,6 +120,9 @@ def test_package_verify_report_and_explain(installed: Installed, demo: Path) -> 
     archive = demo / "build" / "submission" / "mlperf_submission_Graphcore.tar.gz"
     verified = installed.run("verify", archive)
     assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
+    official = installed.run("verify", demo / "build" / "submission" / "Graphcore", "--official", "--ruleset", "1.1.0")
+    assert official.returncode == 0, official.stdout[-2000:] + official.stderr[-2000:]  # the installed reference ran
+    assert "| INFO - PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" in official.stderr
     page = installed.work / "report.html"
     report = installed.run("report", "--ruleset", "1.1.0", "--html", page, demo / "build" / "submission" / "Graphcore")
     assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-2000:]

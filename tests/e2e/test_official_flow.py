@@ -16,13 +16,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from flowfix import BENCHMARK, ORG, RULESET, Step, raw_output, unpack, verify_v61, write_job, write_system
-from treefix import build_org
+from flowfix import BENCHMARK, ORG, RULESET, Step, fast_tree, raw_output, unpack, verify_v61, write_job
 
 from mlsubmit.testing.demo import MODERN_SYSTEM
 from mlsubmit.testing.modern import chair_commands
@@ -94,24 +92,11 @@ def by_hand(root: Path, built: Path) -> None:
     assert SUCCESS in seen and "ALL CHECKS PASSED" in seen, seen[-3000:]
 
 
-def fast_tree(root: Path, params: str | None) -> Path:
-    """A closed 6.1 tree whose runs converge faster than the RCP allows (the reference's RCP check fails); each
-    result file holds framework output (TREE049) and the config its runs name is submitted (TREE050)."""
-    base = RunSpec(benchmark=BENCHMARK, ruleset=RULESET, platform="IPU-POD64", converge_at=2400, raw_output=True)
-    specs = [replace(base, seed=700 + i, start_ms=1_790_000_000_000 + i * 10_000_000) for i in range(10)]
-    org = build_org(root / ORG, {(MODERN_SYSTEM, BENCHMARK): specs}, systems={})
-    write_system(org / "systems", ROOT / "systems")
-    (org / "benchmarks" / BENCHMARK / "implementations" / "ipu" / "config.yaml").write_text("a: 1\n", "utf-8")
-    if params is not None:
-        (org / "package_checker_params").write_text(params, encoding="utf-8")
-    return org
-
-
 @pytest.mark.parametrize(("params", "passes"), [("rcp-bypass\n", True), (None, False)])
 def test_a_root_package_checker_params_is_read_as_the_verify_script_reads_it(
     tmp_path: Path, run_cli: Cli, params: str | None, passes: bool
 ) -> None:
-    org = fast_tree(tmp_path, params)
+    org = fast_tree(tmp_path, params, ROOT / "systems")
     code, codes = our_verdict(run_cli, org)
     steps = verify_v61(org)
     assert official_verdict(steps) is passes, [(s.argv, s.code, s.output[-2000:]) for s in steps]

@@ -86,6 +86,43 @@ def test_file_over_50_mb(tmp_path: Path) -> None:
     assert codes(scan(tmp_path, "org")) == [("TREE042", "org/results/sys/bert/huge.bin")]
 
 
+def sparse(path: Path, size: int) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:  # sparse: costs no disk space, made at once
+        fh.truncate(size)
+    return path
+
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize(("ruleset", "size", "want"), [
+    ("6.1.0", 70 * MIB, [("TREE061", "warning")]),  # TR6.1 "Result files": allowed; the repo checker still says 50
+    ("6.1.0", 100 * MIB, [("TREE061", "warning")]),  # exactly 100 MiB is allowed
+    ("6.1.0", 100 * MIB + 1, [("TREE042", "error")]),
+    ("6.1.0", 50 * MIB, []),
+    ("6.0.0", 70 * MIB, [("TREE042", "error")]),  # before 6.1: the 50 MiB of every file
+    ("1.1.0", 50 * MIB + 1, [("TREE042", "error")]),
+])  # fmt: skip
+def test_a_result_files_size_limit_is_the_rounds(tmp_path: Path, ruleset: str, size: int,
+                                                 want: list[tuple[str, str]]) -> None:  # fmt: skip
+    sparse(tmp_path / "results/sys/llama2_70b_lora/result_0.txt", size)
+    found = scan(tmp_path, "org", ruleset=ruleset)
+    assert [(f.code, f.severity.value) for f in found] == want
+    for f in found:
+        assert f"round {ruleset[:3]}" in f.message
+        assert ("100 MiB" in f.message) is (ruleset == "6.1.0")
+
+
+def test_only_result_files_get_the_61_limit(tmp_path: Path) -> None:
+    sparse(tmp_path / "results/sys/llama2_70b_lora/notes.txt", 70 * MIB)
+    sparse(tmp_path / "benchmarks/llama2_70b_lora/implementations/x/weights.bin", 70 * MIB)
+    found = scan(tmp_path, "org", ruleset="6.1.0")
+    assert sorted((f.code, f.path) for f in found) == [
+        ("TREE042", "org/benchmarks/llama2_70b_lora/implementations/x/weights.bin"),
+        ("TREE042", "org/results/sys/llama2_70b_lora/notes.txt")]
+
+
 def test_broken_symlink_and_link_leaving_the_tree(tmp_path: Path) -> None:
     tree = tmp_path / "org"
     write(tree / "benchmarks/bert/README.md")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mlsubmit.submission.build import _MARKER, _not_ours, _remove_stale_builds
+from mlsubmit.submission.build import _MARKER, _remove_stale_builds, not_ours
 
 
 def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
 
 
 def _replaceable(path: Path) -> bool:
-    return _not_ours(path) is None
+    return not_ours(path) is None
 
 
 def test_only_empty_folders_and_previous_builds_are_replaceable(tmp_path: Path) -> None:
@@ -44,6 +44,6 @@ def test_only_empty_folders_and_previous_builds_are_replaceable(tmp_path: Path) 
     assert not _replaceable(tmp_path / "file")
     (tmp_path / "stray").mkdir()
     (tmp_path / "stray" / "manifest.json").write_text("{}")  # a manifest.json mlsubmit did not write
-    assert "did not write" in str(_not_ours(tmp_path / "stray"))
+    assert "did not write" in str(not_ours(tmp_path / "stray"))
     os.symlink(tmp_path / "stray", tmp_path / "link")
     assert not _replaceable(tmp_path / "link")

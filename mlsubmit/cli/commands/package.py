@@ -114,6 +114,8 @@ def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) 
     from mlsubmit.submission import encryption as enc
     from mlsubmit.submission.build import package
 
+    if cfg.uploads > 1:
+        return _run_split(cfg, options, args)
     result = package(cfg, options)
     result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__,
                                "mlperf_logging": mlperf_logging_version()})
@@ -130,5 +132,26 @@ def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) 
     else:
         what = f"{counts['error']} error(s)" + (f", {counts['warning']} warning(s) (--strict)" if args.strict else "")
         print(f"mlsubmit: {what}: the tree was NOT written to {result.out} "
+              "(fix them, or give --allow-findings to keep it anyway)", file=sys.stderr)
+    return code
+
+
+def _run_split(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
+    """`uploads = N`: the N uploads and the whole, one build (mlsubmit.submission.split)."""
+    from mlsubmit.submission.split import package_split, upload_name
+
+    result = package_split(cfg, options)
+    result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__,
+                               "mlperf_logging": mlperf_logging_version(), "uploads": str(cfg.uploads)})
+    code = emit(result.report, args)
+    if result.finalised:
+        for number, done in enumerate(result.uploads, 1):
+            print(f"mlsubmit: upload {number}: packaged {done.results} result file(s) and {done.implementation_files}"
+                  f" implementation file(s) into {result.out / upload_name(cfg.org, number)}", file=sys.stderr)
+        print(f"mlsubmit: the {cfg.uploads} uploads together were checked as {cfg.org}", file=sys.stderr)
+        for path in result.outputs:
+            print(f"mlsubmit: wrote {path}", file=sys.stderr)
+    else:
+        print(f"mlsubmit: errors in an upload or in the uploads together: nothing was written to {result.out} "
               "(fix them, or give --allow-findings to keep it anyway)", file=sys.stderr)
     return code

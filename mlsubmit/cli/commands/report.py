@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--against", type=Path, metavar="CHAIR.csv",
                         help="compare with a chair's summary (OUT.csv or OUT_detailed.csv): every result that "
                              "differs or is missing there is a finding (REP002-REP004)")
+    parser.add_argument("--generate-private-ids", type=Path, metavar="DIR",
+                        help="write the privateid.json files the result summarizer's --generate_private_ids writes, "
+                             "as DIR/<org>/results/<system>/privateid.json (never into the checked tree)")
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     add_waiver_options(parser)
@@ -74,17 +77,20 @@ def run(args: argparse.Namespace) -> int:
         from mlsubmit.report.against import read_chair
 
         chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
+    if args.generate_private_ids:
+        _outside_the_trees(args.generate_private_ids, args.paths)
     waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
     result = run_check(args.paths, options, progress=tracker)
     result.report = waive(result.report, args, waivers, command="report")
+    ids = _private_ids(args.generate_private_ids, result) if args.generate_private_ids else {}
     data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
     if args.baseline is not None:
         problem = unknown_baseline(data.rows, args.baseline)
         if problem:
             raise FatalError(problem)
     data.paths = list(args.paths)
-    _chair_summary(args, data, result, chair)
+    _chair_summary(args, data, result, chair, ids)
     writer = WRITERS[args.format]
     if args.output:
         import io
@@ -101,14 +107,36 @@ def run(args: argparse.Namespace) -> int:
     return result.report.exit_code()
 
 
+def _outside_the_trees(out: Path, paths: list[str]) -> None:
+    """Checking never writes into the tree under check: the ids go to a folder of their own."""
+    where = out.resolve()
+    for path in paths:
+        tree = Path(path).resolve()
+        if where == tree or tree in where.parents or where in tree.parents:
+            raise UsageError(f"--generate-private-ids {out}: inside or above the checked {path}; give a folder of "
+                             "its own (copy the files into the tree when the chair asks for them)")
+
+
+def _private_ids(out: Path, result: CheckRun) -> dict[tuple[str, str], str]:
+    """Write the ids; they are the summary's private_id column, as in the summarizer's run that writes them."""
+    from mlsubmit.report.private_ids import generate
+
+    made = generate(list(result.targets.orgs), out)
+    for item in made.findings:
+        result.report.add(item)
+    kept = f"; {len(made.kept)} system(s) already have one in the tree" if made.kept else ""
+    print(f"mlsubmit: wrote {len(made.written)} privateid.json file(s) under {out}{kept}", file=sys.stderr)
+    return made.ids
+
+
 def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
-                   chair: ChairSummary | None) -> None:  # fmt: skip
+                   chair: ChairSummary | None, ids: dict[tuple[str, str], str]) -> None:  # fmt: skip
     """--summary-csv, --summary-xlsx and --against: the summary built once; --against's findings join the report."""
     if not (args.summary_csv or args.summary_xlsx or chair):
         return
     from mlsubmit.report.summary import build
 
-    summary = build(data, result)
+    summary = build(data, result, ids)
     if args.summary_csv:
         from mlsubmit.report.summary_files import write_summary
 
