@@ -33,8 +33,11 @@ if TYPE_CHECKING:  # the front door's names; imported from their rooms when firs
     from mlsubmit.checker.hyperparameters.advice import advise_parsed
     from mlsubmit.checker.hyperparameters.apply import coverage_findings
     from mlsubmit.checker.logs.facts import LogFacts, extract
-    from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, record_lines
+    from mlsubmit.checker.logs.input import GZIP_ERRORS, numbered_records, open_log, record_lines
     from mlsubmit.checker.logs.reader import ParsedLog, read_log
+    from mlsubmit.checker.policy.config import Flags as PolicyFlags
+    from mlsubmit.checker.policy.config import policy_for, split_names
+    from mlsubmit.checker.policy.profiles import load as load_profile
     from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_file
     from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
     from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file

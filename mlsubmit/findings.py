@@ -55,6 +55,8 @@ class Finding:
     `path` is "" for findings about the whole run (for example an unknown ruleset).
     `cause` names the root-cause finding this one follows from ("LOG004 path:163"); reporters fold it under that.
     `waived` is set when a waiver covers the finding: it is still reported, and never fails the run.
+    `repeats` counts the findings of the same code folded into this one past a log's cap (mlsubmit/repeats.py):
+    it stands for 1 + repeats findings, and its message says how many and where.
     """
 
     code: str
@@ -67,6 +69,7 @@ class Finding:
     related: tuple[Location, ...] = field(default=())
     cause: str | None = None
     waived: Waived | None = None
+    repeats: int = 0
 
     @property
     def family(self) -> str:
@@ -91,6 +94,8 @@ class Finding:
             out["pointer"] = self.pointer
         if self.cause is not None:
             out["cause"] = self.cause
+        if self.repeats:
+            out["repeats"] = self.repeats
         if self.related:
             out["related"] = [
                 {k: v for k, v in (("path", r.path), ("line", r.line), ("pointer", r.pointer)) if v is not None}
@@ -193,9 +198,9 @@ class Report:
         waived = 0
         for f in self.all_findings():
             if f.waived is None:
-                counts[f.severity.value] += 1
+                counts[f.severity.value] += 1 + f.repeats
             else:
-                waived += 1
+                waived += 1 + f.repeats
         if waived:
             counts["waived"] = waived
         return counts

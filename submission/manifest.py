@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mlsubmit import __version__
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.support import jsontext
 from mlsubmit.support.safe_io import sha256_file
 from mlsubmit.support.schema_loader import errors as schema_errors
 from mlsubmit.support.schema_loader import load_schema, pointer
@@ -79,8 +80,8 @@ def write(root: Path, manifest: dict[str, Any]) -> Path:
 def load(path: Path, display: str) -> tuple[dict[str, Any] | None, list[Finding]]:
     """Read a manifest from an unpacked archive; problems are findings (an archive is untrusted input)."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        data = jsontext.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:
         return None, [finding("PKG046", display, f"manifest cannot be read: {exc}")]
     problems = validation_errors(data)
     if problems:
@@ -109,3 +110,19 @@ def compare(root: Path, manifest: dict[str, Any], display: str) -> list[Finding]
                         f"expected {want['sha256'][:16]}... size {want['size']}")
             )
     return out
+
+
+def unlisted_entry(out: Path, org: str, listed: set[str]) -> str | None:
+    """A link, a FIFO or device, or a folder that holds no file the manifest lists (an empty folder), under the
+    previous build's organisation folder: the manifest compares files only, and replacing the build would delete
+    these."""
+    wanted = {parent.as_posix() for p in listed for parent in PurePosixPath(p).parents}
+    if (out / org).is_symlink():
+        return org
+    for dirpath, dirnames, filenames in os.walk(out / org):
+        for name in sorted(dirnames + filenames):
+            full = Path(dirpath) / name
+            rel = full.relative_to(out).as_posix()
+            if (name in dirnames and rel not in wanted) or full.is_symlink() or not (full.is_dir() or full.is_file()):
+                return rel  # a FIFO or device too: hashing it would block
+    return None

@@ -9,13 +9,14 @@ median are scored. Any run left out is reported with the reason; nothing is drop
 
 from __future__ import annotations
 
+import errno
 import glob
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 from mlsubmit.checker import (
     GZIP_ERRORS,
@@ -23,9 +24,9 @@ from mlsubmit.checker import (
     benchmarks,
     extract,
     median_window,
+    numbered_records,
     open_log,
     read_log,
-    record_lines,
     window_olympic,
 )
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
@@ -105,6 +106,7 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
     for j, pattern in enumerate(entry.logs):
         matches = sorted(glob.glob(str(cfg.base / pattern), recursive=True))
         candidates = [Path(m) for m in matches if Path(m).is_file()]
+        findings += [_not_a_file(Path(m), cfg.base, pattern) for m in matches if _neither(Path(m))]
         files = [f for f in candidates if not _ours(f, cfg.out)]
         if not files:
             what = "only files of a previous build in `out`" if candidates else "no file"
@@ -126,6 +128,27 @@ def expand_logs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
     return found, findings
 
 
+def _neither(path: Path) -> bool:
+    """Matched, yet neither a regular file nor a folder: a FIFO, a device, a socket, a link to one of them, a
+    dangling link or a link loop. None is read (a FIFO would block, /dev/zero never ends), and none is passed over
+    without a word."""
+    try:
+        return not (path.is_file() or path.is_dir())
+    except OSError:  # a link loop: stat fails with ELOOP
+        return True
+
+
+def _not_a_file(path: Path, base: Path, pattern: str) -> Finding:
+    try:
+        mode = path.stat().st_mode
+        what = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    except OSError as exc:
+        what = "a link loop" if exc.errno == errno.ELOOP else "a dangling link" if path.is_symlink() else \
+            f"unreadable ({exc.strerror or exc})"
+    return finding("PKG050", _display(path, base), f"matched by {pattern!r} but {what}: not read as a run")
+
+
 def _ours(path: Path, out: Path) -> bool:
     """A file of a previous build or of the build folders beside `out`: a broad pattern must not pick them up."""
     out = out.resolve()
@@ -136,30 +159,14 @@ def _ours(path: Path, out: Path) -> bool:
 
 
 
-class _LineCounter:
-    """A readline stream that knows the line number of the last line read from it (a long line comes in pieces)."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._at_start = True
-        self.line = 0
-
-    def readline(self, size: int = -1, /) -> bytes:
-        data = self._stream.readline(size)
-        if data:
-            self.line += self._at_start
-            self._at_start = data.endswith(b"\n")
-        return data
-
-
 def _copy_records(source: Path, staged: Path, run: Run) -> int:
-    """The run's records into `staged`, each record's raw line noted so findings can point back at it."""
+    """The run's records into `staged`, each record's raw line noted so findings can point back at it. Read in
+    chunks, as `check` reads (checker.numbered_records): a newline bomb costs C-level scans, not a loop per line."""
     count = 0
     with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses
-        lines = _LineCounter(stream)
-        for rec in record_lines(lines):  # a record is yielded right after its line is read
+        for line, rec in numbered_records(stream):
             out.write(rec + b"\n")
-            run.raw_lines.append(lines.line)
+            run.raw_lines.append(line)
             count += 1
     return count
 

@@ -45,9 +45,13 @@ def _checksums(target: Path, named: Path, display: str) -> tuple[list[Finding], 
     if named.name.endswith(".tar.gz"):  # pack_submission.sh's mlperf_submission_<org>.sha1
         candidates.append((named.with_name(named.name.removesuffix(".tar.gz") + ".sha1"), "sha1"))
     for sums, alg in candidates:
-        if not sums.is_file():
+        if not (sums.exists() or sums.is_symlink()):
             continue
-        present = True
+        present = True  # a checksum file that cannot be read fails verify: the other one alone is no pass
+        if not sums.is_file():
+            findings.append(finding("PKG040", str(sums), "cannot be read: not a regular file (a FIFO, a device, a "
+                                    "folder, or a link that loops or leads nowhere)"))
+            continue
         parsed = arch.read_checksum(sums)
         if parsed is None:
             findings.append(finding("PKG040", str(sums), f"not a {alg}sum line"))

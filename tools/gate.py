@@ -21,6 +21,8 @@ else:  # pragma: no cover - Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"ruleset": str, "paths": list, "strict": bool}
+# the check's own policy keys: `mlsubmit check` reads and validates them (schemas/check-config.schema.json)
+POLICY_KEYS = {"profile", "extends", "select", "ignore", "severity", "overrides"}
 
 
 class GateError(Exception):
@@ -36,6 +38,8 @@ def load(config: Path) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise GateError(f"{config}: no [check] table")
     for key, value in table.items():
+        if key in POLICY_KEYS:
+            continue
         if key not in KEYS:
             raise GateError(f"{config}: unknown key check.{key} (known: {', '.join(KEYS)})")
         if not isinstance(value, KEYS[key]):

@@ -1,6 +1,6 @@
 """How a log's bytes are reached: a plain file, or raw job output that may be gzip-compressed, and the raw records
 of a run for copying into a result file. `logs.read_log` reads through `open_log`; packaging copies with
-`record_lines`; discovery tells raw job output from the files beside it with `holds_records`.
+`numbered_records`; discovery tells raw job output from the files beside it with `holds_records`.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def open_log(path: str | Path, *, unpack: bool = True, hasher: Any = None) -> It
             source: Any = raw if hasher is None else _Tee(raw, hasher)
             with gzip.GzipFile(fileobj=source, mode="rb") as stream:
                 yield stream  # type: ignore[misc]
-                if hasher is not None:
-                    hasher.update(raw.read())  # anything after the compressed data
+                while hasher is not None and (rest := raw.read(CHUNK)):  # what was not read (a log cut at a limit)
+                    hasher.update(rest)  # or follows the compressed data; in chunks: it may be gigabytes
         else:
             yield raw
 
@@ -83,31 +83,59 @@ def holds_records(path: str | Path, limit: int = 256 << 20) -> bool:
     return False
 
 
-class SupportsReadline(Protocol):
-    def readline(self, size: int = -1, /) -> bytes: ...
+class SupportsRead(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
 
 
+def _block_records(block: bytes, line: int) -> Iterator[tuple[int, bytes]]:
+    """The records of `block` (whole lines) with their line numbers, `line` being the block's first: the token is
+    searched for and newlines counted by bytes methods, so text between records costs no Python step."""
+    find, counted_to = block.find, 0
+    pos = find(_BTOKEN)
+    while pos >= 0:
+        start = block.rfind(b"\n", 0, pos) + 1
+        end = find(b"\n", pos)
+        end = len(block) if end < 0 else end
+        line += block.count(b"\n", counted_to, start)
+        counted_to = start
+        body = block[start : end - 1] if block[end - 1 : end] == b"\r" else block[start:end]
+        # a bare CR ends a line for mlperf-logging's reader; an overlong line is skipped whole, as readline skipped it
+        for piece in body.split(b"\r") if end - start <= MAX_LINE else ():
+            at = piece.rfind(_BTOKEN)
+            if at >= 0:
+                yield line, piece[at:].rstrip()
+        pos = find(_BTOKEN, end)
 
-def record_lines(stream: SupportsReadline) -> Iterator[bytes]:
-    """The raw bytes of each MLLOG record, as the reader above finds them, for copying a run into a result file.
+
+def numbered_records(stream: SupportsRead) -> Iterator[tuple[int, bytes]]:
+    """(line, raw bytes) of each MLLOG record, as the reader above finds them, for copying a run into a result file.
 
     A record runs from the last `:::MLLOG ` token on its line (a bare CR also ends a line) to the last
     non-blank byte, so launcher prefixes (`[1,0]<stdout>:`) and line ends are dropped and the JSON is copied
     byte for byte. Records that do not decode are yielded too: leaving them out would hide a broken run.
-    Lines over MAX_LINE are skipped, as the reader skips them. Memory stays bounded by MAX_LINE.
+    Lines over MAX_LINE are skipped, as the reader skips them. Read in CHUNK pieces, as `check` reads: memory stays
+    bounded by MAX_LINE, and a file of newlines costs C-level scans only.
     """
-    while True:
-        line = stream.readline(MAX_LINE + 1)
-        if not line:
-            return
-        if len(line) > MAX_LINE and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):  # drop the rest of the overlong line
-                line = stream.readline(MAX_LINE + 1)
-            continue
-        if _BTOKEN not in line:
-            continue
-        body = line[:-2] if line.endswith(b"\r\n") else line.rstrip(b"\n")
-        for piece in body.split(b"\r"):
-            at = piece.rfind(_BTOKEN)
-            if at >= 0:
-                yield piece[at:].rstrip()
+    rest, line, overlong = b"", 1, False
+    while chunk := stream.read(CHUNK):
+        if overlong:  # drop bytes up to the end of the overlong line
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                continue
+            chunk, overlong, line = chunk[cut + 1 :], False, line + 1
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield from _block_records(data[:cut], line)
+            line += data.count(b"\n", 0, cut)
+        rest = data[cut:]
+        if len(rest) > MAX_LINE:
+            rest, overlong = b"", True
+    if rest and not overlong:
+        yield from _block_records(rest, line)
+
+
+def record_lines(stream: SupportsRead) -> Iterator[bytes]:
+    """The raw bytes of each MLLOG record (numbered_records without the line numbers)."""
+    for _line, raw in numbered_records(stream):
+        yield raw

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mlsubmit.checker.logs.input import _BTOKEN
 from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.codes import finding
@@ -21,8 +22,13 @@ Sink = Callable[[list["Record"]], None]  # takes each batch of records as it is 
 # A round-6.1 result file holds up to 100 MiB of framework log: a few hundred thousand records at most; a 1 GB log
 # of nothing but records holds about 5 M.
 MAX_RECORDS = 10_000_000
-# Records a log keeps when it is read without a sink (advise, package, power logs): what memory does follow.
+# Records a log keeps when it is read without a sink (advise, package, power logs): what memory does follow, so
+# they are bounded by bytes too: the MLLOG lines kept plus KEPT_OVERHEAD a record (what a Record, its dict and a
+# short value take in memory) stay within MAX_KEPT_BYTES, ~120 MB of records whether they are small or wide (about
+# 120,000 records of the usual 200 bytes, 35,000 of 2 kB; real logs hold a few thousand).
 MAX_KEPT = 1_000_000
+MAX_KEPT_BYTES = 96 << 20
+KEPT_OVERHEAD = 600
 # Records kept for the rule files that need the whole list (`loglines`, or asked for late: rules.engine): about
 # 150 MB of them. The corpus's largest log holds 1,492.
 WHOLE_RECORDS = 200_000
@@ -32,7 +38,7 @@ MAX_BYTES = 4 << 30  # read from the file, or from what a gzip-compressed one ex
 # The lines kept for the RCP check (every eval_accuracy, train_samples, ... line): the largest real log has ~1,500
 # records in all; past either bound the check reads the first ones, and LOG012 says so.
 RCP_LINES = 50_000
-RCP_BYTES = 64 << 20
+RCP_BYTES = 4 << 20  # the reference reader holds each line several times over, in every run of a folder
 
 
 def keep_rcp_lines(log: ParsedLog, block: bytes, kept: list[bytes]) -> None:
@@ -55,13 +61,22 @@ def records_limit(sink: Sink | None) -> int:
     return MAX_RECORDS if sink is not None else MAX_KEPT
 
 
+def kept_cost(log: ParsedLog) -> int:
+    """What the records a log keeps take, as MAX_KEPT_BYTES counts it."""
+    return log.kept_bytes + log.record_count * KEPT_OVERHEAD
+
+
 def over_limit(log: ParsedLog, size: int, limit: int) -> bool:
-    """True when the log has reached `limit` records or MAX_BYTES; the first time, LOG012 is filed."""
-    if log.record_count < limit and size <= MAX_BYTES:
+    """True when the log has reached `limit` records, MAX_BYTES or (records kept) MAX_KEPT_BYTES; the first time,
+    LOG012 is filed."""
+    heavy = limit == MAX_KEPT and kept_cost(log) > MAX_KEPT_BYTES
+    if log.record_count < limit and size <= MAX_BYTES and not heavy:
         return False
-    if any(f.code == "LOG012" for f in log.findings):
+    if any(f.code == "LOG012" and f.message.startswith("the log holds") for f in log.findings):  # not the RCP's
         return True
     what = f"{limit:,} records or more" if log.record_count >= limit else f"more than {MAX_BYTES:,} bytes"
+    if heavy and log.record_count < limit:
+        what = f"records past {MAX_KEPT_BYTES >> 20} MiB kept (at {log.record_count:,} records)"
     last = log.last_line or None
     log.findings.append(finding("LOG012", log.path, f"the log holds {what}; the rest was not read", line=last))
     return True
@@ -70,9 +85,25 @@ def over_limit(log: ParsedLog, size: int, limit: int) -> bool:
 _MARKS = frozenset({"run_start", "run_stop"})
 
 
-def hand(log: ParsedLog, sink: Sink | None, *, cut: bool = True) -> None:
+def record_bytes(block: bytes) -> int:
+    """The bytes of the MLLOG lines in `block`: the block itself when records are on most lines (a little over),
+    else each record's line measured (few of them: a Python step each)."""
+    hits = block.count(_BTOKEN)
+    if not hits or hits * 2 >= block.count(b"\n"):
+        return len(block) if hits else 0
+    total, pos = 0, block.find(_BTOKEN)
+    while pos >= 0:
+        end = block.find(b"\n", pos)
+        end = len(block) if end < 0 else end
+        total += end - block.rfind(b"\n", 0, pos)
+        pos = block.find(_BTOKEN, end)
+    return total
+
+
+def hand(log: ParsedLog, sink: Sink | None, block: bytes = b"", *, cut: bool = True) -> None:
     """Count the records the reader just added (cut to the limit), note the first run_start and run_stop, and
-    give them to `sink`, which keeps what it needs: the log then keeps none. Without a sink the log keeps them."""
+    give them to `sink`, which keeps what it needs: the log then keeps none. Without a sink the log keeps them,
+    and `block` (the bytes they were read from) counts towards MAX_KEPT_BYTES."""
     start = 0 if sink is not None else log.record_count
     batch = log.records
     room = records_limit(sink) - log.record_count
@@ -80,6 +111,8 @@ def hand(log: ParsedLog, sink: Sink | None, *, cut: bool = True) -> None:
         del batch[start + room :]
     if len(batch) == start:
         return
+    if sink is None:
+        log.kept_bytes += record_bytes(block)
     log.record_count += len(batch) - start
     log.last_line = batch[-1].line
     marks = log.marks

@@ -26,6 +26,7 @@ from mlsubmit.checker.logs.watchdog import beat, watched
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.repeats import Capped
 
 _SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
 _REPORT_EACH = 5  # line numbers a LOG002/LOG003 finding lists; the rest are counted
@@ -69,6 +70,7 @@ class ParsedLog:
     rcp_bytes: int = 0  # of rcp_lines, bounded (limits.keep_rcp_lines)
     rcp_cut: bool = False
     marks: dict[str, Record] = field(default_factory=dict)  # first run_start and run_stop, for order.run_order
+    kept_bytes: int = 0  # of the MLLOG lines of `records` kept without a sink (limits.MAX_KEPT_BYTES)
 
     def first(self, key: str) -> Record | None:
         return next((r for r in self.records if r.key == key), None)
@@ -180,6 +182,7 @@ class _Reader:
         self.index = 0  # mlperf-logging's lineno: count of MLLOG lines
         self.nul_lines: list[int] = []
         self.bad_utf8: list[int] = []
+        self.noted = Capped()  # a finding per bad record, within the log's cap (one per record would follow a log)
 
     def feed(self, data: bytes, first_line: int) -> int:
         """Read the complete lines in `data` (it ends just after a newline, or at EOF); return the lines seen.
@@ -315,7 +318,7 @@ class _Reader:
             key, value, ts, warnings = decode_record(body)
         except _RecordError as err:
             self.log.parse_errors += 1
-            self.log.findings.append(finding(err.code, self.display, err.message, line=lineno))
+            self.noted.append(finding(err.code, self.display, err.message, line=lineno))
             return
         if warnings:
             self._warn(key, body, warnings, lineno)
@@ -323,22 +326,15 @@ class _Reader:
 
     def _warn(self, key: str, body: str, warnings: list[str], lineno: int) -> None:
         if "LOG008" in warnings:
-            self.log.findings.append(
-                finding("LOG008", self.display, f"record '{key}' holds NaN or Infinity", line=lineno)
-            )
+            self.noted.append(finding("LOG008", self.display, f"record '{key}' holds NaN or Infinity", line=lineno))
         dups = _duplicate_keys(body) if "LOG007" in warnings else []
         if dups:
-            self.log.findings.append(
-                finding(
-                    "LOG007",
-                    self.display,
-                    f"record '{key}' repeats key(s) {', '.join(dups)}; the last value is used",
-                    line=lineno,
-                )
-            )
+            self.noted.append(finding("LOG007", self.display, f"record '{key}' repeats key(s) {', '.join(dups)}; "
+                                      "the last value is used", line=lineno))
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
+        self.log.findings += self.noted
         self.log.findings += run_order(list(self.log.marks.values()), self.display)
         self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")  # a NUL line is not also LOG003
         self._summarise("LOG003", sorted(set(self.bad_utf8) - set(self.nul_lines)), "bytes that are not valid UTF-8")
@@ -384,7 +380,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             if rcp_lines:  # the lines the RCP check reads (rcp/lines.py), where one follows
                 keep_rcp_lines(reader.log, block, kept)
             line += reader.feed(block, line)
-            hand(reader.log, sink)
+            hand(reader.log, sink, block)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
             reader.log.findings.append(
@@ -396,7 +392,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
         if rcp_lines:
             keep_rcp_lines(reader.log, rest, kept)
         reader.feed(rest, line)
-        hand(reader.log, sink, cut=False)
+        hand(reader.log, sink, rest, cut=False)
     lines = line - 1 + (1 if rest or overlong else 0)
     log = reader.finish(lines)
     log.rcp_lines = kept

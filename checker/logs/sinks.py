@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from mlsubmit.checker.logs.facts import FactsBuilder
 from mlsubmit.checker.logs.limits import WHOLE_RECORDS
@@ -16,9 +16,6 @@ from mlsubmit.checker.logs.reader import ParsedLog, Record, read_log
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
-
-if TYPE_CHECKING:
-    from mlsubmit.checker.rules.engine import RuleStream
 
 MAX_KEPT = 100_000  # records of the table's keys kept for the HP check (a real log has one of each)
 
@@ -63,9 +60,9 @@ class Whole:
         return kept
 
 
-def fan_out(facts: FactsBuilder | None, rules: RuleStream | None, kept: Kept | None) -> Callable[[list[Record]], None]:
-    """One reader sink feeding each consumer in turn."""
-    feeds = [c.feed for c in (facts, rules, kept) if c is not None]
+def fan_out(*consumers: FactsBuilder | Kept | Any | None) -> Callable[[list[Record]], None]:
+    """One reader sink feeding each consumer (anything with `feed(batch)`; None is skipped) in turn."""
+    feeds = [c.feed for c in consumers if c is not None]
 
     def sink(batch: list[Record]) -> None:
         for feed in feeds:

@@ -25,6 +25,7 @@ from typing import Any
 from mlsubmit.codes import families, finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Waived
+from mlsubmit.repeats import original_message
 
 CONFIG_FILE = "mlsubmit.toml"
 FILE_LIMIT = 32 << 20  # a written waiver file takes about 180 bytes a table; MAX_WAIVERS of them fit
@@ -73,7 +74,10 @@ class Waiver:
             return False
         if pattern is None:
             return True
-        text = searchable(f.message)
+        message = original_message(f)  # a fold of many findings (mlsubmit/repeats.py): the message they share
+        if message is None:
+            return False
+        text = searchable(message)
         exact = literal_message(self.message or "")
         return text == exact if exact is not None else pattern.search(text) is not None
 

@@ -225,9 +225,9 @@ def check_folder(
     shown = os.path.join(folder.shown, "power")
     by_name = _result_names(folder)
     verdict = _prepared_verdict(org, power) or reference_verdict(power, shown, list(by_name))
-    out = list(verdict.findings)
-    if as_reference:  # the failed runs count through the olympic tolerance (TREE007), as run errors do
-        out = [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in out]
+    # the runs the power checker fails count through the olympic tolerance (TREE007), as run errors do, in both
+    # profiles: the folder judges them
+    out = [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in verdict.findings]
     if verdict.crash:
         severity = Severity.ERROR if as_reference else Severity.WARNING
         out.append(finding("TREE024", shown, f"power checker: {verdict.crash}", severity=severity))

@@ -10,7 +10,6 @@ them, `checker/logs/reader.py`), so bad bytes, broken JSON and huge lines become
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from mlsubmit.checker.logs.reader import read_log
 
 from mlsubmit.findings import Finding
+from mlsubmit.support import numbers
 
 START = "power_measurement_start"
 STOP = "power_measurement_stop"
@@ -38,10 +38,8 @@ class Mark:
 
 
 def number(value: Any) -> float | None:
-    """A finite int or float (not bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+    """A finite int or float (not bool), else None (an integer beyond a float's range too)."""
+    return numbers.finite(value)
 
 
 @dataclass(frozen=True)

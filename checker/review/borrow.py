@@ -7,7 +7,6 @@ original, the scale rule and the benchmarks where borrowing is refused. The roun
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +18,7 @@ from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
+from mlsubmit.support import numbers
 
 # Row verdicts, in the order the table shows them.
 FROM_DONOR, SAME, BATCH, KEPT_OWN, CHANGED, SETTING, SETTING_CHANGED = (
@@ -48,9 +48,9 @@ class Borrowing:
 
 def equal(a: Any, b: Any) -> bool:
     """Logged values the same: numbers within the closed table's tolerance, anything else exactly."""
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+    kinds = (int, float)
+    if isinstance(a, kinds) and isinstance(b, kinds) and not isinstance(a, bool) and not isinstance(b, bool):
+        return numbers.close(a, b, rel_tol=1e-6, abs_tol=1e-12)
     return bool(a == b)
 
 

@@ -80,13 +80,23 @@ def _stated_in(folder: Path) -> Stated:
         return _checked(text, marker)
     config = folder / CONFIG_FILE
     if config.is_file():
-        table = _check_table(config)
+        table = check_table(config)
         if "ruleset" in table:
             return _checked(table["ruleset"], config)
     return None
 
 
-def _check_table(config: Path) -> dict[str, object]:
+def nearest_config(path: Path) -> Path | None:
+    """The nearest mlsubmit.toml in the folder of `path` (itself when a folder) or a folder above it."""
+    start = path.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder / CONFIG_FILE
+    return None
+
+
+def check_table(config: Path) -> dict[str, object]:
+    """The `[check]` table of an mlsubmit.toml ({} when it has none); UsageError when it cannot be read."""
     from mlsubmit.support import tomlfile
 
     try:

@@ -33,6 +33,7 @@ from mlsubmit.checker.rules.tally import (
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.repeats import Capped
 from mlsubmit.support.datafiles import load_validated
 
 if TYPE_CHECKING:
@@ -92,6 +93,7 @@ class _LogRun:
         self.counts: Counter[str] = Counter()  # records of each key, for the streamed files (each sees every one)
         self.lines: dict[str, Lines] | None = None  # of every key, for the files run on the whole log
         self._reported_refusals: set[int] = set()
+        self._crash_heads: dict[tuple[Any, ...], str] = {}  # RULE006's message head per snippet and error
         self._begin()
 
     def _begin(self) -> None:
@@ -138,10 +140,10 @@ class _LogRun:
         for run in order:  # as if each file ran after the one before: a file naming a key drops earlier findings
             for key in [k for k in out.by_key if k in run.rules.keys]:
                 del out.by_key[key]
-            out.warnings += run.out.warnings
-            out.fixed += run.out.fixed
+            out.warnings.extend(run.out.warnings)
+            out.fixed.extend(run.out.fixed)
             for key, found in run.out.by_key.items():
-                out.by_key.setdefault(key, []).extend(found)
+                out.by_key.setdefault(key, Capped()).extend(found)
             run.ns.clear()  # its state `s` and, for a whole-log file, the records
         # files and engine refer to each other: untie them, so that they go now, not at a later garbage collection
         self.runs, self.active, self.current, self.asked = [], None, None, {}
@@ -221,17 +223,25 @@ class _LogRun:
 
     def crashed(self, out: Outcome, rules: RuleFile, snip: Snippet, rec: Record | None, key: str | None,
                 what: str, exc: Exception) -> None:
-        f = finding(
-            "RULE006",
-            self.path,
-            f"{what} `{short_src(snip, 100)}` of {rules.name} raised {type(exc).__name__}: {short(str(exc), 80)}"
-            + (f" on value {short(rec.value.get('value'))}" if rec is not None else ""),
-            line=rec.line if rec else None,
-        )
+        # A log may fail this way on every record: the message's head is worked out once per snippet and error,
+        # and past the log's cap (mlsubmit/repeats.py) the failure is counted without building a Finding.
+        cause = (id(snip), what, rules.name, type(exc), str(exc))
+        head = self._crash_heads.get(cause)
+        if head is None:
+            head = (f"{what} `{short_src(snip, 100)}` of {rules.name} raised {type(exc).__name__}: "
+                    f"{short(cause[4], 80)}")
+            if len(self._crash_heads) < 10_000:  # an error quoting each record's value would grow it without end
+                self._crash_heads[cause] = head
+        message = head + (f" on value {short(rec.value.get('value'))}" if rec is not None else "")
+        line = rec.line if rec else None
         if key is None:
-            out.fixed.append(f)
+            found = out.fixed
+        elif (found_for_key := out.by_key.get(key)) is not None:
+            found = found_for_key
         else:
-            out.keyed(key, f)
+            found = out.by_key[key] = Capped()
+        if not found.counted("RULE006", message, line):
+            found.append(finding("RULE006", self.path, message, line=line))
 
 
 def _breadth_first(runs: list[FileRun]) -> list[FileRun]:

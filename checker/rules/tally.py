@@ -14,6 +14,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.findings import Finding
+from mlsubmit.repeats import Capped
 
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import Record
@@ -128,20 +129,27 @@ def lines_of_records(records: list[Record]) -> dict[str, Lines]:
 
 @dataclass
 class Outcome:
-    """Failures by key (a later rule file for the same key replaces them) and failures that always stand."""
+    """Failures by key (a later rule file for the same key replaces them) and failures that always stand; each
+    kept within the cap of mlsubmit/repeats.py, so a log whose every record fails keeps counts, not findings."""
 
-    by_key: dict[str, list[Finding]] = field(default_factory=dict)
-    fixed: list[Finding] = field(default_factory=list)
-    warnings: list[Finding] = field(default_factory=list)
+    by_key: dict[str, Capped] = field(default_factory=dict)
+    fixed: Capped = field(default_factory=Capped)
+    warnings: Capped = field(default_factory=Capped)
 
     def keyed(self, key: str, f: Finding) -> None:
-        self.by_key.setdefault(key, []).append(f)
+        found = self.by_key.get(key)
+        if found is None:
+            found = self.by_key[key] = Capped()
+        found.append(f)
 
     def findings(self) -> list[Finding]:
         return [*self.warnings, *(f for fs in self.by_key.values() for f in fs), *self.fixed]
 
 
 def short(value: Any, limit: int = 120) -> str:
+    if type(value) is str and len(value) < limit - 1 and value.isascii() and value.isprintable() and not (
+            '"' in value or "\\" in value):
+        return f'"{value}"'  # as json.dumps writes it: a failing record's value, maybe once per record
     try:
         text = json.dumps(value, sort_keys=True, default=str)
     except (ValueError, TypeError):

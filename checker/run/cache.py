@@ -52,7 +52,9 @@ def _hp_tables_digest() -> str:
 
 
 @functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
-def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
+def context_key(ruleset: str, log_checks: str) -> str:
+    """The key of everything a log's cached result depends on beside its bytes; `log_checks`: the profile's log
+    checks (ProfileSpec.key()). Severities are applied after the cache, to findings with the checks' own."""
     from mlsubmit.checker.logs.facts import SERIES_KEYS
 
     parts = {
@@ -60,9 +62,9 @@ def context_key(ruleset: str, profile: str, hyperparameters: bool) -> str:
         "mlsubmit": __version__,
         "mlperf_logging": _mlperf_logging_version(),
         "ruleset": ruleset,
-        "profile": profile,
-        "hyperparameters": hyperparameters,
-        "hp_tables": _hp_tables_digest() if hyperparameters else "",  # the tables are data: edited without a release
+        "log_checks": log_checks,
+        # the tables are data: edited without a release
+        "hp_tables": _hp_tables_digest() if "hyperparameters" in log_checks.split(",") else "",
         "series": sorted(SERIES_KEYS),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
@@ -75,6 +77,7 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
     return {
         "code": f.code, "severity": f.severity.value, "path": f.path, "message": f.message, "hint": f.hint,
         "line": f.line, "pointer": f.pointer, "related": [[r.path, r.line, r.pointer] for r in f.related],
+        **({"repeats": f.repeats} if f.repeats else {}),
     }  # fmt: skip
 
 
@@ -83,7 +86,8 @@ def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
 
     path = new if d["path"] == old else d["path"]
     related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
-    return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related)
+    return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related,
+                   repeats=d.get("repeats", 0))
 
 
 def _occ(o: Any) -> list[Any]:

@@ -1,14 +1,12 @@
 """What a check run is asked to do: `CheckOptions`, and the `Profile` that chooses its checks.
 
-A profile lists the checks it runs, by module and function name inside `mlsubmit.checker`: the log checks (one
-parsed log in, findings out), the preparations (tree work that needs no log, run beside the log checks) and the
-org checks (an organisation tree and its logs' facts in, findings out). They are imported when first asked for, so
-a run of a few logs does not pay for the tree checks. This is the one place a profile's meaning is written down.
+A profile is data (checker/tables/profile-<name>.yaml, read by checker/policy/profiles.py): the registered checks
+it runs (checker/run/checks.py) and each code's severity. `CheckOptions.policy` carries it with the project's and
+the command line's settings, applied to the report after checking (checker/policy/severity.py).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.facts import LogFacts
     from mlsubmit.checker.logs.reader import ParsedLog
+    from mlsubmit.checker.policy.profiles import ProfileSpec
+    from mlsubmit.checker.policy.severity import Policy
     from mlsubmit.checker.run.discover import OrgTree
 
     from mlsubmit.findings import Finding
@@ -44,74 +44,19 @@ def no_progress(total: int, label: str) -> Iterator[Callable[[], None]]:
     yield _nothing
 
 
-@dataclass(frozen=True)
-class _Plan:
-    log_checks: tuple[str, ...]
-    preparations: tuple[str, ...]
-    code_scan: str | None  # (org, options) -> the files whose secret scan is a task of the log pool
-    org_checks: tuple[str, ...]
-    hyperparameters: bool  # the closed-division table applies (unless --no-hyperparameters)
-    demote_run_errors: bool  # a run's errors inside a tree count through the folder's olympic tolerance (TREE007)
-    # the tree check is the reference package checker's own (no layout, implementation, hygiene or power rules)
-    reference_tree: bool
-
-
-HP_CHECK = "hyperparameters.apply:check_log"
-
-_PLANS: dict[str, _Plan] = {
-    "full": _Plan(
-        log_checks=("rules.engine:check_log", HP_CHECK, "tree.resultfile:check_log"),
-        preparations=("systems.agreement:prepare_org", "tree.check:prepare_org"),
-        code_scan="tree.check:code_to_scan",
-        org_checks=("systems.agreement:check_org", "tree.check:check_org"),
-        hyperparameters=True,
-        demote_run_errors=False,
-        reference_tree=False,
-    ),
-    # only what mlperf-logging's package checker checks; its system-file check is part of the tree check
-    "reference": _Plan(
-        log_checks=("rules.engine:check_log",),
-        preparations=("tree.check:prepare_org",),
-        code_scan=None,
-        org_checks=("tree.check:check_org",),
-        hyperparameters=False,
-        demote_run_errors=True,
-        reference_tree=True,
-    ),
-}
-
-
-def _load(name: str) -> Any:
-    module, function = name.split(":")
-    return getattr(importlib.import_module(f"mlsubmit.checker.{module}"), function)
-
-
 class Profile(str, Enum):
-    """`--profile`. A str, so its value is the command-line name and the cache key's word for it."""
+    """`--profile`: a shipped profile (checker/tables/profile-<name>.yaml). A str, so its value is the command-line
+    name."""
 
     FULL = "full"
     REFERENCE = "reference"
 
     @property
-    def plan(self) -> _Plan:
-        return _PLANS[self.value]
+    def plan(self) -> ProfileSpec:
+        """The profile's data: its checks by stage and its severities (checker/policy/profiles.py)."""
+        from mlsubmit.checker.policy.profiles import load
 
-    def log_checks(self, *, hyperparameters: bool = True) -> list[LogCheck]:
-        names = [n for n in self.plan.log_checks if hyperparameters or n != HP_CHECK]
-        return [_load(n) for n in names]
-
-    def log_check(self, name: str) -> LogCheck:
-        """One of the plan's log checks by its name (those that read a log's counters, not its records)."""
-        return _load(name)
-
-    def preparations(self) -> list[OrgPrep]:
-        return [_load(n) for n in self.plan.preparations]
-
-    def code_scan(self) -> CodePlan | None:
-        return None if self.plan.code_scan is None else _load(self.plan.code_scan)
-
-    def org_checks(self) -> list[OrgCheck]:
-        return [_load(n) for n in self.plan.org_checks]
+        return load(self.value)
 
 
 @dataclass(frozen=True)
@@ -122,7 +67,6 @@ class CheckOptions:
     cache_dir: Path | None = None
     changed_since: str | None = None
     strict: bool = False
-    hyperparameters: bool = True  # the closed-division table (issue: HP checks)
     changed_paths: frozenset[str] | None = None  # resolved paths changed since --changed-since (set by run_check)
     # False: the log's facts are not extracted (empty LogFacts come back). Set by run_rounds, for logs outside an
     # organisation tree when its caller reads only findings; never with a cache, whose entries keep facts.
@@ -138,9 +82,17 @@ class CheckOptions:
     run_select: str = "median-window"
     # The command line's progress display for work done outside the pool (the code scan); never part of a key.
     progress: Tracker = field(default=no_progress, compare=False, repr=False)
+    # The severities and selections applied to the report (None: the profile's own). Never part of a cache key:
+    # it is applied after checking, to findings that hold the checks' own severities.
+    policy: Policy | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "profile", Profile(self.profile))
+        if self.policy is None or self.policy.profile != self.profile.value:
+            from mlsubmit.checker.policy.severity import Policy
+
+            layers = self.policy.layers if self.policy is not None else ()
+            object.__setattr__(self, "policy", Policy(self.profile.value, layers))
         if self.custom_rcps is not None:
             from mlsubmit.checker.rcp.custom import parse
 
@@ -148,5 +100,10 @@ class CheckOptions:
 
     @property
     def hp_table(self) -> bool:
-        """The closed-division hyperparameter table is checked: the profile has it and it was not turned off."""
-        return self.hyperparameters and self.profile.plan.hyperparameters
+        """The closed-division hyperparameter table is checked: the profile runs it."""
+        return self.profile.plan.runs("hyperparameters")
+
+    @property
+    def in_force(self) -> Policy:
+        assert self.policy is not None  # set by __post_init__
+        return self.policy

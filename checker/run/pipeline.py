@@ -7,7 +7,6 @@ starts with compiled rules.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
@@ -20,15 +19,14 @@ from mlsubmit.checker.hygiene import check as hygiene
 from mlsubmit.checker.hygiene.check import Scanned
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.logs.sinks import Kept, Whole, fan_out
+from mlsubmit.checker.logs.sinks import Whole, fan_out
+from mlsubmit.checker.policy.severity import Policy
 from mlsubmit.checker.rcp import answer_for
-from mlsubmit.checker.rules.engine import RuleStream
-from mlsubmit.checker.rules.files import get_ruleset
+from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.run import pool
 from mlsubmit.checker.run.cache import LogCache, context_key
 from mlsubmit.checker.run.discover import LogRef, OrgTree, Targets, discover
 from mlsubmit.checker.run.options import (
-    HP_CHECK,
     CheckOptions,
     CodeTask,
     OrgCheck,
@@ -40,9 +38,9 @@ from mlsubmit.checker.run.options import (
 from mlsubmit.codes import finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.repeats import capped
 from mlsubmit.support.safe_io import sha256_file as file_sha256
 
-RULES_CHECK = "rules.engine:check_log"
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
 
 
@@ -53,12 +51,12 @@ class LogResult:
 
 
 def org_checks(options: CheckOptions) -> list[OrgCheck]:
-    return options.profile.org_checks()
+    return [c.function() for c in options.profile.plan.stage("org")]
 
 
 def org_preparations(options: CheckOptions) -> list[OrgPrep]:
     """Work of the org checks that needs no log (system files, RCP statistics), run beside the log checks."""
-    return options.profile.preparations()
+    return [c.function() for c in options.profile.plan.stage("prepare")]
 
 
 def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult | None]:
@@ -79,23 +77,15 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
     builder = FactsBuilder() if whole else None
     whole_log = Whole(ref.path, ref.display, ref.unpack)
-    rules, kept = _log_consumers(ref, options, whole_log)
+    started = [(check, check.start(ref, options, whole_log)) for check in options.profile.plan.stage("log")]
     log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
-                   sink=fan_out(builder, rules, kept))
+                   sink=fan_out(builder, *(state for _, state in started)))
     findings = list(log.findings)
     if log.record_count:
-        for name in options.profile.plan.log_checks:  # in the profile's order, each fed as the log was read
-            if name == RULES_CHECK and rules is not None:
-                findings.extend(rules.finish())
-                findings += [whole_log.cut] if whole_log.cut is not None else []
-            elif name == HP_CHECK and kept is not None:
-                from mlsubmit.checker.hyperparameters.apply import check_log as hp_check
-                from mlsubmit.checker.hyperparameters.apply import merge_rule_duplicates
-
-                findings.extend(hp_check(kept.log(log), options))
-                findings = merge_rule_duplicates(findings)  # a value the table and a rule file both catch: once
-            elif name not in (RULES_CHECK, HP_CHECK):  # a check of the counters the reader keeps (TREE049)
-                findings.extend(options.profile.log_check(name)(log, options))
+        for check, state in started:  # in the profile's order, each fed as the log was read
+            if check.finish is not None:
+                findings = check.finish(state, log, options, findings)
+    findings = capped(findings)  # the log's cap over every source together (rule files, HP table, reader)
     facts = builder.facts(log) if builder is not None else LogFacts(path=log.path)
     if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
         facts.rcp_answer = answer_for(facts, options.ruleset)
@@ -103,26 +93,6 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     if cache is not None and sha is not None and log.sha256 == sha:  # unchanged while it was read
         cache.put(_key(ref, sha), ref.display, findings, facts)
     return LogResult(findings, facts)
-
-
-def _log_consumers(ref: LogRef, options: CheckOptions, whole: Whole) -> tuple[RuleStream | None, Kept | None]:
-    """The rule files' stream and the HP table's kept records, for the checks the profile runs."""
-    names = options.profile.plan.log_checks
-    rules = RuleStream(get_ruleset(options.ruleset), ref.display, whole) if RULES_CHECK in names else None
-    kept = Kept(_hp_keys(options.ruleset)) if HP_CHECK in names and options.hp_table else None
-    return rules, kept
-
-
-@functools.cache
-def _hp_keys(ruleset: str) -> frozenset[str]:
-    """The keys the HP table reads in a round: worked out once per process, not per log (a table has ~30,000
-    names to walk; per log that was a quarter of checking a small one)."""
-    from mlsubmit.checker.hyperparameters.table import table_for
-
-    table = table_for(ruleset)
-    rows = [(b, r) for b, found in table.benchmarks.items() for r in found] if table else []
-    keys = {table.key(b, n) for b, r in rows for n in r.names()} if table else set()
-    return frozenset(keys | {"submission_division", "submission_benchmark"})
 
 
 def _key(ref: LogRef, sha: str) -> str:
@@ -133,7 +103,7 @@ def _key(ref: LogRef, sha: str) -> str:
 def _cache(options: CheckOptions) -> LogCache | None:
     if options.cache_dir is None:
         return None
-    return LogCache(options.cache_dir, context_key(options.ruleset, options.profile, options.hyperparameters))
+    return LogCache(options.cache_dir, context_key(options.ruleset, options.profile.plan.key()))
 
 
 Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
@@ -241,14 +211,34 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
 
 
 def _demote_run_errors(run: CheckRun) -> None:
-    """--profile reference: a run's own errors count through its folder's olympic tolerance (TREE007), as in the
-    package checker, so inside organisation trees they are shown as warnings."""
+    """A run's own errors count through its folder's olympic tolerance (TREE007), as in the package checker, so
+    inside organisation trees they are shown as warnings; the folder's TREE007 or TREE008 judges them."""
     for org in run.targets.orgs:
         for ref in org.logs:
             found = run.report.files.get(ref.display, [])
             run.report.files[ref.display] = [
                 replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in found
             ]
+
+
+def _note_alone(run: CheckRun) -> None:
+    """A log checked outside its tree keeps its errors, and says what its folder will make of them (POL001)."""
+    for ref in run.targets.loose_logs:
+        found = run.report.files.get(ref.display, [])
+        codes = sorted({f.code for f in found if f.severity is Severity.ERROR})
+        if codes:
+            run.report.files[ref.display].append(finding(
+                "POL001", ref.display, f"checked alone, this run does not comply ({', '.join(codes)}); in its "
+                "results folder it counts as one non-compliant run, and olympic scoring accepts one per folder "
+                "(four of unet3d's 40), judged there as TREE008 or TREE007"))
+
+
+def _policed(facts: LogFacts, policy: Policy, round_name: str) -> LogFacts:
+    """The run's error codes as the policy leaves them (a code it makes a warning does not fail the run)."""
+    if not facts.error_codes:
+        return facts
+    kept = policy.still_errors(facts.error_codes, round_name, facts.path)
+    return facts if kept == facts.error_codes else replace(facts, error_codes=kept)
 
 
 def run_check(paths: Iterable[str], options: CheckOptions, *, progress: Tracker = no_progress) -> CheckRun:
@@ -294,8 +284,7 @@ def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTre
     """The implementation files to scan for secrets, with their organisation: tasks of the log pool."""
     out: list[tuple[OrgTree, CodeTask]] = []
     for options, run in plans:
-        plan = options.profile.code_scan()
-        if plan is not None:
+        for plan in (c.function() for c in options.profile.plan.stage("code")):
             for org in run.targets.orgs:  # an unreadable folder: the hygiene check files TREE048 when it lists it
                 tasks = _attempt(partial(plan, org, options))
                 out += [] if isinstance(tasks, OSError) else [(org, task) for task in tasks]
@@ -322,19 +311,23 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
 
 
 def _finish(run: CheckRun, options: CheckOptions) -> None:
-    """File the logs' findings, then the system files and the tree-level checks of every organisation."""
+    """File the logs' findings, then the system files and the tree-level checks of every organisation; then the
+    policy's severities and selections over them all."""
+    plan, policy, name = options.profile.plan, options.in_force, round_name(options.ruleset)
     for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
-    if options.profile.plan.demote_run_errors:  # before the tree checks add their own findings to these files
+    if plan.run_errors == "folder":  # before the tree checks add their own findings to these files
         _demote_run_errors(run)
+    if plan.note_alone:
+        _note_alone(run)
     _add_system_files(run, options)
-    if run.targets.raw_folders and not options.profile.plan.reference_tree:  # the package checker has no run sets
-        from mlsubmit.checker.tree.runset import check_raw_folder
-
-        for raw in run.targets.raw_folders:  # a folder of raw job output: its run sets, as a results folder's
-            run.report.extend(check_raw_folder(raw, {r.display: run.results[r.display].facts for r in raw.logs},
-                                               options))
+    for sets in plan.stage("raw") if run.targets.raw_folders else ():  # raw job output: its run sets
+        for raw in run.targets.raw_folders:
+            run.report.extend(sets.function()(raw, {r.display: run.results[r.display].facts for r in raw.logs},
+                                              options))
     for org in run.targets.orgs:
+        for ref in org.logs:  # kept for the report too: a run's error codes as the policy leaves them
+            run.results[ref.display].facts = _policed(run.results[ref.display].facts, policy, name)
         facts = {ref.display: run.results[ref.display].facts for ref in org.logs}
         unreadable = [_unreadable(org, PermissionError(13, "Permission denied", p)) for p in org.unreadable]
         for check in org_checks(options):
@@ -344,6 +337,7 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
             else:
                 run.report.extend(found)
         run.report.extend({(f.path, f.message): f for f in unreadable}.values())
+    policy.apply(run.report, name)
 
 
 def _attempt(call: Callable[[], _R]) -> _R | OSError:

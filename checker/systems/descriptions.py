@@ -26,6 +26,7 @@ from mlsubmit.checker.systems.jsonfile import JsonDocument, escape, read_json
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support import numbers
 from mlsubmit.support.datafiles import load_validated
 from mlsubmit.support.schema_loader import load_schema
 
@@ -36,6 +37,7 @@ COUNT_FIELDS = ("number_of_nodes", "host_processors_per_node", "accelerators_per
                 "host_processor_core_count", "host_processor_vcpu_count", "host_network_card_count")
 # Fields mlperf-logging's system_desc_checker joins as strings (a JSON number there raises TypeError).
 _REFERENCE_CSV_FIELDS = frozenset({"accelerators_per_node", "host_processor_core_count"})
+ZERO_WORDS = "; accepted in practice: 30 of 161 published trees write 0 in such counts (CPU-only systems, for one)"
 
 
 # ---------------------------------------------------------------- knowledge (data)
@@ -109,13 +111,9 @@ def knowledge() -> Knowledge:
         Processor(p["name"], re.compile(p["pattern"], re.I), p["cores"], p.get("threads"), p["max_sockets"])
         for p in data["processors"]
     )
-    return Knowledge(
-        schemas=tuple((_version(s["from"]), _version(s["until"]), s["schema"]) for s in data["schemas"]),
-        status={k: StatusInfo(tuple(v["log"]), v["canonical"], v["legacy"]) for k, v in data["status"].items()},
-        log_placeholders=frozenset(data["log_placeholders"]),
-        families=families,
-        processors=processors,
-    )
+    schemas = tuple((_version(s["from"]), _version(s["until"]), s["schema"]) for s in data["schemas"])
+    status = {k: StatusInfo(tuple(v["log"]), v["canonical"], v["legacy"]) for k, v in data["status"].items()}
+    return Knowledge(schemas, status, frozenset(data["log_placeholders"]), families, processors)
 
 
 def norm(text: str) -> str:
@@ -124,17 +122,14 @@ def norm(text: str) -> str:
 
 
 def count(value: Any) -> int | None:
-    """A count field as an int (JSON integer or digit string), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    text = value.strip() if isinstance(value, str) else ""
-    if text.isascii() and text.isdigit():  # str.isdigit alone accepts "¹" and other digits int() refuses
-        return int(text)
-    return None
+    """A count field as an int (JSON integer, integral float or digit string) up to MAX_COUNT (SYS048), else None."""
+    return numbers.whole(value)
+
+
+def _huge_counts(doc: JsonDocument) -> Iterator[Finding]:
+    for key in (k for k in COUNT_FIELDS if isinstance(doc.data, dict) and numbers.too_large(doc.data.get(k))):
+        yield finding("SYS048", doc.path, f"{key} is larger than {numbers.MAX_COUNT:,}, which no system has",
+                      line=doc.line("/" + key), pointer="/" + key)
 
 
 # ---------------------------------------------------------------- schema validation
@@ -216,9 +211,11 @@ def schema_findings(doc: JsonDocument, schema: dict[str, Any]) -> list[Finding]:
                 out.extend(_required_findings(doc, error, code))
         elif code == "SYS014":
             out.append(_status_finding(doc, error, pointer))
-        else:
-            out.append(finding(code, doc.path, _message(code, error, pointer), line=doc.line(pointer),
-                               pointer=pointer or "/"))
+        else:  # a count of 0, which int() reads and accepted trees write (CPU-only systems), is a warning
+            zero = code == "SYS012" and count(error.instance) == 0
+            out.append(finding(code, doc.path, _message(code, error, pointer) + (ZERO_WORDS if zero else ""),
+                               line=doc.line(pointer), pointer=pointer or "/",
+                               severity=Severity.WARNING if zero else None))
     return out
 
 
@@ -398,4 +395,5 @@ def semantic_findings(doc: JsonDocument, system_id: str) -> list[Finding]:
     out = list(_pod_size_findings(doc, summary))
     out.extend(_accelerator_findings(doc, summary))
     out.extend(_processor_findings(doc, summary))
+    out.extend(_huge_counts(doc))
     return out

@@ -40,7 +40,7 @@ from mlsubmit.checker.tree.folders import (
 )
 
 from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.findings import Finding, Severity
 from mlsubmit.support.names import did_you_mean
 
 if TYPE_CHECKING:
@@ -193,8 +193,14 @@ def check_layout(org: OrgTree, ruleset: str) -> list[Finding]:
     return out
 
 
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
 def _has_file(root: Path, name: str) -> bool:
-    return any(name in files for _, _, files in os.walk(root))
+    """Whether a file `name` is anywhere under root; OSError for a folder that cannot be listed (os.walk would pass
+    over it, and its README.md would be reported missing)."""
+    return any(name in files for _, _, files in os.walk(root, onerror=_raise))
 
 
 def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
@@ -202,27 +208,50 @@ def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
     for bench in sorted(benchmarks):
         impl, shown = code_folder(org, bench)
         if not impl.is_dir():
-            out.append(finding("TREE013", shown, f"no implementation for {bench}"))
+            out.append(_no_implementation(impl.parent, bench, shown, benchmarks))
             continue
-        if not _has_file(impl, "README.md"):
-            out.append(finding("TREE011", shown, f"no README.md in the {bench} implementation"))
-        if not _has_file(impl, "run_and_time.sh"):
-            out.append(finding("TREE012", shown, f"no run_and_time.sh in the {bench} implementation"))
+        try:
+            missing = [(code, name) for code, name in (("TREE011", "README.md"), ("TREE012", "run_and_time.sh"))
+                       if not _has_file(impl, name)]
+        except OSError as exc:
+            out.append(finding("TREE048", str(exc.filename or shown), f"cannot be read ({exc.strerror or exc}); the "
+                               f"{bench} implementation's README.md and run_and_time.sh were not looked for"))
+            continue
+        out += [finding(code, shown, f"no {name} in the {bench} implementation") for code, name in missing]
     return out
 
 
-def prepare_org(org: OrgTree, options: CheckOptions) -> None:
-    """What check_org will need that no log decides, done beside the log checks (the pipeline runs this only
-    with a pool, so a run answered from --cache skips it): the folder listing, the RCP statistics of the
-    benchmarks whose system file says closed and, in the full profile, the layout, implementation and hygiene
-    checks, which look only at files (the secret scan of the code is a task of the pool: `code_to_scan`)."""
+def _no_implementation(root: Path, bench: str, shown: str, benchmarks: set[str]) -> Finding:
+    """TREE013; a warning when the code folder holds folders named after no benchmark with results, which may be
+    its code under another name (the review accepted that; the submission still has its code, SR L301-312)."""
+    names = listdir(root) if root.is_dir() else []
+    others = sorted(n for n in names if n not in benchmarks and not n.startswith(".") and (root / n).is_dir())
+    if not others:
+        return finding("TREE013", shown, f"no implementation for {bench}")
+    return finding("TREE013", shown, f"no implementation named {bench}; {', '.join(others)} may be its code under "
+                   "another name; accepted in practice: published trees keep code under other names (5.0 HPE: "
+                   "dlrm_dcnv2 in dlrm_v2; 4.0 Intel-HabanaLabs: llama2_70b_lora in llm_finetune)",
+                   severity=Severity.WARNING)
+
+
+def prepare_folders(org: OrgTree, options: CheckOptions) -> list[BenchFolder]:
+    """What both tree checks need that no log decides, done beside the log checks (the pipeline runs this only
+    with a pool, so a run answered from --cache skips it): the folder listing and the RCP statistics of the
+    benchmarks whose system file says closed."""
     every = org.prepared.folders = bench_folders(org)
     known = set(benchmarks.allowed(options.ruleset))
     folders = [f for f in every if f.name in known]
     divisions = {system: read_division(org, system) for system in {f.system for f in folders}}  # each file once
     rcp.prepare(options.ruleset, {f.name for f in folders if division_of.closed(divisions[f.system], [])})
-    if options.profile.plan.reference_tree:
-        return
+    return every
+
+
+def prepare_org(org: OrgTree, options: CheckOptions) -> None:
+    """prepare_folders, then the layout, implementation and hygiene checks, which look only at files (the
+    secret scan of the code is a task of the pool: `code_to_scan`)."""
+    every = prepare_folders(org, options)
+    known = set(benchmarks.allowed(options.ruleset))
+    folders = [f for f in every if f.name in known]
     org.prepared.layout = check_layout(org, options.ruleset)
     for folder in folders:
         if touched(folder, options):
@@ -267,10 +296,6 @@ def _hygiene(org: OrgTree, options: CheckOptions) -> list[Finding]:
 
 
 def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
-    if options.profile.plan.reference_tree:
-        from mlsubmit.checker.tree.reference import check_org as reference_check
-
-        return reference_check(org, facts, options)
     prep = org.prepared
     folders = prepared_folders(org)
     out, prep.layout = (check_layout(org, options.ruleset) if prep.layout is None else prep.layout), None

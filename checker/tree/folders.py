@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-import json
 import math
 import os
 import re
@@ -22,6 +21,7 @@ from mlsubmit.checker.run.discover import OrgTree, is_result_log
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding
+from mlsubmit.support import jsontext
 from mlsubmit.support.datafiles import load_validated
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
@@ -97,8 +97,8 @@ def system_field(org: OrgTree, system: str, key: str) -> Any:
     if not path.is_file():  # missing, or a FIFO or device that a read would block on
         return None
     try:
-        data = json.loads(read_bounded(path, SMALL_FILE))
-    except (OSError, ValueError, RecursionError):
+        data = jsontext.loads(read_bounded(path, SMALL_FILE))
+    except (OSError, ValueError):
         return None
     return data.get(key) if isinstance(data, dict) else None
 

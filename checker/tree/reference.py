@@ -11,7 +11,6 @@ minigo) the RCP checker. Logs are not read again: their compliance verdict and f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ from mlsubmit.checker.tree.folders import (
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support import jsontext
 from mlsubmit.support.names import did_you_mean
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
@@ -70,7 +70,8 @@ def _load_json(path: Path) -> tuple[Any, str | None]:
     if not path.is_file():
         return None, "it is not a regular file"
     try:
-        return json.loads(read_bounded(path, SMALL_FILE).decode("utf-8")), None
+        # the reference reads NaN and Infinity too; only depth and long integers stop it (as they stop json.load)
+        return jsontext.loads(read_bounded(path, SMALL_FILE).decode("utf-8"), finite=False), None
     except OSError as exc:
         return None, f"cannot open it ({exc.strerror or type(exc).__name__})"
     except UnicodeDecodeError:

@@ -2,7 +2,7 @@
 
 One run can write several reports: `--format` may be given more than once, each with its own destination, either
 as `--format sarif:r.sarif` or paired in order with the `-o` options (`--format sarif -o r.sarif --format junit -o
-r.xml`). `-` is standard output. Every file is written whole (a temporary file beside it, renamed over it), so a
+r.xml`). `-` is standard output. Every file is written whole (support.atomic: a temporary file renamed over it), so a
 CI step never reads half a report.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -19,6 +18,8 @@ from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.findings import Report
 from mlsubmit.reporters import REPORTERS
 from mlsubmit.reporters.causes import attach_causes
+from mlsubmit.support import atomic
+from mlsubmit.support.atomic import replacing
 from mlsubmit.support.names import did_you_mean
 
 STDOUT = "-"
@@ -134,59 +135,18 @@ def emit(report: Report, args: argparse.Namespace) -> int:
         reporter = REPORTERS[o.format]
         if o.path == STDOUT:
             reporter(report, sys.stdout, color=_use_color(args, sys.stdout))
-        else:
-            try:
-                with atomic_writer(o.path) as stream:
-                    reporter(report, stream, color=False)
-            except OSError as exc:  # a full disk while writing: the old file is kept, and the run is exit 2
-                raise FatalError(f"cannot write {o.path}: {exc.strerror or exc}") from exc
+            continue
+        try:
+            with replacing(o.path) as stream:  # whole or not at all: a full disk leaves the old file, no 0-byte one
+                reporter(report, stream, color=False)
+        except OSError as exc:
+            raise FatalError(f"cannot write {o.path}: {exc.strerror or exc}") from exc
     return report.exit_code()
 
 
-class atomic_writer:
-    """A text file written whole: into a temporary file beside it, renamed over it when the block ends without
-    an error (a failed write leaves the old file, or none). A destination that is not a regular file (/dev/stdout,
-    a FIFO) is written in place: renaming over it would replace the device or pipe."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._tmp: str | None = None
-        self._stream: TextIO | None = None
-
-    def __enter__(self) -> TextIO:
-        try:
-            if os.path.exists(self.path) and not os.path.isfile(self.path):
-                self._stream = open(self.path, "w", encoding="utf-8")
-            else:
-                folder = os.path.dirname(os.path.abspath(self.path))
-                fd, self._tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.path)}.", suffix=".tmp")
-                self._stream = os.fdopen(fd, "w", encoding="utf-8")
-        except OSError as exc:
-            raise FatalError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
-        return self._stream
-
-    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        assert self._stream is not None
-        try:
-            self._stream.close()
-            if self._tmp is not None and exc is None:
-                os.chmod(self._tmp, 0o666 & ~_umask())
-                os.replace(self._tmp, self.path)
-        except OSError as error:
-            if exc is None:
-                raise FatalError(f"cannot write {self.path}: {error.strerror or error}") from error
-        finally:
-            if self._tmp is not None and os.path.exists(self._tmp):
-                os.unlink(self._tmp)
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
 def write_text(path: str, text: str) -> None:
-    """Write a page or table the user asked for (--html, -o) whole; a path that cannot be written is exit 2."""
-    with atomic_writer(path) as stream:
-        stream.write(text)
+    """Write a page or table the user asked for (--html, -o); a path that cannot be written is exit 2."""
+    try:
+        atomic.write_text(path, text)
+    except OSError as exc:
+        raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc

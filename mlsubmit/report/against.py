@@ -50,15 +50,19 @@ def read_chair(path: Path) -> ChairSummary:
     except (OSError, ValueError) as exc:
         raise FatalError(f"--against {path}: cannot read it: {exc}") from exc
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, [])
-    if "details_url" not in header or "system" not in header:
-        raise FatalError(f"--against {path}: not a result summarizer CSV (no details_url or system column)")
-    rows: dict[str, list[ChairRow]] = {}
-    start = reader.line_num + 1
-    for values in reader:
-        cells = dict(zip(header, values, strict=False))
-        rows.setdefault(cells.get("details_url", ""), []).append(ChairRow(start, cells))
+    try:  # csv.Error: a field over csv's limit (131,072 characters), a NUL in 3.10
+        header = next(reader, [])
+        if "details_url" not in header or "system" not in header:
+            raise FatalError(f"--against {path}: not a result summarizer CSV (no details_url or system column)")
+        rows: dict[str, list[ChairRow]] = {}
         start = reader.line_num + 1
+        for values in reader:
+            cells = dict(zip(header, values, strict=False))
+            rows.setdefault(cells.get("details_url", ""), []).append(ChairRow(start, cells))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise FatalError(f"--against {path}: not a CSV the summarizer writes, at line {reader.line_num}: {exc}") \
+            from exc
     return ChairSummary(str(path), header, rows)
 
 

@@ -16,7 +16,6 @@ and every later run the scaled one. We report the settled value, the one a secon
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any
 from mlsubmit.checker import LogFacts, benchmarks, run_convergence
 from mlsubmit.checker import olympic_mean as olympic
 from mlsubmit.findings import Finding, Severity
+from mlsubmit.support import jsontext, numbers
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.
@@ -75,9 +75,7 @@ class RunResult:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+    return numbers.finite(value)
 
 
 def convergence_point(facts: LogFacts, ruleset: str = "") -> float | None:
@@ -110,12 +108,16 @@ def throughput(facts: LogFacts, benchmark: str, point: float | None, minutes: fl
     return _number(samples / (minutes * 60.0))  # None past a float's range: reports hold finite numbers only
 
 
-def is_compliant(findings: Iterable[Finding]) -> bool:
+def is_compliant(findings: Iterable[Finding], error_codes: Iterable[str] = ()) -> bool:
+    """No LOG or RULE error among the findings, nor among the run's own error codes (inside a tree the policy shows
+    a run's errors as warnings, judged at its folder; the run still does not count in the score)."""
+    if any(code.rstrip("0123456789") in COMPLIANCE_FAMILIES for code in error_codes):
+        return False
     return not any(f.severity is Severity.ERROR and f.family in COMPLIANCE_FAMILIES for f in findings)
 
 
 def run_result(path: str, facts: LogFacts, findings: Sequence[Finding], benchmark: str, ruleset: str = "") -> RunResult:
-    compliant = is_compliant(findings)
+    compliant = is_compliant(findings, facts.error_codes)
     time_ms = _time_ms(facts)
     # the summarizer's own arithmetic (ms / 60 / 1000), so that its printed scores and ours agree to the last digit
     minutes = None if time_ms is None else time_ms / 60 / 1000
@@ -214,7 +216,7 @@ def committed_scaling(folder: Path | None) -> float | None:
         return None
     path = folder / "scaling.json"
     try:
-        data = json.loads(read_bounded(path, SMALL_FILE).decode("utf-8", errors="replace"))
+        data = jsontext.loads(read_bounded(path, SMALL_FILE).decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
     value = data.get("scaling_factor") if isinstance(data, dict) else None

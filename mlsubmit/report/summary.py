@@ -15,8 +15,6 @@ our own scores (`report.scoring`, `report.energy`, `report.rcp_scaling`), taken 
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from typing import Any
 from mlsubmit.checker import CheckRun, LogFacts, OrgTree, benchmarks, numpy_mean
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.scoring import NOT_CONVERGED, committed_scaling, convergence_point, max_dropped
+from mlsubmit.support import jsontext, numbers
 from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 Cell = str | int | float | None
@@ -69,7 +68,7 @@ def _text(value: Any) -> str | None:
 
 def _load(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(read_bounded(path, SMALL_FILE).decode("utf-8"))
+        data = jsontext.loads(read_bounded(path, SMALL_FILE).decode("utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -93,8 +92,10 @@ def spec_cells(desc: Mapping[str, Any], private_id: Any) -> dict[str, Cell] | No
     try:
         nodes = int(desc["number_of_nodes"])
         hosts, accelerators = int(desc["host_processors_per_node"]) * nodes, int(desc["accelerators_per_node"]) * nodes
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(Infinity)
         return None
+    if max(abs(nodes), abs(hosts), abs(accelerators)) > numbers.MAX_COUNT:
+        return None  # no system's (SYS048); the reference's str() of a product of thousands of digits fails
     name, model = desc["system_name"], desc["accelerator_model_name"]
     tpu = name == "tpu-v3"
     return {
@@ -143,9 +144,8 @@ def batch_and_points(facts: Sequence[LogFacts], ruleset: str) -> tuple[float, fl
 
 
 def _number(value: Any, default: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return default  # the files hold finite numbers only (JSON has no Infinity)
-    return float(value)
+    number = numbers.finite(value)  # the files hold finite numbers only (JSON has no Infinity)
+    return default if number is None else number
 
 
 @dataclass(frozen=True)

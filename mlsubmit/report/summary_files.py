@@ -19,12 +19,12 @@ import csv
 import io
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 from mlsubmit.errors import FatalError, UsageError
 from mlsubmit.report.summary import Cell, Summary, Table
+from mlsubmit.support import atomic
 from mlsubmit.support.inert import inert
 
 _PRECISION = 10  # pandas' default double_precision for to_json
@@ -87,13 +87,11 @@ def summary_paths(out: Path) -> dict[str, Path]:
 
 
 def _write_text(path: Path, text: str) -> None:
-    """Whole files only: written beside the target and renamed over it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Whole files only: written beside the target and renamed over it (a lone surrogate from a system file is
+    written as its escape: the reference would stop on it)."""
     try:
-        tmp.write_text(text, encoding="utf-8", newline="")
-        os.replace(tmp, path)
+        atomic.write_text(path, text)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise FatalError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
@@ -152,7 +150,8 @@ def write_xlsx(summary: Summary, out: Path) -> None:
                 _append(sheet, [f"{summary.ruleset[:3]}-{index:04}", *row])
                 index += 1
     try:
-        book.save(out)
+        with atomic.replacing(out, binary=True) as stream:
+            book.save(stream)
     except OSError as exc:
         raise FatalError(f"cannot write {out}: {exc.strerror or exc}") from exc
 

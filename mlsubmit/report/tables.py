@@ -14,6 +14,7 @@ from typing import TextIO
 
 from mlsubmit.report.compare import Comparison
 from mlsubmit.report.data import ReportData, ResultRow, to_json
+from mlsubmit.support.inert import spreadsheet_cell
 
 HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling", "accelerators",
            "host_processors", "framework")  # fmt: skip
@@ -139,8 +140,8 @@ def write_csv(data: ReportData, stream: TextIO) -> None:
     writer = csv.writer(stream, lineterminator="\n")
     time = [data.comparison.time_basis] if data.comparison else []
     writer.writerow([*headers(data), *(["ppp_time"] if time else [])])
-    for r in data.rows:
-        writer.writerow(cells(r, digits=4, data=data) + time)
+    for r in data.rows:  # values from the tree (system ids, frameworks) never become formulas or control codes
+        writer.writerow([spreadsheet_cell(c) for c in cells(r, digits=4, data=data) + time])
 
 
 def _md(text: str) -> str:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.support import jsontext
+
 ENTRY_FORMAT = "mlsubmit-cache-entry/1"
 MAX_ENTRY_BYTES = 256 * 1024 * 1024  # a bigger file is not one of ours: never read it into memory
 
@@ -66,14 +68,14 @@ def _decode(raw: bytes, key: str) -> Any:
     if not sep:
         return MISS
     try:
-        header = json.loads(head)
+        header = jsontext.loads(head)
     except ValueError:
         return MISS
     if (not isinstance(header, dict) or header.get("format") != ENTRY_FORMAT or header.get("key") != key
             or header.get("length") != len(data) or header.get("sha256") != hashlib.sha256(data).hexdigest()):
         return MISS  # another program's file, another key's entry, a truncated or altered body
-    try:
-        return json.loads(data)
+    try:  # a body is ours only if its digest matched, yet a forged one may still nest 100,000 deep
+        return jsontext.loads(data, finite=False)
     except ValueError:
         return MISS
 

@@ -25,3 +25,18 @@ def _visible(match: re.Match[str]) -> str:
 def inert(text: str) -> str:
     """`text` on one line, with every control, bidi or surrogate character shown as an escape (`\\x1b`)."""
     return _UNSAFE.sub(_visible, text)
+
+
+# A spreadsheet reads a cell starting with one of these as a formula (=HYPERLINK(...), +cmd|..., @SUM(...)); tab and
+# CR start one too in some. Numbers (-1.5) are left as they are.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """A CSV cell that shows as text in a spreadsheet: inert (controls, CR, LF and bidi characters escaped), and
+    a quote before a leading = + - @ tab or CR, so that no value from a tree becomes a formula."""
+    shown = inert(text)
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + shown
+    return shown

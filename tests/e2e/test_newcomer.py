@@ -62,7 +62,8 @@ def test_the_quick_start_works_and_reads_cleanly(clone: Path, quickstart: subpro
     assert not re.search(r"make(\[\d+\])?: .*Error", seen), seen[-4000:]  # no make error, ignored or not
     assert "(exit 1: as expected: the broken run is caught)" in seen
     assert "(exit 1: as expected: the run breaks the closed table)" in seen
-    assert "Done. Open build/demo/report.html and build/demo/modern-report.html in a browser." in seen
+    assert ("Done. Open build/demo/report.html, build/demo/loop/runs.html and build/demo/modern-report.html in a "
+            "browser.") in seen
     # the current round's official path: an encrypted archive, its .sha1, a private passphrase, the chair's steps
     modern = clone / "build/demo/modern"
     assert (modern / "passphrase.txt").stat().st_mode & 0o077 == 0

@@ -104,9 +104,11 @@ def test_archive_is_byte_identical_across_builds(example: Example, run_cli: Cli,
 
 
 def test_errors_keep_the_tree_from_being_finalised(tmp_path: Path, run_cli: Cli) -> None:
-    ex = write_example(tmp_path / "w", systems_folder(), non_converged=(7,))
+    # two runs that did not converge: more than olympic scoring drops, so the folder fails (TREE007); one alone
+    # would be a warning of its run, accepted at its folder (TREE008)
+    ex = write_example(tmp_path / "w", systems_folder(), non_converged=(6, 7))
     code, out, err = run_cli("package", ex.config, "--archive", "--color", "never")
-    assert code == 1 and "RULE004" in out and "PKG006" in out and "was NOT written" in err
+    assert code == 1 and "TREE007" in out and "PKG006" in out and "was NOT written" in err
     assert not (ex.root / OUT).exists()
     assert list((ex.root / "build").iterdir()) == []
     code, out, err = run_cli("package", ex.config, "--archive", "--allow-findings")
@@ -440,3 +442,53 @@ def test_verify_ended_by_sigterm_leaves_no_plaintext(example: Example, run_cli: 
                           env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 128 + signal.SIGTERM, done.stderr
     assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("added", ["link-to-folder", "link-for-a-file", "empty-folder", "link-loop"])
+def test_links_and_folders_added_inside_a_previous_build_are_never_deleted(example: Example, run_cli: Cli,
+                                                                           added: str) -> None:
+    """Issue 35: the manifest compares files; a link or an empty folder the user added inside Graphcore/ was
+    deleted with the old build, exit 0."""
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code in (0, 1), err
+    org = example.root / OUT / "Graphcore"
+    mine = example.root / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("mine\n")
+    planted = org / "results" / "mine"
+    if added == "link-to-folder":
+        planted.symlink_to(mine, target_is_directory=True)
+    elif added == "link-for-a-file":
+        planted = next(p for p in sorted(org.rglob("result_*.txt")))
+        (mine / "copy.txt").write_bytes(planted.read_bytes())
+        planted.unlink()
+        planted.symlink_to(mine / "copy.txt")
+    elif added == "empty-folder":
+        planted.mkdir()
+    else:
+        planted.symlink_to(planted)
+    code, _out, err = run_cli("package", example.config, "--allow-findings")
+    assert code == 2 and "which no build wrote" in err, err
+    assert planted.is_symlink() or planted.is_dir()
+    assert (mine / "keep.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "link-loop"])
+def test_verify_fails_when_the_sha256_file_cannot_be_read(example: Example, run_cli: Cli, tmp_path: Path,
+                                                          kind: str) -> None:
+    """Issue 35: an unreadable .tar.gz.sha256 was passed over, and verify said OK on the .sha1 alone."""
+    assert run_cli("package", example.config, "--archive")[0] == 0
+    built = example.root / OUT / "mlperf_submission_Graphcore.tar.gz"
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in (built.name, "mlperf_submission_Graphcore.sha1"):
+        shutil.copy(built.with_name(name), copy / name)
+    sums = copy / f"{built.name}.sha256"
+    if kind == "fifo":
+        os.mkfifo(sums)
+    elif kind == "dev-zero":
+        sums.symlink_to("/dev/zero")
+    else:
+        sums.symlink_to(sums)
+    code, out, _err = run_cli("verify", copy / built.name, "--color", "never")
+    assert code == 1 and "PKG040" in out and "sha256" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -71,7 +72,8 @@ def test_text_output_shows_the_raw_lines(broken: tuple[Example, int], run_cli: C
     ex, broken_line = broken
     code, out, _err = run_cli("package", ex.config, "--color", "never")
     assert code == 1
-    assert f"runs/pod16-bert/job_00.out:{broken_line}: error LOG004" in out
+    # a run's own error inside the built tree: a warning, judged at its folder (TREE007/TREE008)
+    assert f"runs/pod16-bert/job_00.out:{broken_line}: warning LOG004" in out
     assert f"runs/pod16-bert/job_01.out:{_raw_line(ex.bert_runs[1], 'submission_benchmark')}: error SYS046" in out
     assert ".submission.build-" not in out and "build/submission" not in out
 
@@ -99,3 +101,21 @@ def test_ruleset_hints_name_the_config_key(tmp_path: Path, run_cli: Cli) -> None
     assert ruleset_hints and all("--ruleset" not in f["hint"] for f in ruleset_hints)
     assert all("the `ruleset` key of package.toml" in f["hint"] for f in ruleset_hints if f["code"] == "RULE009")
     assert any({"path": str(ex.config), "line": 3, "pointer": "/ruleset"} in f["related"] for f in ruleset_hints)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "link-loop", "dangling"])
+def test_what_a_logs_glob_matches_and_cannot_read_is_a_finding(tmp_path: Path, run_cli, kind: str) -> None:
+    """Issue 35: a FIFO, a link to /dev/zero and a link loop matched by `logs` were skipped without a word."""
+    ex = write_example(tmp_path / "work", None)
+    odd = ex.resnet_runs[0].parent / "zz_odd.out"
+    if kind == "fifo":
+        os.mkfifo(odd)
+    elif kind == "dev-zero":
+        odd.symlink_to("/dev/zero")
+    elif kind == "link-loop":
+        odd.symlink_to(odd)
+    else:
+        odd.symlink_to(tmp_path / "gone.out")
+    code, out, err = run_cli("package", ex.config, "--allow-findings", "--format", "json")
+    assert code in (1, 2), err
+    assert "PKG050" in out and "zz_odd.out" in out

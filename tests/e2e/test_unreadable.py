@@ -34,7 +34,7 @@ def org(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_org(tmp_path_factory.mktemp("perm") / "Org", {("s", "resnet"): resnet_runs([40, 41])})
 
 
-@pytest.mark.parametrize("folder", ["systems", "results/s", "benchmarks"])
+@pytest.mark.parametrize("folder", ["systems", "results/s", "benchmarks", "benchmarks/resnet/implementations/ipu"])
 def test_an_unreadable_folder_is_a_finding_in_check_and_report(org: Path, folder: str) -> None:
     locked = org / folder
     locked.chmod(0)
@@ -45,5 +45,6 @@ def test_an_unreadable_folder_is_a_finding_in_check_and_report(org: Path, folder
         locked.chmod(0o755)
     assert check.returncode == 1, check.stderr
     assert "TREE048" in check.stdout
+    assert "TREE011" not in check.stdout  # issue 35: an unreadable implementation folder was "no README.md"
     assert report.returncode in (0, 1), report.stderr
     assert "internal error" not in check.stderr + report.stderr

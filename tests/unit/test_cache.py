@@ -10,6 +10,7 @@ from logfix import check_log_file
 from mlsubmit.checker.run import pipeline
 from mlsubmit.checker.run.cache import LogCache, context_key
 from mlsubmit.checker.run.discover import LogRef
+from mlsubmit.checker.run.options import Profile
 from mlsubmit.checker.run.pipeline import CheckOptions
 
 
@@ -72,9 +73,9 @@ def test_changed_content_ruleset_or_profile_misses(
 
 
 def test_keys_differ_by_context() -> None:
-    keys = {context_key("1.0.0", "full", True), context_key("1.1.0", "full", True),
-            context_key("1.0.0", "reference", True), context_key("1.0.0", "full", False)}  # fmt: skip
-    assert len(keys) == 4
+    full, ref = Profile.FULL.plan.key(), Profile.REFERENCE.plan.key()
+    keys = {context_key("1.0.0", full), context_key("1.1.0", full), context_key("1.0.0", ref)}
+    assert len(keys) == 3
 
 
 def test_damaged_entries_are_misses_and_writes_leave_no_temp_files(

@@ -65,6 +65,18 @@ def _altered_body(entry: Path, _other: Path) -> None:
     entry.write_bytes(head + b"\n" + body.replace(b"1", b"2", 1).replace(b"true", b"false", 1))
 
 
+def _deep_body(entry: Path, _other: Path) -> None:
+    """A body 100,000 arrays deep under a right header (key, length, digest): json.loads raised RecursionError on
+    every later run, and the entry was never replaced."""
+    import hashlib
+
+    key = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]
+    body = b"[" * 100_000 + b"]" * 100_000
+    header = {"format": entries_mod.ENTRY_FORMAT, "key": key, "sha256": hashlib.sha256(body).hexdigest(),
+              "length": len(body)}
+    entry.write_bytes(json.dumps(header, sort_keys=True).encode() + b"\n" + body)
+
+
 FAULTS: dict[str, Plant] = {
     "truncated": _truncate,
     "wrong-shape-json": _wrong_shape,
@@ -72,6 +84,7 @@ FAULTS: dict[str, Plant] = {
     "another-key": _other_key,
     "link-out-of-cache": _link_out,
     "altered-body": _altered_body,
+    "deep-body-with-valid-digest": _deep_body,
 }
 
 

@@ -131,7 +131,7 @@ def test_facts_keep_a_bounded_series(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_whole_log_rule_files_past_their_cap_are_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = write_run(tmp_path / "result_0.txt", RunSpec(benchmark="stable_diffusion", ruleset="4.0.0"))
-    options = CheckOptions(ruleset="4.0.0", jobs=1, hyperparameters=False)
+    options = CheckOptions(ruleset="4.0.0", jobs=1, profile="reference")  # type: ignore[arg-type]  # no HP table
     before = run_check([str(log)], options).report.files[str(log)]
     assert "LOG012" not in [f.code for f in before]
     monkeypatch.setattr(sinks, "WHOLE_RECORDS", 10)
@@ -163,4 +163,4 @@ def test_the_rcp_lines_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.Monk
     cut = read_log(path)
     assert cut.rcp_lines == whole.rcp_lines[:10]
     assert [f.message for f in cut.findings if f.code == "LOG012"] == [
-        "the lines the RCP check reads pass 10 lines or 64 MiB; it reads the first 10"]
+        "the lines the RCP check reads pass 10 lines or 4 MiB; it reads the first 10"]

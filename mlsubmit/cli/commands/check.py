@@ -10,12 +10,15 @@ from pathlib import Path
 from mlsubmit import __version__
 from mlsubmit.checker import (
     CheckOptions,
+    PolicyFlags,
     Profile,
     ledger_entries,
     mlperf_logging_version,
     parse_rcps,
+    policy_for,
     record_runs,
     run_rounds,
+    split_names,
 )
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
@@ -30,8 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("check", help="check run logs, system descriptions and submission trees")
     add_ruleset_option(parser)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, results folder, org folder or round")
-    parser.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.FULL.value,
-                        help="reference: only what mlperf-logging's package checker checks")
+    add_policy_options(parser)
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
     parser.add_argument("--cache", type=Path, metavar="DIR",
                         help="reuse results for unchanged logs; DIR is created if missing, and ignores itself in git")
@@ -52,17 +54,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_waiver_options(parser)
 
 
+def add_policy_options(parser: argparse.ArgumentParser) -> None:
+    """--profile, --select, --ignore, --severity: over the profile and the project's mlsubmit.toml [check]."""
+    parser.add_argument("--profile", choices=[p.value for p in Profile], default=None,
+                        help="full (default, or mlsubmit.toml [check] profile): every check, severities as the "
+                             "review applies them; reference: only what mlperf-logging's package checker checks")
+    parser.add_argument("--select", action="append", metavar="CODES",
+                        help="only these codes or families (comma-separated, repeatable), e.g. SYS,TREE007")
+    parser.add_argument("--ignore", action="append", metavar="CODES",
+                        help="leave out these codes or families (comma-separated, repeatable)")
+    parser.add_argument("--severity", action="append", metavar="CODE=LEVEL", default=[],
+                        help="this code's (or family's) findings at LEVEL: error, warning or info (repeatable)")
+
+
+def flags_of(args: argparse.Namespace) -> PolicyFlags:
+    return PolicyFlags(profile=args.profile, select=split_names(args.select), ignore=split_names(args.ignore),
+                       severity=tuple(args.severity))
+
+
 def run(args: argparse.Namespace) -> int:
     groups = rulesets_for(args.ruleset, list(args.paths))
+    policy, _ = policy_for(list(args.paths), flags_of(args))
     waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(
         ruleset=next(iter(groups)),
-        profile=Profile(args.profile),
+        profile=Profile(policy.profile),
+        policy=policy,
         jobs=max(0, args.jobs),
         cache_dir=cache_folder(args.cache),
         changed_since=args.changed_since,
         strict=args.strict,
-        custom_rcps=_custom_rcps(args.custom_rcps, args.profile),
+        custom_rcps=_custom_rcps(args.custom_rcps, policy.profile),
         run_system=args.system,
         run_systems=_run_systems(args.package_config),
         run_select=args.run_select,

@@ -40,8 +40,11 @@ NOTES: list[str] = [
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from mlsubmit.cli.commands.check import add_policy_options
+
     parser = sub.add_parser("explain", help="explain a finding code, or list them all")
     parser.add_argument("code", nargs="?", help="a code such as RULE001; a family (RULE) lists its codes")
+    add_policy_options(parser)  # the severity in force: the profile, the mlsubmit.toml here or above, the flags
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -58,6 +61,15 @@ def listing(infos: list[CodeInfo]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def _in_force(args: argparse.Namespace, info: CodeInfo) -> list[str]:
+    from mlsubmit.checker import policy_for
+    from mlsubmit.cli.commands.check import flags_of
+
+    policy, config = policy_for([], flags_of(args))
+    lines = policy.describe(info.code, info.severity)
+    return lines if config is None else [*lines, f"project configuration read: {config}"]
+
+
 def run(args: argparse.Namespace) -> int:
     codes = catalogue()
     out = sys.stdout
@@ -72,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         out.write(f"How to fix:\n{_wrap(info.hint)}\n")
         for ref in info.references:
             out.write(f"\nSee: {ref}\n")
+        out.write("\nSeverity in force:\n" + "".join(_wrap(line) + "\n" for line in _in_force(args, info)))
         return 0
     family = [i for i in codes.values() if i.family == wanted]
     if family:

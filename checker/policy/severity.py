@@ -1,0 +1,190 @@
+"""The severity each finding ends with, and which findings are kept: the profile's levels (per round), then the
+project's `mlsubmit.toml [check]` (its levels, select and ignore, then its per-path overrides), then the command
+line's `--select`, `--ignore` and `--severity`. Applied to the report after checking, so cached log results (which
+hold the checks' own severities) stay valid under any policy: the cache key does not need it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from mlsubmit.checker.policy.profiles import ProfileSpec, load
+
+from mlsubmit.codes import catalogue, families
+from mlsubmit.errors import UsageError
+from mlsubmit.findings import Finding, Report, Severity
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One source of settings: the codes or families it selects, ignores and sets a level for."""
+
+    origin: str  # "mlsubmit.toml [check]", "--severity", ...
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    levels: tuple[tuple[str, Severity], ...] = ()
+    paths: tuple[str, ...] = ()  # an override's path globs, absolute (anchored at its mlsubmit.toml's folder)
+
+    def applies(self, path: str) -> bool:
+        if not self.paths:
+            return True
+        where = os.path.abspath(path) if path else ""
+        return any(fnmatch.fnmatchcase(where, p) for p in self.paths)
+
+
+def _matches(code: str, names: Iterable[str]) -> str | None:
+    """The most specific of `names` (a code, else its family) that covers `code`."""
+    family = code.rstrip("0123456789")
+    names = tuple(names)
+    return code if code in names else family if family in names else None
+
+
+@dataclass(frozen=True)
+class Decision:
+    level: Severity | None  # None: the check's own severity
+    origin: str
+    practice: str | None = None
+    dropped: bool = False
+
+
+@dataclass(frozen=True)
+class Policy:
+    profile: str = "full"
+    layers: tuple[Layer, ...] = field(default=())
+
+    @property
+    def spec(self) -> ProfileSpec:
+        return load(self.profile)
+
+    def decide(self, code: str, round_name: str, path: str = "") -> Decision:
+        """What the policy says of `code` in a round, for a finding at `path`, and where that comes from."""
+        setting = self.spec.levels().get(code)
+        level = setting.level(round_name) if setting else None
+        decision = Decision(level, setting.origin if setting and level else "the catalogue (mlsubmit/codes)",
+                            setting.practice if setting and level else None)
+        for layer in self.layers:  # in order; within a layer its levels, then what it selects and ignores
+            if not layer.applies(path):
+                continue
+            found = _matches(code, dict(layer.levels))
+            if found is not None:
+                decision = Decision(dict(layer.levels)[found], layer.origin, dropped=decision.dropped)
+            if layer.select:
+                chosen = _matches(code, layer.select) is not None
+                decision = replace(decision, dropped=not chosen,
+                                   origin=decision.origin if chosen else f"{layer.origin} (not selected)")
+            if _matches(code, layer.ignore) is not None:
+                decision = replace(decision, dropped=True, origin=f"{layer.origin} (ignored)")
+        return decision
+
+    def describe(self, code: str, catalogued: Severity) -> list[str]:
+        """What `mlsubmit explain CODE` says of the severity in force: the level, per round where it differs, and
+        the file, table or flag it comes from."""
+        spec, setting = self.spec, self.spec.levels().get(code)
+        lines = [f"the catalogue's severity: {catalogued.value} (mlsubmit/codes/{code.rstrip('0123456789').lower()}"
+                 ".yaml), which a check may change for some findings, as the explanation says"]
+        if setting is not None:
+            rounds = "; ".join(f"{r}: {level.value}" for r, level in setting.rounds)
+            others = setting.default.value if setting.default else "the check's own"
+            where = f"{others} in every round" if not rounds else f"{rounds}; other rounds: {others}"
+            lines.append(f"profile {spec.name} ({setting.origin}): {where}")
+            lines.append(f"  why: {setting.source}")
+            if setting.practice:
+                lines.append(f"  accepted in practice: {setting.practice}")
+        else:
+            lines.append(f"profile {spec.name} ({', '.join(f'tables/profile-{n}.yaml' for n in spec.chain)}): "
+                         "sets no level for it")
+        for layer in self.layers:
+            found = _matches(code, dict(layer.levels))
+            if found is not None:
+                lines.append(f"{layer.origin}: {dict(layer.levels)[found].value} (as {found})")
+            if layer.select and _matches(code, layer.select) is None:
+                lines.append(f"{layer.origin}: not selected, so not reported")
+            if _matches(code, layer.ignore) is not None:
+                lines.append(f"{layer.origin}: ignored, so not reported")
+        if spec.run_errors == "folder" and any(code in c.codes for c in spec.stage("log")):
+            lines.append("a run's own errors inside an organisation tree are shown as warnings: its folder judges "
+                         "them (TREE007, TREE008)")
+        return lines
+
+    def apply(self, report: Report, round_name: str) -> None:
+        """Every finding of the report as the policy has it (in place)."""
+        memo: dict[tuple[str, str], Decision] = {}
+        plain = not any(layer.paths for layer in self.layers)
+        for path, found in report.files.items():
+            report.files[path] = self._applied(found, round_name, memo, plain)
+        report.tree = self._applied(report.tree, round_name, memo, plain)
+
+    def _applied(self, found: Sequence[Finding], round_name: str, memo: dict[tuple[str, str], Decision],
+                 plain: bool) -> list[Finding]:
+        out = []
+        for f in found:
+            key = (f.code, "" if plain else f.path)
+            decision = memo.get(key)
+            if decision is None:
+                decision = memo[key] = self.decide(f.code, round_name, f.path)
+            if decision.dropped:
+                continue
+            out.append(_with_level(f, decision))
+        return out
+
+    def still_errors(self, codes: Iterable[str], round_name: str, path: str) -> tuple[str, ...]:
+        """Of a run's error codes, those the policy leaves errors (a code it makes milder, or drops, does not
+        make the run non-compliant in its folder's count, TREE007)."""
+        out = []
+        for code in codes:
+            decision = self.decide(code, round_name, path)
+            if not decision.dropped and decision.level in (None, Severity.ERROR):
+                out.append(code)
+        return tuple(out)
+
+
+def _with_level(f: Finding, decision: Decision) -> Finding:
+    if decision.level is None or decision.level is f.severity:
+        return f
+    milder = decision.level.rank > f.severity.rank
+    message = f"{f.message}; accepted in practice: {decision.practice}" if milder and decision.practice else f.message
+    return replace(f, severity=decision.level, message=message)
+
+
+# --- reading settings: codes, families and levels as a user writes them ----------------------------------------
+
+
+def code_names(values: Iterable[str], origin: str) -> tuple[str, ...]:
+    """Codes or families as given (case-insensitive), checked against the catalogue: UsageError with a guess."""
+    known = set(catalogue()) | set(families())
+    out = []
+    for value in values:
+        name = str(value).strip().upper()
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+            guess = f"; did you mean {close[0]}?" if close else "; `mlsubmit explain` lists them"
+            raise UsageError(f"{origin}: no finding code or family {value!r}{guess}")
+        out.append(name)
+    return tuple(out)
+
+
+LEVELS = tuple(s.value for s in Severity)
+
+
+def level_of(value: object, origin: str) -> Severity:
+    text = str(value).strip().lower()
+    if text not in LEVELS:
+        close = difflib.get_close_matches(text, LEVELS, n=1, cutoff=0.5)
+        guess = f"; did you mean {close[0]}?" if close else ""
+        raise UsageError(f"{origin}: no severity {value!r} (one of {', '.join(LEVELS)}){guess}")
+    return Severity(text)
+
+
+def severity_pairs(values: Iterable[str], origin: str) -> tuple[tuple[str, Severity], ...]:
+    """`CODE=LEVEL` items (--severity), checked."""
+    out = []
+    for item in values:
+        code, sep, level = str(item).partition("=")
+        if not sep:
+            raise UsageError(f"{origin} {item!r}: write CODE=LEVEL, for example SYS016=error")
+        out.append((code_names([code], origin)[0], level_of(level, f"{origin} {code}")))
+    return tuple(out)

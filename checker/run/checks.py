@@ -1,0 +1,240 @@
+"""The checks `mlsubmit check` can run, as registered objects: each names its stage and the codes it may emit.
+
+A profile (checker/policy/profiles.py, data in checker/tables/profile-<name>.yaml) lists checks by their registered
+name. A check's function is imported when it first runs, so a run of a few logs does not pay for the tree checks.
+Log checks are fed the log as the reader streams it: `start` gives the check's state for one log (a reader sink,
+or None when it reads only what the reader counts), `finish` turns that state into findings.
+
+Codes that commands other than `check` emit (package, verify, report, review, advise) are declared in
+`COMMAND_CODES`, so that a test can hold the registry and the catalogue (mlsubmit/codes/*.yaml) equal.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.logs.reader import ParsedLog, Record
+    from mlsubmit.checker.logs.sinks import Whole
+    from mlsubmit.checker.run.discover import LogRef
+    from mlsubmit.checker.run.options import CheckOptions
+
+    from mlsubmit.findings import Finding
+
+STAGES = ("log", "prepare", "code", "org", "raw")  # raw: a folder of raw job output, judged as run sets
+
+
+class Sink(Protocol):
+    def feed(self, batch: list[Record]) -> None: ...
+
+
+def _span(family: str, first: int, last: int, *, skip: tuple[int, ...] = ()) -> frozenset[str]:
+    return frozenset(f"{family}{n:03d}" for n in range(first, last + 1) if n not in skip)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its registered name, its stage, the codes it may emit and how to run it."""
+
+    name: str
+    stage: str  # one of STAGES
+    codes: frozenset[str]
+    load: Callable[[], Callable[..., Any]]  # imports the function that does the work
+    # log checks only: the per-log state fed as the log is read, and the findings it gives once read
+    start: Callable[[LogRef, CheckOptions, Whole], Any] = field(default=lambda ref, options, whole: None)
+    finish: Callable[[Any, ParsedLog, CheckOptions, list[Finding]], list[Finding]] | None = None
+
+    def function(self) -> Callable[..., Any]:
+        return self.load()
+
+
+# --- the log checks ------------------------------------------------------------------------------------------
+
+
+class _RulesState:
+    """The rule files' stream of one log, and the whole-log reread whose cut (LOG012) it may report."""
+
+    def __init__(self, stream: Any, whole: Whole) -> None:
+        self.stream, self.whole = stream, whole
+        self.feed = stream.feed
+
+
+def _rules_start(ref: LogRef, options: CheckOptions, whole: Whole) -> _RulesState:
+    from mlsubmit.checker.rules.engine import RuleStream
+    from mlsubmit.checker.rules.files import get_ruleset
+
+    return _RulesState(RuleStream(get_ruleset(options.ruleset), ref.display, whole), whole)
+
+
+def _rules_finish(state: _RulesState, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
+    found = [*found, *state.stream.finish()]  # finishing may reread the whole log, and cut it (LOG012)
+    return [*found, *([state.whole.cut] if state.whole.cut is not None else [])]
+
+
+def _rules_load() -> Callable[..., Any]:
+    from mlsubmit.checker.rules.engine import check_log
+
+    return check_log
+
+
+def _hp_start(ref: LogRef, options: CheckOptions, whole: Whole) -> Any:
+    from mlsubmit.checker.logs.sinks import Kept
+
+    return Kept(hp_keys(options.ruleset))
+
+
+@functools.cache
+def hp_keys(ruleset: str) -> frozenset[str]:
+    """The keys the HP table reads in a round: worked out once per process, not per log (a table has ~30,000
+    names to walk; per log that was a quarter of checking a small one)."""
+    from mlsubmit.checker.hyperparameters.table import table_for
+
+    table = table_for(ruleset)
+    rows = [(b, r) for b, found in table.benchmarks.items() for r in found] if table else []
+    keys = {table.key(b, n) for b, r in rows for n in r.names()} if table else set()
+    return frozenset(keys | {"submission_division", "submission_benchmark"})
+
+
+def _hp_finish(kept: Any, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
+    from mlsubmit.checker.hyperparameters.apply import check_log, merge_rule_duplicates
+
+    return merge_rule_duplicates([*found, *check_log(kept.log(log), options)])  # a value both catch: once
+
+
+def _hp_load() -> Callable[..., Any]:
+    from mlsubmit.checker.hyperparameters.apply import check_log
+
+    return check_log
+
+
+def _result_file_load() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.resultfile import check_log
+
+    return check_log
+
+
+def _result_file_finish(state: None, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
+    return [*found, *_result_file_load()(log, options)]
+
+
+def _read_load() -> Callable[..., Any]:
+    from mlsubmit.checker.logs.reader import read_log
+
+    return read_log
+
+
+# --- the tree-level checks -----------------------------------------------------------------------------------
+
+
+def _systems_prepare() -> Callable[..., Any]:
+    from mlsubmit.checker.systems.agreement import prepare_org
+
+    return prepare_org
+
+
+def _systems_org() -> Callable[..., Any]:
+    from mlsubmit.checker.systems.agreement import check_org
+
+    return check_org
+
+
+def _tree_prepare() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.check import prepare_org
+
+    return prepare_org
+
+
+def _tree_code() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.check import code_to_scan
+
+    return code_to_scan
+
+
+def _tree_org() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.check import check_org
+
+    return check_org
+
+
+def _run_sets() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.runset import check_raw_folder
+
+    return check_raw_folder
+
+
+def _reference_prepare() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.check import prepare_folders
+
+    return prepare_folders
+
+
+def _reference_org() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.reference import check_org
+
+    return check_org
+
+
+_LOG_CODES = _span("LOG", 1, 12) | {"TREE048"}  # TREE048: a tree's folder or log the user cannot read
+_RULE_CODES = _span("RULE", 1, 9) | {"LOG012"}
+_HP_CODES = _span("HP", 1, 5) | {"HP009", "RULE001", "RULE002"}  # the RULE codes: a value both catch, merged
+_SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34) | {"SYS048"}
+_SYS_CODES = _SYS_FILE_CODES | _span("SYS", 40, 47)
+_TREE_CODES = (_span("TREE", 1, 29) | _span("TREE", 40, 50) | {"TREE061"} | _span("POW", 1, 4) | _span("POW", 10, 20))
+_REFERENCE_CODES = (_span("TREE", 2, 4) | _span("TREE", 7, 8) | _span("TREE", 14, 22) | _span("TREE", 27, 28)
+                    | {"TREE024", "TREE046", "TREE047", "TREE048", "LOG001", "LOG005", "RULE008", "RULE009"}
+                    | _span("POW", 1, 4) | {"POW018", "POW019"})  # fmt: skip
+
+CHECKS: dict[tuple[str, str], Check] = {
+    (c.name, c.stage): c
+    for c in (
+        Check("read", "log", _LOG_CODES, _read_load),
+        Check("rules", "log", _RULE_CODES, _rules_load, start=_rules_start, finish=_rules_finish),
+        Check("hyperparameters", "log", _HP_CODES, _hp_load, start=_hp_start, finish=_hp_finish),
+        Check("result-file", "log", frozenset({"TREE049"}), _result_file_load, finish=_result_file_finish),
+        Check("systems", "prepare", frozenset(), _systems_prepare),
+        Check("systems", "org", _SYS_CODES, _systems_org),
+        Check("tree", "prepare", frozenset(), _tree_prepare),
+        Check("tree", "code", frozenset(), _tree_code),
+        Check("tree", "org", _TREE_CODES, _tree_org),
+        Check("reference-tree", "prepare", frozenset(), _reference_prepare),
+        Check("reference-tree", "org", _REFERENCE_CODES, _reference_org),
+        # a run set is judged as a results folder: the folder's codes, each labelled with its set
+        Check("run-sets", "raw", _span("RUN", 1, 7) | _span("TREE", 3, 3) | _span("TREE", 7, 8) | _span("TREE", 14, 21)
+              | {"TREE024"} | _span("POW", 1, 4), _run_sets),
+    )
+}
+
+# Codes emitted by other commands than `check` (and by `check` about the run itself).
+COMMAND_CODES: dict[str, frozenset[str]] = {
+    "advise": frozenset({"HP006", "HP007", "HP008", "HP010"}),
+    "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG050", "PKG063",
+                                                                          "PKG064"},
+    "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62),  # 60-62: verify --official
+    "report": _span("REP", 1, 4) | {"REP010"},
+    "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)) | _span("REV", 56, 59),
+    "policy": frozenset({"POL001"}),  # said by the pipeline of a log checked alone (checker/run/pipeline.py)
+    "waivers": frozenset({"WVR001", "WVR002"}),  # check's --waivers, after the report (checker/policy/waivers.py)
+    "capture": _span("CAP", 1, 12),  # mlsubmit systems capture (checker/systems/capture.py, completion.py)
+    "runs": frozenset({"RUN008"}),  # the run ledger (submission/ledger.py)
+}
+
+
+def check(name: str, stage: str) -> Check:
+    """The registered check of that name and stage (KeyError when there is none)."""
+    return CHECKS[(name, stage)]
+
+
+def names() -> set[str]:
+    return {name for name, _ in CHECKS}
+
+
+def registered_codes() -> set[str]:
+    out: set[str] = set()
+    for c in CHECKS.values():
+        out |= c.codes
+    for codes in COMMAND_CODES.values():
+        out |= codes
+    return out
