@@ -18,7 +18,7 @@ def test_three_reports_from_one_run_paired_in_order(run_cli, make_run, tmp_path:
     code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", "sarif", "-o", sarif,
                              "--format", "junit", "-o", junit, "--format", "text", "-o", "-", log)  # fmt: skip
     assert code == 1, err
-    assert json.loads(sarif.read_text())["runs"][0]["results"][0]["ruleId"] == "RULE004"
+    assert "RULE004" in {r["ruleId"] for r in json.loads(sarif.read_text())["runs"][0]["results"]}
     assert ET.parse(junit).getroot().find(".//failure") is not None
     assert out.splitlines()[-1].startswith("1 file(s) checked, 1 failed")  # the text log on stdout
 
