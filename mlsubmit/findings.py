@@ -106,9 +106,43 @@ class Finding:
         return out
 
 
+def location(f: Finding) -> str:
+    """Where a finding is, as people read it: path, then :line or #pointer; "(run)" for the whole run."""
+    where = f.path or "(run)"
+    if f.line is not None:
+        where += f":{f.line}"
+    elif f.pointer:
+        where += f"#{f.pointer}"
+    return where
+
+
+def cause_label(f: Finding) -> str:
+    """How a consequence names this finding as its cause (the `cause` field): code and place."""
+    return f"{f.code} {location(f)}"
+
+
 def has_errors(findings: Iterable[Finding], *, strict: bool = False) -> bool:
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
     return any(f.severity in failing and f.waived is None for f in findings)
+
+
+PLACE_KINDS = ("folder(s)", "system description(s)", "other file(s)", "run")
+
+
+def place_kind(path: str) -> str:
+    """What a tree-level finding's path names, by its shape: "" is the run, `systems/*.json` a system
+    description, a name with a suffix another file, anything else a folder (results, benchmark, code, the tree)."""
+    if not path:
+        return "run"
+    parent, _, name = path.rstrip("/").rpartition("/")
+    if name.endswith(".json") and parent.rpartition("/")[2] == "systems":
+        return "system description(s)"
+    stem, dot, suffix = name.lstrip(".").rpartition(".")
+    return "other file(s)" if dot and stem and suffix.isalnum() and not suffix.isdigit() else "folder(s)"
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 @dataclass(frozen=True)
@@ -171,12 +205,29 @@ class Report:
             counts["waived"] = waived
         return counts
 
+    def failed_elsewhere(self) -> dict[str, int]:
+        """Places other than the checked files that failed (errors, warnings too when strict), by kind: results
+        and code folders, system descriptions, other files, and the run itself; kinds that did not fail are left
+        out. A finding's kind is read from its path's shape (the report does not look at the disk)."""
+        failing = {f.path for f in self.tree if has_errors((f,), strict=self.strict)} - set(self.files)
+        counts: dict[str, int] = {}
+        for path in failing:
+            kind = place_kind(path)
+            counts[kind] = counts.get(kind, 0) + 1
+        return {k: counts[k] for k in PLACE_KINDS if k in counts}
+
     def checked(self) -> str:
-        """The summary's head: what was checked or compared, and how many failed."""
+        """The summary's head: what was checked or compared, and how many failed, at every level: a report whose
+        files all pass but whose folders or systems fail says so, so it never reads like a pass on exit 1."""
         if self.tally is not None:
             return str(self.tally)
         failed = sum(1 for p in self.files if self.verdict(p) == "fail")
-        return f"{len(self.files)} file(s) checked, {failed} failed"
+        head = f"{len(self.files)} file(s) checked, {failed} failed"
+        elsewhere = self.failed_elsewhere()
+        if not elsewhere:
+            return head
+        places = _and(["the run" if kind == "run" else f"{n} {kind}" for kind, n in elsewhere.items()])
+        return f"{head}; {places} failed too" if failed else f"{head}, but {places} failed"
 
     def exit_code(self) -> int:
         return 1 if has_errors(self.all_findings(), strict=self.strict) else 0

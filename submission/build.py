@@ -32,7 +32,7 @@ from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.bypass import EVIDENCE, write_evidence, write_folder_params
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
-from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, report_at_inputs
+from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, fold_entry_causes, report_at_inputs
 from mlsubmit.submission.runs import Selection, collect
 
 from mlsubmit.codes import finding
@@ -354,6 +354,7 @@ def _judged(report: Report, packaging: list[Finding], tmp: Path, origins: Origin
     not stop the build."""
     at_inputs = report_at_inputs(report, tmp.as_posix(), origins)
     at_inputs.extend(packaging)
+    at_inputs = fold_entry_causes(at_inputs, origins)  # a wrong name of an entry is one cause, one suggestion
     return apply_waivers(at_inputs, options.waivers, today=options.today, anchor=Path(origins.config).parent)
 
 

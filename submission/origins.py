@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 
 from mlsubmit.submission.config import PackageConfig
 
-from mlsubmit.findings import Finding, Location, Report
+from mlsubmit.findings import Finding, Location, Report, Severity, cause_label
+from mlsubmit.support.names import has_suggestion, without_suggestion
 
 _RESULTS_HEADER = re.compile(rb"^\s*\[\[\s*results\s*\]\]")
 _RULESET_KEY = re.compile(rb"^\s*ruleset\s*=")
@@ -131,3 +132,62 @@ def report_at_inputs(report: Report, root: str, origins: Origins) -> Report:
         out.add_file(key, [to_inputs(f, root, origins) for f in findings])
     out.tree.extend(to_inputs(f, root, origins) for f in report.tree)
     return out
+
+
+# What a wrong `benchmark` of an entry brings about on its logs: each run names another benchmark than its folder.
+_ON_LOGS_OF_A_WRONG_BENCHMARK = frozenset({"PKG009", "SYS046"})
+
+
+def _entry(f: Finding) -> int | None:
+    parts = (f.pointer or "").split("/")
+    return int(parts[2]) if len(parts) >= 3 and parts[1] == "results" and parts[2].isdigit() else None
+
+
+def _entry_roots(report: Report, origins: Origins) -> tuple[dict[str, Finding], dict[str, Finding]]:
+    """The packager's findings about an entry's name (PKG013: not a benchmark of the round; PKG020: no such
+    system file), by the message prefix of what the check says about the folders they built, and by the source
+    logs of a wrong benchmark."""
+    prefixes: dict[str, Finding] = {}
+    sources: dict[str, Finding] = {}
+    for root in report.all_findings():
+        index = _entry(root)
+        if root.cause or index is None or root.code not in ("PKG013", "PKG020"):
+            continue
+        for (system, bench), i in origins.folders.items():
+            if i != index:
+                continue
+            if root.code == "PKG013":
+                prefixes[f"{origins.org}/results/{system}/{bench}: "] = root
+                sources.update({p.source: root for p in origins.logs.values() if p.entry == index})
+            else:
+                prefixes[f"{origins.org}/results/{system}: "] = root
+                prefixes[f"{origins.org}/results/{system}/"] = root
+    return prefixes, sources
+
+
+def fold_entry_causes(report: Report, origins: Origins) -> Report:
+    """A wrong name in an entry is the cause of what the check then finds in the folders it built: a benchmark
+    that is not the round's (PKG013) makes every run disagree with its folder and the folder unknown; a system
+    with no description (PKG020) leaves its results folder without one. Those findings name the packager's as
+    their `cause` (reporters fold them under it), so one typo reads as one cause; and only the cause suggests a
+    name, since a suggestion made from the built tree's few systems would be another, wrong one."""
+    prefixes, sources = _entry_roots(report, origins)
+    if not prefixes:
+        return report
+
+    def cause_of(f: Finding) -> Finding | None:
+        if f.code in _ON_LOGS_OF_A_WRONG_BENCHMARK and f.path in sources:
+            return sources[f.path]
+        if f.path == origins.config and f.code not in ("PKG013", "PKG020"):
+            return next((root for prefix, root in prefixes.items() if f.message.startswith(prefix)), None)
+        return None
+
+    def fold(f: Finding) -> Finding:
+        root = None if f.cause or f.severity is Severity.INFO else cause_of(f)  # a fact is no consequence
+        if root is None:
+            return f
+        message = without_suggestion(f.message) if has_suggestion(root.message) else f.message
+        return replace(f, cause=cause_label(root), message=message)
+
+    return Report(files={p: [fold(f) for f in fs] for p, fs in report.files.items()},
+                  tree=[fold(f) for f in report.tree], strict=report.strict, meta=report.meta, tally=report.tally)

@@ -35,6 +35,7 @@ from mlsubmit.submission.ledger import ledger_runs
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Finding, Location
+from mlsubmit.support.names import did_you_mean
 from mlsubmit.support.safe_io import sha256_file
 
 # Olympic scoring: how many of the fastest and slowest runs are dropped, which is also how many runs may fail to
@@ -249,10 +250,12 @@ def _choose(cfg: PackageConfig, sel: Selection) -> None:
     label = f"{entry.system}/{entry.benchmark}"
     sel.chosen = list(runs)
     if n is None:
-        sel.findings.append(
-            finding("PKG013", str(cfg.path), f"{label}: the training rules name no run count for benchmark "
-                    f"{entry.benchmark!r}; every run is packaged", pointer=where)
-        )
+        known = benchmarks.allowed(cfg.ruleset)
+        said = (f"{entry.benchmark!r} is not a benchmark of ruleset {cfg.ruleset}"
+                f"{did_you_mean(entry.benchmark, known)} (the training rules name no run count for it)"
+                if entry.benchmark not in known else
+                f"the training rules name no run count for benchmark {entry.benchmark!r}")  # fmt: skip
+        sel.findings.append(finding("PKG013", str(cfg.path), f"{label}: {said}; every run is packaged", pointer=where))
         return
     if len(runs) < n:
         sel.findings.append(

@@ -29,7 +29,7 @@ from mlsubmit.findings import Finding
 from mlsubmit.repeats import Capped
 
 _SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
-_REPORT_EACH = 5  # per-file cap on repeated LOG002/LOG003 findings; the rest are counted in one message
+_REPORT_EACH = 5  # line numbers a LOG002/LOG003 finding lists; the rest are counted
 
 
 class Record(msgspec.Struct):
@@ -336,17 +336,17 @@ class _Reader:
         self.log.lines = lines
         self.log.findings += self.noted
         self.log.findings += run_order(list(self.log.marks.values()), self.display)
-        self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")
-        self._summarise("LOG003", self.bad_utf8, "bytes that are not valid UTF-8")
+        self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")  # a NUL line is not also LOG003
+        self._summarise("LOG003", sorted(set(self.bad_utf8) - set(self.nul_lines)), "bytes that are not valid UTF-8")
         if not self.log.record_count and self.log.parse_errors == 0:
             self.log.findings.append(finding("LOG009", self.display, f"no :::MLLOG records in {lines} line(s)"))
         return self.log
 
-    def _summarise(self, code: str, lines: list[int], what: str) -> None:
-        for ln in lines[:_REPORT_EACH]:
-            more = len(lines) - _REPORT_EACH
-            tail = f" ({more} more line(s) like it)" if more > 0 and ln == lines[_REPORT_EACH - 1] else ""
-            self.log.findings.append(finding(code, self.display, f"line holds {what}{tail}", line=ln))
+    def _summarise(self, code: str, lines: list[int], what: str) -> None:  # one finding per kind, at the first line
+        rest = f" and {len(lines) - _REPORT_EACH} more" if len(lines) > _REPORT_EACH else ""
+        said = f"{len(lines)} lines hold {what}: lines {', '.join(map(str, lines[:_REPORT_EACH]))}{rest}"
+        self.log.findings += [finding(code, self.display, said if lines[1:] else f"line holds {what}", line=lines[0])
+                              ] if lines else []
 
 
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True,

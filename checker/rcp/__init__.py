@@ -108,7 +108,7 @@ def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str) -> RunCon
     try:
         failed, epochs, bs, bench = module.read_submission_file(served, ruleset, False)
     except Exception as exc:  # the reference's reader raises: its package checker stops here
-        return RunConvergence(facts.path, -1, facts.benchmark, False, NOT_CONVERGED, f"{type(exc).__name__}: {exc}")
+        return RunConvergence(facts.path, -1, facts.benchmark, False, NOT_CONVERGED, said(exc))
     return RunConvergence(facts.path, bs, bench if isinstance(bench, str) else None, not failed,
                           epochs if not failed else NOT_CONVERGED)  # fmt: skip
 
@@ -201,7 +201,18 @@ def _crashed(exc: Exception, conv: tuple[RunConvergence, ...]) -> RcpResult:
     if benchmarks.runs(bench) and not reference_knows(bench):
         return RcpResult("not_checked", True, 1.0, f"the installed RCP checker has no run count for {bench!r}",
                          crash=crash, runs=conv)  # fmt: skip
-    return RcpResult("error", False, 1.0, f"the reference's RCP check raises {crash}", crash=crash, runs=conv)
+    return RcpResult("error", False, 1.0, f"the reference's RCP check stops: {said(exc)}", crash=crash, runs=conv)
+
+
+def said(exc: Exception) -> str:
+    """The reference's exception in words: a KeyError is a value it looks up and does not find (`KeyError: None`
+    says nothing to a submitter); other errors keep their own text. The raw exception stays in RcpResult.crash."""
+    if isinstance(exc, KeyError):
+        key = exc.args[0] if exc.args else None
+        if key is None:
+            return "it looks up a value that no run gives (an empty folder, or logs it cannot read)"
+        return f"it looks for {key!r} and does not find it"
+    return f"{type(exc).__name__}: {exc}"
 
 
 _PASSED = ("RCP found", "RCP Interpolation", "RCP not found but slower convergence on smaller batch size")
@@ -226,7 +237,7 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
         status = "fail" if msg in ("RCP found", "RCP Interpolation") else "error"
     if msg.startswith("Missing RCP") and not passed:
         status = "error"
-    text = _describe(msg, bs, (mean, rcp_mean, low), norm, conv, unit)
+    text = _describe(msg, bs, (mean, rcp_mean, low), norm if passed else 1.0, conv, unit)
     return RcpResult(status, passed, norm, text, msg, bs, mean, rcp_mean, low, None, conv)
 
 
@@ -245,7 +256,7 @@ def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float 
         shown = f"{mean:.4f} {unit}" if math.isfinite(mean) else "not computed (too few converged runs)"
         parts.append(f"submission olympic mean {shown}, RCP mean {rcp_mean:.4f} {unit}, "
                      f"fastest allowed {low:.4f} {unit}")
-    if norm > 1.0:
+    if norm > 1.0:  # given for a pass only: a failing result is not scored, and a factor beside a fail reads as one
         parts.append(f"score normalisation factor {norm:.6f}")
     return "; ".join(parts)
 

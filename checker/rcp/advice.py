@@ -204,22 +204,31 @@ def _hp_findings(log: ParsedLog, m: Match, gbs_line: int | None, benchmark: str)
         rec = log.first(keys.get(key, key))
         return rec.payload if rec is not None else None
 
-    out: list[Finding] = []
     parts = []
+    by_key: dict[str, list[tuple[Point, Any, Any]]] = {}  # an interpolated check compares with two RCPs
     for point in compared:
         diffs = differences(point, lookup)
-        where = f"RCP {point.name} (batch size {show_value(point.batch_size)})"
         for key, run, rcp in diffs:
-            rec = log.first(keys.get(key, key))
-            shown = "not logged" if rec is None else show_value(run)
-            named = f"'{key}'" + (f" (logged as {keys[key]})" if key in keys else "")
-            out.append(finding("HP007", log.path, f"{named}: run {shown}, {where} {show_value(rcp)}",
-                               line=rec.line if rec is not None else gbs_line))
+            by_key.setdefault(key, []).append((point, run, rcp))
         total = len(point.hyperparameters)
         noun = "hyperparameter" if total == 1 else f"{total} hyperparameters"
         parts.append(f"{len(diffs)} of the {noun} of {point.name} differ" if diffs
                      else f"the run matches {'the' if total == 1 else 'all'} {noun} of {point.name}")
+    out = [_difference(log, key, seen, keys, gbs_line) for key, seen in by_key.items()]
     return out, "; ".join(parts)
+
+
+def _difference(log: ParsedLog, key: str, seen: list[tuple[Point, Any, Any]], keys: dict[str, str],
+                gbs_line: int | None) -> Finding:
+    """HP007, once per hyperparameter: the RCPs it differs from, those with one value named together."""
+    rec = log.first(keys.get(key, key))
+    shown = "not logged" if rec is None else show_value(seen[0][1])
+    named = f"'{key}'" + (f" (logged as {keys[key]})" if key in keys else "")
+    by_value: dict[str, list[str]] = {}
+    for point, _run, rcp in seen:
+        by_value.setdefault(show_value(rcp), []).append(f"RCP {point.name} (batch size {show_value(point.batch_size)})")
+    where = ", ".join(f"{' and '.join(names)} {value}" for value, names in by_value.items())
+    return finding("HP007", log.path, f"{named}: run {shown}, {where}", line=rec.line if rec is not None else gbs_line)
 
 
 def advise_runs(logs: Sequence[ParsedLog], ruleset: str, *, fail_on_rcp: bool = False) -> list[Finding]:
@@ -295,7 +304,5 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     if trial and result.min_epochs is not None and result.rcp_mean is not None:
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
-    if result.crash:
-        text += f" (the reference's check raises: {result.crash})"
     severity = Severity.ERROR if fail_on_rcp and result.status == "fail" else None
     return [finding("HP008", runs[0].path, text, line=line, severity=severity)]

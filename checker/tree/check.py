@@ -168,7 +168,7 @@ def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckO
                                  rcps=for_benchmark(options.custom_rcps, folder.name))  # fmt: skip
     out += rcp_findings(folder, result)
     if result.crash:
-        out.append(finding("TREE024", folder.shown, f"RCP checker: {result.crash}"))
+        out.append(finding("TREE024", folder.shown, f"RCP checker: {result.message}"))
     return out, result
 
 

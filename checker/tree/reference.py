@@ -168,7 +168,7 @@ def check_folder(
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, bypass="rcp-bypass" in flags, closed=True,
                                      cache_dir=options.cache_dir, train_samples=params.BERT_TRAIN_SAMPLES in flags)
         if result.crash:
-            out.append(crash(folder.shown, f"RCP checker: {result.crash}"))
+            out.append(crash(folder.shown, f"RCP checker: {result.message}"))
         else:
             out += rcp_findings(folder, result)
     return out

@@ -17,16 +17,47 @@ import tempfile
 # The crash handler's needs are taken at start: a run that exhausts memory must still be able to say so (importing
 # traceback after a MemoryError can itself fail, and then not even exit 3 comes out).
 import traceback
+from typing import Any
 
 from mlsubmit import __version__
 from mlsubmit.cli.commands import COMMANDS
 from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.support.names import did_you_mean
 
 
 class _Parser(argparse.ArgumentParser):
+    """Usage errors are exit 2 with a "did you mean" for a mistyped option. Abbreviated options are refused
+    (allow_abbrev=False): `--str` meaning `--strict` today would mean something else once an option is added."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("mlsubmit").strip()
+        if message.startswith("unrecognized arguments:"):
+            message += _option_suggestion(message.split(":", 1)[1].split(), _option_strings(self))
         raise UsageError(f"{command}: {message}" if command else message)
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """The options of a parser and of the command parsers built under it."""
+    found = [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _option_strings(sub)
+    return found
+
+
+def _option_suggestion(unknown: list[str], known: list[str]) -> str:
+    for word in unknown:
+        flag = word.partition("=")[0]
+        if flag.startswith("--"):
+            hint = did_you_mean(flag, known, cutoff=0.75)
+            if hint:
+                return hint
+    return ""
 
 
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:

@@ -137,10 +137,8 @@ def unknown_baseline(rows: Sequence[ResultRow], baseline: str) -> str | None:
     """A --baseline that names no system of the report is a usage error, with the nearest names."""
     if any(_is_baseline(r, baseline) for r in rows):
         return None
-    import difflib
+    from mlsubmit.support.names import did_you_mean
 
     names = sorted({r.score.system for r in rows} | {r.system.get("system_name") for r in rows
                                                      if r.system and r.system.readable} - {""})  # fmt: skip
-    near = difflib.get_close_matches(baseline, names, n=3, cutoff=0.5)
-    hint = f" (did you mean {', '.join(near)}?)" if near else ""
-    return f"--baseline {baseline!r} names no system in the report{hint}"
+    return f"--baseline {baseline!r} names no system in the report{did_you_mean(baseline, names, cutoff=0.5)}"

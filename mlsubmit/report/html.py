@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import io
 import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
-from mlsubmit.findings import Finding, Severity
 from mlsubmit.report.compare import Comparison, Group
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.html_assets import SCRIPT, STYLE  # re-exported: tests and the CSP read SCRIPT here
+from mlsubmit.report.html_findings import esc, findings_section, path_html  # esc re-exported: review_html uses it
 from mlsubmit.report.inputs import SystemFacts
 from mlsubmit.report.tables import NUMERIC, cells, comparison_lines, headers, price_note
 from mlsubmit.support.inert import inert
@@ -29,16 +28,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-MAX_FINDING_ROWS = 5000  # a page with more rows is slow to filter; the rest are counted, and `check` lists them
 LOG_RANGE = 10.0  # a chart whose times span more than this factor gets a log axis, so short runs stay visible
 PAIR_WIDTH, WIDE_WIDTH = 6.0, 11.0  # inches: a chart beside the other division's, or alone across the page
 DOT_SPREAD = 0.5  # a row's runs are spread over this much of its height (the bar is 0.6 high)
 FAIL_COLOUR = "#b3261e"
-
-def esc(value: object) -> str:
-    # inert first: a right-to-left override or a NUL would otherwise survive escaping and reorder or cut the text.
-    return html.escape(inert(str(value)), quote=True)
-
 
 def _csp() -> str:
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
@@ -276,11 +269,6 @@ def shown_path(path: str, base: str) -> str:
     return path
 
 
-def path_html(path: str) -> str:
-    """An escaped path that may wrap after each separator, and nowhere else unless a part is wider than the page."""
-    return "/<wbr>".join(esc(part) for part in path.split("/"))
-
-
 def _runs(data: ReportData) -> str:
     base = relative_to(data.paths)
     parts = ['<h2 id="runs">Runs</h2>']
@@ -311,45 +299,6 @@ def _throughput(value: float | None, counted: bool) -> str:
     if value is not None:
         return f"{value:.1f}"
     return "unknown" if counted else ""
-
-
-def _findings(findings: Sequence[Finding], base: str = "") -> str:
-    ordered = sorted(findings, key=lambda f: (f.waived is not None, f.severity.rank, f.path, f.line or 0, f.code))
-    families = sorted({f.family for f in ordered})
-    options_sev = "".join(f'<option value="{s.value}">{s.value}</option>' for s in Severity)
-    options_fam = "".join(f'<option value="{esc(f)}">{esc(f)}</option>' for f in families)
-    parts = [
-        '<h2 id="findings-title">Findings</h2><p>',
-        f'<label>severity <select id="f-severity"><option value="">all</option>{options_sev}</select></label> ',
-        f'<label>family <select id="f-family"><option value="">all</option>{options_fam}</select></label> ',
-        f'<span class="meta">showing <span id="f-shown">{min(len(ordered), MAX_FINDING_ROWS)}</span> of '
-        f"{len(ordered)}</span>" + (f' · paths relative to <code class="path">{path_html(base)}</code>' if base else "")
-        + "</p>",
-        '<table id="findings"><thead><tr><th>severity</th><th>code</th><th>where</th><th>message</th>'
-        "<th>hint</th></tr></thead><tbody>",
-    ]
-    for f in ordered[:MAX_FINDING_ROWS]:
-        where = shown_path(f.path, base) + (f":{f.line}" if f.line else (f"#{f.pointer}" if f.pointer else ""))
-        level = f.severity.value if f.waived is None else f"{f.severity.value} (waived)"
-        parts.append(
-            f'<tr data-severity="{esc(f.severity.value)}" data-family="{esc(f.family)}">'
-            f'<td class="sev-{esc(f.severity.value)}">{esc(level)}</td><td>{esc(f.code)}</td>'
-            f"<td><code>{path_html(where)}</code></td><td>{esc(f.message)}{_waived_note(f)}</td>"
-            f"<td>{esc(f.hint)}</td></tr>"
-        )
-    parts.append("</tbody></table>")
-    if len(ordered) > MAX_FINDING_ROWS:
-        parts.append(f"<p>{len(ordered) - MAX_FINDING_ROWS} more; run <code>mlsubmit check</code> for all.</p>")
-    return "".join(parts)
-
-
-def _waived_note(f: Finding) -> str:
-    """A waived finding's reason, reference, who and expiry, under its message."""
-    w = f.waived
-    if w is None:
-        return ""
-    return (f'<br><span class="meta">waived: {esc(w.reason)} (reference {esc(w.reference)}; {esc(w.who)}; '
-            f"until {esc(w.expires)}; waiver at <code>{path_html(w.where())}</code>)</span>")
 
 
 def _system(system: SystemFacts, base: str = "") -> str:
@@ -388,7 +337,7 @@ def render(data: ReportData) -> str:
             _charts(data),
             evidence(data.evidence),
             _runs(data),
-            _findings(data.findings, base),
+            findings_section(data.findings, base),
             f'<h2 id="systems">System descriptions</h2>{systems}',
             f"<script>{SCRIPT}</script></body></html>\n",
         ]

@@ -35,7 +35,8 @@ def outcome(result: RcpResult) -> RcpOutcome:
     if result.crash:
         # The reference raises inside its RCP step; the summarizer prints a warning, leaves the column empty and
         # the folder's scaling.json as it was.
-        return RcpOutcome(status="", message=f"{result.message} (the reference's check raises: {result.crash})")
+        # The message says it in words (checker.rcp.said); the raw exception stays in the result, not in the page.
+        return RcpOutcome(status="", message=f"the reference's RCP check stops here: {result.message}")
     return RcpOutcome(
         status=summarizer_status(result),
         message=result.message,

@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 from mlsubmit import __version__
 from mlsubmit.findings import Finding, Report, Severity
-from mlsubmit.reporters.causes import truncated_at
-from mlsubmit.reporters.grouped import Group, cause_label, group, location, waiver_note
+from mlsubmit.reporters.causes import Entry, reading_order
+from mlsubmit.reporters.grouped import group, location, waiver_note
 from mlsubmit.support.inert import inert
 
 Reporter = Callable[[Report, TextIO], None]
@@ -24,48 +24,30 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO:
 _VERDICTS_AT_MOST = 10  # a verdict line per file up to this many files; beyond, the summary counts them
 
 
-def _group_lines(g: Group, hint_follows: bool) -> list[tuple[str, str | None]]:
+def _group_lines(entry: Entry) -> list[tuple[str, str | None]]:
+    g = entry.group
     f = g.first
     indent = "      " if g.cause else "  "
-    out: list[tuple[str, str | None]]
     style = "dim" if f.waived is not None else _STYLE[f.severity]
+    out: list[tuple[str, str | None]] = []
+    if entry.heading:
+        out.append((f"    {entry.heading}", "dim"))
     if g.count == 1:
-        out = [(f"{indent}{location(f)}: {f.severity.value} {f.code} {f.message}", style)]
+        out.append((f"{indent}{location(f)}: {f.severity.value} {f.code} {f.message}", style))
         for rel in f.related:
             tail = f":{rel.line}" if rel.line else (f"#{rel.pointer}" if rel.pointer else "")
             out.append((f"{indent}    see also {rel.path}{tail}", None))
     else:
         head = f"{indent}{g.count}\u00d7 {f.severity.value} {f.code} {f.message}: {g.where()}"
-        out = [(head, style)]
-    if not hint_follows:
-        # A consequence's own hint would send the reader after a symptom; the cause above is what to fix.
-        hint = "fix the cause above first; this follows from it" if g.cause else f.hint
-        out.append((f"{indent}    hint: {hint}", "dim"))
+        out.append((head, style))
+    if entry.hint is not None:
+        out.append((f"{indent}    hint: {entry.hint}", "dim"))
     return out
-
-
-def _cause_heading(cause: str, findings: list[Finding]) -> str:
-    root = next((f for f in findings if cause_label(f) == cause), None)
-    if root is not None and truncated_at(root, findings):
-        return f"    the log looks truncated at line {root.line} (its last record is cut off); so:"
-    return f"    following from {cause}:"
 
 
 def _findings_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
-    """Grouped findings; a hint shared by consecutive groups of one code is printed once, after the last."""
-    groups = group(findings)
-    out: list[tuple[str, str | None]] = []
-    for i, g in enumerate(groups):
-        nxt = groups[i + 1] if i + 1 < len(groups) else None
-        same_hint = nxt is not None and (nxt.first.code, nxt.first.hint, nxt.cause) == (
-            g.first.code,
-            g.first.hint,
-            g.cause,
-        )
-        if g.cause and (i == 0 or groups[i - 1].cause != g.cause):
-            out.append((_cause_heading(g.cause, findings), "dim"))
-        out.extend(_group_lines(g, hint_follows=same_hint))
-    return out
+    """Grouped findings in reading order (reporters.causes.reading_order), one or more lines each."""
+    return [line for entry in reading_order(findings) for line in _group_lines(entry)]
 
 
 def _common_root(report: Report) -> str:
@@ -116,7 +98,7 @@ def _waived_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
         return []
     out: list[tuple[str, str | None]] = [(f"waived ({len(findings)} finding(s); they do not fail the run):", "bold")]
     for g in group(findings):
-        out.extend(_group_lines(g, hint_follows=True))
+        out.extend(_group_lines(Entry(g, heading=None, hint=None)))
         indent = "      " if g.cause else "  "
         out.append((f"{indent}    {waiver_note(g.first)}", "dim"))
     return out
@@ -153,11 +135,18 @@ def to_json(report: Report) -> dict[str, Any]:
         "summary": {
             "files": len(report.files),
             "failed_files": sum(1 for p in report.files if report.verdict(p) == "fail"),
+            **_failed_elsewhere(report),
             **counts,
             "exit_code": report.exit_code(),
             **({"compared": report.tally.to_dict()} if report.tally is not None else {}),
         },
     }
+
+
+def _failed_elsewhere(report: Report) -> dict[str, dict[str, int]]:
+    """The places other than the checked files that failed, by kind; left out when there are none."""
+    kinds = {kind.removesuffix("(s)").replace(" ", "_"): n for kind, n in report.failed_elsewhere().items()}
+    return {"failed_elsewhere": kinds} if kinds else {}
 
 
 def json_reporter(report: Report, stream: TextIO, *, color: bool = False) -> None:

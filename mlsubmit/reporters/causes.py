@@ -7,10 +7,11 @@ consequences stay findings (JSON, SARIF and JUnit keep them all); they only name
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from mlsubmit.findings import Finding, Report
-from mlsubmit.reporters.grouped import cause_label
+from mlsubmit.reporters.grouped import Group, cause_label, group
 
 # root code -> (scope, codes or families it explains). "file": consequences on the same path; "run": anywhere.
 ROOTS: dict[str, tuple[str, frozenset[str]]] = {
@@ -55,3 +56,42 @@ def truncated_at(root: Finding, findings: list[Finding]) -> bool:
         return False
     later = [f.line for f in findings if f.path == root.path and f.line is not None and f is not root]
     return all(line < root.line for line in later)
+
+
+FOLLOWS_HINT = "fix the cause above first; this follows from it"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One group as people read it (text, HTML): the cause heading that opens it, if any, and the hint to show
+    after it (None when the next group of the same code, cause and hint shows it once for both)."""
+
+    group: Group
+    heading: str | None
+    hint: str | None
+
+
+def cause_heading(cause: str, findings: list[Finding]) -> str:
+    """The line that opens the consequences of a root cause."""
+    root = next((f for f in findings if cause_label(f) == cause), None)
+    if root is not None and truncated_at(root, findings):
+        return f"the log looks truncated at line {root.line} (its last record is cut off); so:"
+    return f"following from {cause}:"
+
+
+def reading_order(findings: Iterable[Finding]) -> list[Entry]:
+    """Grouped findings, causes first, each consequence group under a heading naming its cause; a hint shared by
+    consecutive groups of one code is given once, after the last. A consequence's own hint would send the reader
+    after a symptom, so it says to fix the cause instead."""
+    findings = list(findings)
+    groups = group(findings)
+    out = []
+    for i, g in enumerate(groups):
+        nxt = groups[i + 1] if i + 1 < len(groups) else None
+        # one hint for consecutive groups of a code, and one "fix the cause" for all the consequences of a cause
+        shared = nxt is not None and (nxt.cause == g.cause and (g.cause is not None or (
+            nxt.first.code, nxt.first.hint) == (g.first.code, g.first.hint)))
+        opens = g.cause is not None and (i == 0 or groups[i - 1].cause != g.cause)
+        heading = cause_heading(g.cause, findings) if opens and g.cause else None
+        out.append(Entry(g, heading, None if shared else (FOLLOWS_HINT if g.cause else g.first.hint)))
+    return out

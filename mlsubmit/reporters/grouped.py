@@ -10,7 +10,9 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mlsubmit.findings import Finding
+from mlsubmit.findings import Finding, cause_label, location
+
+__all__ = ["Group", "cause_label", "group", "location", "path_pattern", "places", "waiver_note"]
 
 _LIST_AT_MOST = 2  # paths listed one by one up to this many; more become a pattern
 _LIST_UNLESS_ONE_SEGMENT_VARIES = 4  # up to this many, a pattern varying in two places is listed instead
@@ -42,15 +44,6 @@ class Group:
         return places(self.findings)
 
 
-def location(f: Finding) -> str:
-    where = f.path or "(run)"
-    if f.line is not None:
-        where += f":{f.line}"
-    elif f.pointer:
-        where += f"#{f.pointer}"
-    return where
-
-
 def waiver_note(f: Finding) -> str:
     """What a waived finding says of its waiver, in every format that writes lines."""
     w = f.waived
@@ -73,11 +66,6 @@ def group(findings: Iterable[Finding]) -> list[Group]:
     groups = [Group(tuple(fs)) for fs in buckets.values()]
     groups.sort(key=lambda g: (g.first.severity.rank, g.first.code, -g.count, g.first.message))
     return _causes_first(groups)
-
-
-def cause_label(f: Finding) -> str:
-    """How a consequence names this finding as its cause (the `cause` field): code and place."""
-    return f"{f.code} {location(f)}"
 
 
 def _causes_first(groups: list[Group]) -> list[Group]:

@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
+
+_SUGGESTION = re.compile(r'; did you mean "[^"]*"\?')
+
+
+def has_suggestion(message: str) -> bool:
+    return _SUGGESTION.search(message) is not None
+
+
+def without_suggestion(message: str) -> str:
+    """The message without the suggestion did_you_mean put in it: where a root cause already suggests a name, a
+    consequence computed from another list of names must not suggest a second, different one."""
+    return _SUGGESTION.sub("", message)
 
 
 def did_you_mean(name: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:

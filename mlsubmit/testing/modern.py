@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.testing.demo import MODERN_POINTS, MODERN_SYSTEM
+from mlsubmit.testing.demo import MODERN_POINTS, MODERN_SYSTEM, modern_system
 from mlsubmit.testing.synth import RunSpec, render
 
 ORG = "Graphcore"
@@ -45,8 +45,7 @@ def raw_output(spec: RunSpec) -> bytes:
 def write_system(dest: Path, systems: Path) -> None:
     """The repository's IPU-POD64 system file, with what rounds from 4.0 ask of it."""
     dest.mkdir(parents=True, exist_ok=True)
-    system = json.loads((systems / f"{MODERN_SYSTEM}.json").read_text(encoding="utf-8"))
-    system.update(status="Available on-premise", system_type="datacenter", host_network_card_count="8")
+    system = modern_system(systems)
     (dest / f"{MODERN_SYSTEM}.json").write_text(json.dumps(system, indent=2) + "\n", encoding="utf-8")
 
 

@@ -109,11 +109,13 @@ def test_filter_script_runs_and_reads_the_url_hash(chromium: str, page: Path) ->
     assert console_messages(proc) == []
     dom = proc.stdout
     assert 'data-filters="ready"' in dom  # the script ran to its end
-    rows = re.findall(r'<tr data-severity="(\w+)" data-family="(\w+)"( hidden="")?>', dom)
+    rows = re.findall(r'<tr data-severity="(\w+)" data-family="(\w+)"( hidden="")?><td [^>]*data-count="(\d+)"', dom)
     assert rows, "the page has no findings rows"
-    assert all((sev == "warning") == (hidden == "") for sev, _fam, hidden in rows)
+    assert all((sev == "warning") == (hidden == "") for sev, _fam, hidden, _n in rows)
+    hints = re.findall(r'<tr class="hint[^"]*" data-severity="(\w+)" data-family="\w+"( hidden="")?>', dom)
+    assert hints and all((sev == "warning") == (hidden == "") for sev, hidden in hints)
     shown = re.search(r'<span id="f-shown">(\d+)</span>', dom)
-    assert shown is not None and int(shown.group(1)) == sum(1 for sev, _, _ in rows if sev == "warning")
+    assert shown is not None and int(shown.group(1)) == sum(int(n) for sev, _, _, n in rows if sev == "warning")
 
 
 def test_hostile_names_stay_text(chromium: str, page: Path) -> None:
@@ -210,3 +212,20 @@ def test_v1_1_round_page(chromium: str, corpus: Path, tmp_path: Path) -> None:
     assert_drawn(shot, (1280, 3000))
     text = page.read_text(encoding="utf-8")
     assert "time to train (minutes, log scale)" in text and str(tree) not in text[text.index('id="findings"') :]
+
+
+def test_a_cause_heading_hides_with_its_consequences(chromium: str, tmp_path: Path) -> None:
+    from mlsubmit.codes import finding
+    from mlsubmit.report.data import ReportData
+    from mlsubmit.report.html import render
+
+    log = "org/results/s/bert/result_0.txt"
+    page = tmp_path / "causes.html"
+    page.write_text(render(ReportData(ruleset="1.0.0", paths=["org"], findings=[
+        finding("LOG004", log, "record is not valid JSON", line=90), finding("RULE001", log, "no run_stop"),
+        finding("SYS019", "org/systems/s.json", "field missing", line=1)])), encoding="utf-8")  # fmt: skip
+    shown = browse(chromium, page.as_uri() + "#family=RULE", "--dump-dom")
+    hidden = browse(chromium, page.as_uri() + "#family=SYS", "--dump-dom")
+    assert console_messages(shown) == [] and console_messages(hidden) == []
+    assert '<tr class="cause"><td' in shown.stdout  # RULE001 is shown, so is the heading naming its cause
+    assert '<tr class="cause" hidden=""><td' in hidden.stdout

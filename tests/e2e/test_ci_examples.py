@@ -1,7 +1,9 @@
 """The shipped CI examples, pre-commit hooks and `make check` gate run for real on a synthetic submission repo.
 
-The workflow files are parsed, their mlsubmit commands are extracted and run with bash (as the runners would)
-in a temporary git repository whose last commit adds a failing log; the outputs are then read back.
+The workflow files are parsed and their run steps run with bash, as the runners would, in a temporary clone of a
+submission repository whose last commit adds a failing log: first the examples' own install line, which installs
+mlsubmit at the pinned commit from a fresh `git clone` of this repository into a fresh venv (the repository URL is
+the one value the test sets, as a user does), then the check; the reports are then read back.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import git
 import jsonschema
@@ -55,30 +57,40 @@ def make_org(root: Path, logs: int = 5, *, other: bool = False, missed: bool = F
 
 @pytest.fixture
 def upload_repo(tmp_path: Path) -> tuple[Path, str]:
-    """A submission repo: a base commit with five runs, one of which did not converge, then an upload adding a second
-    run that did not converge: its folder now fails (TREE007), judged at the folder, not at the run's log."""
+    """A submission repo cloned from its `origin` (branch main: five runs, one of which did not converge), with an
+    upload on top adding a second run that did not converge: what a CI job checks out for a pull or merge request.
+    Its folder now fails (TREE007), judged at the folder, not at the run's log."""
+    origin_dir = tmp_path / "origin"
+    origin = git.Repo.init(origin_dir, initial_branch="main")
+    _identify(origin)
+    make_org(origin_dir, other=True, missed=True)
+    origin.git.add("--all")
+    origin.index.commit("base")
+    base = origin.head.commit.hexsha
     repo_dir = tmp_path / "repo"
-    repo = git.Repo.init(repo_dir)
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "ci test")
-        cw.set_value("user", "email", "ci@example.invalid")
-    make_org(repo_dir, other=True, missed=True)
-    repo.git.add("--all")
-    repo.index.commit("base")
-    base = repo.head.commit.hexsha
+    repo = git.Repo.clone_from(origin_dir, repo_dir)
+    _identify(repo)
     write_run(repo_dir / NEW_LOG, RunSpec(seed=7, converge=False))
     repo.git.add("--all")
     repo.index.commit("upload a run")
     return repo_dir, base
 
 
-def _bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, **env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    full.pop("GITHUB_ACTIONS", None)
-    full.update({k: v for k, v in env.items() if k == "GITHUB_ACTIONS"})
+def _identify(repo: git.Repo) -> None:
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "ci test")
+        cw.set_value("user", "email", "ci@example.invalid")
+
+
+def _bash(script: str, cwd: Path, env: dict[str, str], path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The script as a runner runs it: bash -e, the given variables, `path` (a venv's bin) first on PATH."""
+    first = path or Path(sys.executable).parent
+    full = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "VIRTUAL_ENV", "PYTHONPATH")}
+    full.update(env)
+    full["PATH"] = f"{first}{os.pathsep}{os.environ.get('PATH', '')}"
     return subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-        cwd=cwd, env=full, capture_output=True, text=True, timeout=300, check=False,
+        cwd=cwd, env=full, capture_output=True, text=True, timeout=900, check=False,
     )
 
 
@@ -114,47 +126,110 @@ def _untracked(repo: Path) -> set[str]:
     return {line[3:].rstrip("/") for line in out.splitlines()}
 
 
-def test_github_workflow_commands_run_on_an_upload(upload_repo: tuple[Path, str]) -> None:
-    repo, base = upload_repo
-    workflow = yaml.safe_load((EXAMPLES / "github-actions.yml").read_text(encoding="utf-8"))
-    env = {k: str(v) for k, v in workflow["env"].items() if "${{" not in str(v)}
-    env["BASE"] = base  # what `origin/${{ github.base_ref }}` names on the runner
-    steps = [s for s in workflow["jobs"]["check"]["steps"] if "mlsubmit check" in s.get("run", "")]
-    assert [s["name"] for s in steps] == ["SARIF report", "JUnit report", "Check (annotations)"]
+# --- the examples as files: their pinned commit, their install line, their commands ----------------------------------
+
+REPO_TOKEN = "MLSUBMIT_REPO"  # the one value a user sets to where they get mlsubmit (docs/ci.md); the test's clone
+
+
+def _github() -> dict[str, Any]:
+    return cast(dict[str, Any], yaml.safe_load((EXAMPLES / "github-actions.yml").read_text(encoding="utf-8")))
+
+
+def _gitlab() -> dict[str, Any]:
+    return cast(dict[str, Any], yaml.safe_load((EXAMPLES / "gitlab-ci.yml").read_text(encoding="utf-8"))["mlsubmit"])
+
+
+def _docs_pin() -> str:
+    found = re.search(r"repo: \S+ +# .*\n +rev: ([0-9a-f]+)", (ROOT / "docs" / "ci.md").read_text(encoding="utf-8"))
+    assert found, "docs/ci.md has no pre-commit example pinned to a commit"
+    return found.group(1)
+
+
+def test_every_example_pins_one_commit_that_this_repository_has() -> None:
+    pins = {_github()["env"]["MLSUBMIT_REV"], _gitlab()["variables"]["MLSUBMIT_REV"], _docs_pin()}
+    assert len(pins) == 1, pins
+    pin = pins.pop()
+    assert re.fullmatch(r"[0-9a-f]{40}", pin), pin  # a full commit id: a tag or branch would move
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    repo = git.Repo(ROOT)
+    assert repo.commit(pin).hexsha == pin
+    assert repo.is_ancestor(pin, "HEAD"), "the pinned commit is not in this branch's history"
+    for example in (EXAMPLES / "github-actions.yml", EXAMPLES / "gitlab-ci.yml"):
+        assert 'python -m pip install "git+$MLSUBMIT_REPO@$MLSUBMIT_REV"' in example.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: nothing to clone")
+    clone = tmp_path_factory.mktemp("mlsubmit") / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=300)
+    return clone
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv that has no mlsubmit: the examples' install lines put it there."""
+    where = tmp_path_factory.mktemp("venv") / "venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(where)], check=True,
+                   timeout=300)  # fmt: skip
+    return where / "bin"
+
+
+def _installed_from_the_venv(repo: Path, env: dict[str, str], path: Path) -> None:
+    done = _bash("command -v mlsubmit; mlsubmit --version", repo, env, path)
+    assert done.returncode == 0 and done.stdout.startswith(str(path)), done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_github_workflow_runs_as_copied(upload_repo: tuple[Path, str], fresh_clone: Path, venv: Path,
+                                        tmp_path: Path) -> None:  # fmt: skip
+    repo, _ = upload_repo
+    workflow = _github()
+    # the runner's part: the expression it fills in, HOME; ours: the repository URL, pointing at the fresh clone
+    env = {k: str(v).replace("${{ github.base_ref }}", "main") for k, v in workflow["env"].items()}
+    env[REPO_TOKEN] = f"file://{fresh_clone}"
+    env["HOME"] = str(tmp_path / "home")
+    steps = [s for s in workflow["jobs"]["check"]["steps"] if "run" in s]
+    assert [s["name"] for s in steps] == ["Install mlsubmit", "Check"]
+    install = _bash(steps[0]["run"], repo, env, venv)
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    _installed_from_the_venv(repo, env, venv)
+    check = _bash(steps[1]["run"], repo, {**env, "GITHUB_ACTIONS": "true"}, venv)
+    assert check.returncode == 1, check.stderr  # the failing upload fails the job, once every report is written
+    assert "Traceback" not in check.stderr
+    assert f"::error file={LOGS.as_posix()}" in check.stdout and "TREE007" in check.stdout
+    assert "::warning " in check.stdout and NEW_LOG in check.stdout  # its own findings: warnings (grouped)
+    _check_reports(repo)
+    cache = [s for s in workflow["jobs"]["check"]["steps"] if s.get("uses", "").startswith("actions/cache")]
+    assert cache[0]["with"]["path"] == "~/.cache/mlsubmit"
+    assert any((tmp_path / "home" / ".cache" / "mlsubmit").iterdir())
     uploads = [s for s in workflow["jobs"]["check"]["steps"] if "uses" in s and "upload" in s["uses"]]
     assert {s["with"].get("sarif_file") or s["with"].get("path") for s in uploads} == {
         "mlsubmit.sarif", "mlsubmit-junit.xml",
     }
-    for step in steps[:2]:
-        done = _bash(step["run"], repo, env)
-        assert done.returncode == 0, (step["name"], done.stderr)
-    _check_reports(repo)
-    gate = _bash(steps[2]["run"], repo, {**env, "GITHUB_ACTIONS": "true"})
-    assert gate.returncode == 1, gate.stderr  # the failing upload fails the job
-    assert f"::error file={LOGS.as_posix()}" in gate.stdout and "TREE007" in gate.stdout
-    assert "::warning " in gate.stdout and NEW_LOG in gate.stdout  # its own findings: warnings (grouped)
-    assert "Traceback" not in gate.stderr
-    # nothing written into the checked tree: only the reports and the cache are new
-    assert _untracked(repo) <= {"mlsubmit.sarif", "mlsubmit-junit.xml", ".mlsubmit-cache"}
+    # nothing written into the checked tree: only the reports are new (the cache is outside the checkout)
+    assert _untracked(repo) == {"mlsubmit.sarif", "mlsubmit-junit.xml"}
 
 
-def test_gitlab_job_commands_run_on_an_upload(upload_repo: tuple[Path, str]) -> None:
+@pytest.mark.slow
+def test_gitlab_job_runs_as_copied(upload_repo: tuple[Path, str], fresh_clone: Path, venv: Path) -> None:
     repo, base = upload_repo
-    job = yaml.safe_load((EXAMPLES / "gitlab-ci.yml").read_text(encoding="utf-8"))["mlsubmit"]
+    job = _gitlab()
     env = {k: str(v) for k, v in job["variables"].items()}
-    env["BASE"] = base  # before_script exports it from CI_MERGE_REQUEST_DIFF_BASE_SHA
-    assert any("BASE=" in line for line in job["before_script"])
-    script = [line for line in job["script"] if line.startswith("mlsubmit check")]
-    assert len(script) == 3
-    for line in script[:2]:
-        done = _bash(line, repo, env)
-        assert done.returncode == 0, (line, done.stderr)
+    env[REPO_TOKEN] = f"file://{fresh_clone}"
+    # what GitLab sets for a merge request
+    env.update({"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_DIFF_BASE_SHA": base})
+    script = "\n".join([*job["before_script"], *job["script"]])  # one shell, as the runner runs them
+    done = _bash(script, repo, env, venv)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    _installed_from_the_venv(repo, env, venv)
+    assert f"{NEW_LOG}: PASS" in done.stdout and "TREE007" in done.stdout  # judged at its folder
     _check_reports(repo)
-    gate = _bash(script[2], repo, env)
-    assert gate.returncode == 1
-    assert f"{NEW_LOG}: PASS" in gate.stdout and "TREE007" in gate.stdout  # judged at its folder
     assert job["artifacts"]["reports"]["junit"] == "mlsubmit-junit.xml"
-    assert _untracked(repo) <= {"mlsubmit.sarif", "mlsubmit-junit.xml", ".mlsubmit-cache"}
+    assert job["cache"]["paths"] == [".mlsubmit-cache/"] and (repo / ".mlsubmit-cache" / ".gitignore").is_file()
+    assert _untracked(repo) == {"mlsubmit.sarif", "mlsubmit-junit.xml"}  # the cache folder ignores itself
 
 
 # --- pre-commit hooks ----------------------------------------------------------------------------------------------

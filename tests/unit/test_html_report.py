@@ -12,6 +12,7 @@ from mlsubmit.checker.systems.descriptions import summarize
 
 from mlsubmit.codes import finding
 from mlsubmit.report import html as html_report
+from mlsubmit.report import html_findings
 from mlsubmit.report.compare import compare
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.inputs import Price, SystemFacts
@@ -101,9 +102,39 @@ def test_findings_table_is_filterable(data: ReportData) -> None:
 
 
 def test_findings_are_capped(data: ReportData, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(html_report, "MAX_FINDING_ROWS", 1)
+    monkeypatch.setattr(html_findings, "MAX_FINDING_ROWS", 1)
     page = html_report.render(data)
-    assert page.count("<tr data-severity=") == 1 and "1 more; run <code>mlsubmit check</code>" in page
+    assert page.count("data-count=") == 1 and "1 more in 1 group(s); run <code>mlsubmit check</code>" in page
+
+
+def test_findings_are_grouped_as_the_text_report_groups_them() -> None:
+    # Nebius v5.1: 99 SYS043 findings with one message each per system were 99 rows, each with its long path
+    many = [finding("SYS043", f"org/results/sys_n{n}/{b}/result_{i}.txt", "status disagrees", line=153)
+            for n in (1, 2) for b in ("bert", "ssd") for i in range(10)]  # fmt: skip
+    data = ReportData(ruleset="5.1.0", findings=[*many, finding("TREE013", "org/benchmarks/bert", "no code")],
+                      paths=["org"])  # fmt: skip
+    page = html_report.render(data)
+    table = page[page.index('<table id="findings">') :]
+    assert table.count("data-count=") == 2
+    assert '<td class="num" data-count="40">40\u00d7</td>' in table  # count first
+    pattern = "org/<wbr>results/<wbr>{sys_n1,sys_n2}/<wbr>{bert,ssd}/<wbr>result_*.txt:153"
+    assert f"<summary><code>{pattern}</code></summary>" in table
+    assert table.count("<li><code>") == 40  # every place, one click away
+    assert table.count("hint: ") == 2
+    assert "showing <span id=\"f-shown\">41</span> of 41 in 2 group(s)" in page
+
+
+def test_consequences_follow_their_cause_with_one_hint() -> None:
+    log = "org/results/s/bert/result_0.txt"
+    data = ReportData(ruleset="1.0.0", paths=["org"], findings=[
+        finding("RULE001", log, "no run_stop", line=None), finding("LOG004", log, "record is not valid JSON", line=90),
+        finding("RULE002", log, "no eval_accuracy", line=None)])  # fmt: skip
+    table = html_report.render(data)
+    table = table[table.index('<table id="findings">') :]
+    cause = table.index('<tr class="cause">')
+    assert table.index(">LOG004<") < cause < table.index(">RULE001<") < table.index(">RULE002<")
+    assert "the log looks truncated at line 90" in table
+    assert table.count("fix the cause above first") == 1  # once for RULE001 and RULE002; their own hints not shown
 
 
 def test_price_estimate_is_labelled_only_when_priced(data: ReportData) -> None:

@@ -87,14 +87,22 @@ def test_duplicate_keys_nan_and_non_utf8_are_warnings() -> None:
 
 def test_binary_content_and_no_records() -> None:
     log = parse(b"\x00\x01\x02binary\nmore\x00\n")
-    assert codes(log) == [("LOG002", 1), ("LOG002", 2), ("LOG009", None)]
+    assert codes(log) == [("LOG002", 1), ("LOG009", None)]
+    assert log.findings[0].message == "2 lines hold NUL bytes (binary content): lines 1, 2"
 
 
-def test_repeated_byte_findings_are_capped_with_a_count() -> None:
+def test_a_binary_file_is_one_finding() -> None:
+    # was 4 x LOG002, a fifth "(348 more line(s) like it)", and the same again as LOG003, for one binary file
+    log = parse(b"\x00\xff\xfe\n" * 353)
+    assert codes(log) == [("LOG002", 1), ("LOG009", None)]
+    assert log.findings[0].message == "353 lines hold NUL bytes (binary content): lines 1, 2, 3, 4, 5 and 348 more"
+
+
+def test_repeated_byte_findings_are_one_with_a_count() -> None:
     log = parse(b"\xff\n" * 20)
     found = [f for f in log.findings if f.code == "LOG003"]
-    assert len(found) == logs._REPORT_EACH
-    assert "15 more line(s)" in found[-1].message
+    assert len(found) == 1 and found[0].line == 1
+    assert found[0].message.endswith(f"lines 1, 2, 3, 4, 5 and {20 - logs._REPORT_EACH} more")
 
 
 def test_overlong_line_is_skipped_and_reported(monkeypatch: pytest.MonkeyPatch) -> None:

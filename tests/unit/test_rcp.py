@@ -106,6 +106,10 @@ def test_messages_give_the_numbers(tmp_path: Path) -> None:
     res = evaluate(benchmark, ruleset, write(tmp_path, runs), closed=True)
     assert res.submission_mean == 35.0 and res.rcp_mean and res.min_epochs and res.min_epochs < 35.0
     assert res.scaling_factor == res.rcp_mean / 35.0 and "normalisation factor" in res.message
+    benchmark, ruleset, runs, _ = CASES["too_fast"]
+    fast = evaluate(benchmark, ruleset, write(tmp_path / "fast", runs), closed=True)
+    assert fast.status == "fail" and fast.scaling_factor > 1.0  # the reference's factor is kept as data...
+    assert "normalisation factor" not in fast.message  # ...but not said beside a fail
     two = evaluate("resnet", "1.0.0", write(tmp_path / "two", CASES["aborted"][2]), closed=True)
     assert two.message == "2 runs did not converge (at most 1 allowed)"
     mixed = evaluate("resnet", "1.0.0", write(tmp_path / "mixed", CASES["mixed_batch_sizes"][2]), closed=True)

@@ -236,7 +236,8 @@ def test_github_commands_carry_file_line_title_and_hint() -> None:
 
 def test_github_severities_and_locations() -> None:
     lines = render(github, sample_report()).splitlines()
-    assert lines[-1] == "mlsubmit: 3 file(s) checked, 1 failed; 2 error(s), 2 warning(s), 1 info"
+    assert lines[-1] == ("mlsubmit: 3 file(s) checked, 1 failed; 1 system description(s) failed too; "
+                         "2 error(s), 2 warning(s), 1 info")
     commands = lines[:-1]
     assert len(commands) == 5
     assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in commands)

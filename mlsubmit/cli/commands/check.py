@@ -35,7 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, results folder, org folder or round")
     add_policy_options(parser)
     parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
-    parser.add_argument("--cache", type=Path, metavar="DIR", help="reuse results for unchanged logs")
+    parser.add_argument("--cache", type=Path, metavar="DIR",
+                        help="reuse results for unchanged logs; DIR is created if missing, and ignores itself in git")
     parser.add_argument("--changed-since", metavar="REV", help="only logs changed since this git revision")
     parser.add_argument("--custom-rcps", type=Path, metavar="FILE",
                         help="RCP file (as mlperf-logging's rcp_checker --custom_rcps takes it): its records replace "
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         profile=Profile(policy.profile),
         policy=policy,
         jobs=max(0, args.jobs),
-        cache_dir=args.cache,
+        cache_dir=cache_folder(args.cache),
         changed_since=args.changed_since,
         strict=args.strict,
         custom_rcps=_custom_rcps(args.custom_rcps, policy.profile),
@@ -98,6 +99,29 @@ def run(args: argparse.Namespace) -> int:
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
     return emit(waive(report, args, waivers), args)
+
+
+# Written into a cache folder mlsubmit creates, so that a cache kept in a checkout (as CI jobs keep it) never shows
+# up as untracked or gets committed: git reads a .gitignore in any folder, and `*` covers the folder and itself.
+CACHE_GITIGNORE = "# written by mlsubmit: this folder is a cache and is not to be committed\n*\n"
+
+
+def cache_folder(path: Path | None) -> Path | None:
+    """--cache DIR, checked: a path that is not a folder is exit 2 (before, it was ignored without a word)."""
+    if path is None:
+        return None
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--cache {path}: not a folder (a cache is a folder of entries; give a new or existing "
+                         "folder)")
+    try:
+        if not path.is_dir():  # only a folder mlsubmit creates gets the .gitignore: `--cache .` must not hide a repo
+            path.mkdir(parents=True)
+            (path / ".gitignore").write_text(CACHE_GITIGNORE, encoding="utf-8")
+    except OSError as exc:
+        if not path.is_dir():
+            raise UsageError(f"--cache {path}: cannot create the folder: {exc.strerror or exc}") from None
+        # an existing folder we cannot write to stays usable for reading: entries are best effort
+    return path
 
 
 _RCP_FILE_LIMIT = 16 << 20  # the shipped RCP files are a few kB

@@ -8,6 +8,7 @@ import textwrap
 
 from mlsubmit.codes import CodeInfo, catalogue
 from mlsubmit.errors import UsageError
+from mlsubmit.support.names import did_you_mean
 
 # Statements about scope that belong with the codes (shown by `mlsubmit explain` with no code).
 NOTES: list[str] = [
@@ -91,4 +92,18 @@ def run(args: argparse.Namespace) -> int:
     if family:
         out.write(listing(family))
         return 0
-    raise UsageError(f"no finding code {args.code!r}; `mlsubmit explain` lists them")
+    near = _nearest(wanted, list(codes))
+    raise UsageError(f"no finding code {args.code!r}{near} (`mlsubmit explain` lists them all)")
+
+
+def _nearest(wanted: str, codes: list[str]) -> str:
+    """A did-you-mean for a mistyped code: a number with a digit short or long (HP08, RULE0005) is read with the
+    family's width first; otherwise the closest spelling."""
+    family = wanted.rstrip("0123456789")
+    digits = wanted[len(family) :]
+    widths = {len(c) - len(family) for c in codes if c.rstrip("0123456789") == family}
+    if digits and len(widths) == 1:
+        padded = f"{family}{int(digits):0{widths.pop()}d}"
+        if padded in codes:
+            return f'; did you mean "{padded}"?'
+    return did_you_mean(wanted, codes, cutoff=0.7)
