@@ -76,7 +76,10 @@ def test_the_quick_start_works_and_reads_cleanly(clone: Path, quickstart: subpro
     # the last README command: a folder of raw job output, no --ruleset
     out_lines = quickstart.stdout.splitlines()
     assert "build/demo/runs/pod16-bert/job-03.out.gz: PASS" in out_lines
-    assert out_lines[-1] == "10 file(s) checked, 0 failed; 0 error(s), 0 warning(s), 0 info"
+    assert out_lines[-1] == "10 file(s) checked, 0 failed; 0 error(s), 0 warning(s), 2 info"
+    assert any(line.startswith("  build/demo/runs/pod16-bert/: info RUN006 run set ipu-pod16-POPART-closed/bert")
+               and line.endswith("RCP pass, normalisation factor 1.000000; projected score 29.40 min")
+               for line in out_lines)
     assert f"mlsubmit: ruleset 1.1.0 (from {clone.resolve() / 'mlsubmit.toml'})" in quickstart.stderr
     built = "build/demo/modern/submission"
     for folder in ("build/demo-advise", "build/demo/runs", "build/demo/submission", "build/demo/report.html",
