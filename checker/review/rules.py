@@ -46,10 +46,6 @@ def _resolved(round_: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
     return {**_resolved(raw["extends"], (*seen, round_)), **{k: v for k, v in raw.items() if k != "extends"}}
 
 
-def known_rounds() -> tuple[str, ...]:
-    return tuple(_data()["rounds"])
-
-
 @functools.cache
 def rules_for(ruleset: str) -> BorrowRules | None:
     """The rules of the round of `ruleset` ("5.0.0" -> round 5.0); None for a round the data does not hold."""

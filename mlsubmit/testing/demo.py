@@ -166,24 +166,3 @@ def modern_system(systems: Path) -> dict[str, Any]:
                   sw_notes="Llama 2 70B with LoRA adapters, fine-tuned in PopART.")  # fmt: skip
     return cast(dict[str, Any], system)
 
-
-def write_modern_org(root: Path, systems: Path, ruleset: str = "6.0.0") -> Path:
-    """A current-round organisation tree: ten closed llama2_70b_lora runs on an IPU-POD64 (mllog), the system file
-    with an availability the rounds from 4.0 accept, implementation code, and the round stated once in
-    `.mlsubmit-round`, so `check` and `report` need no --ruleset."""
-    org = root / "Graphcore"
-    (org / "systems").mkdir(parents=True, exist_ok=True)
-    system = modern_system(systems)
-    (org / "systems" / f"{MODERN_SYSTEM}.json").write_text(json.dumps(system, indent=2) + "\n", encoding="utf-8")
-    folder = org / "results" / MODERN_SYSTEM / "llama2_70b_lora"
-    folder.mkdir(parents=True, exist_ok=True)
-    for i, point in enumerate(MODERN_POINTS):
-        spec = RunSpec(benchmark="llama2_70b_lora", ruleset=ruleset, platform="IPU-POD64", seed=3000 + i,
-                       start_ms=1_760_000_000_000 + i * 86_400_000, minutes=11.0 + (i % 4) * 0.4, converge_at=point)
-        (folder / f"result_{i}.txt").write_bytes(render(spec).encode("utf-8"))
-    impl = org / "benchmarks" / "llama2_70b_lora" / "implementations" / "popart"
-    impl.mkdir(parents=True, exist_ok=True)
-    (impl / "README.md").write_text("# Llama 2 70B LoRA on IPU-POD64\n\n`./run_and_time.sh`\n", encoding="utf-8")
-    (impl / "run_and_time.sh").write_text("#!/bin/bash\npython finetune.py --seed \"$RANDOM\"\n", encoding="utf-8")
-    (org / ".mlsubmit-round").write_text(ruleset.rsplit(".", 1)[0] + "\n", encoding="utf-8")
-    return org
