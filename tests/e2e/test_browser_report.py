@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-from mlsubmit.testing.synth_org import runs, system, write_org
+from fixtures.synth_org import runs, system, write_org
 
 pytestmark = pytest.mark.browser
 

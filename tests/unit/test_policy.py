@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec, write_run
+from fixtures.synth_org import runs, system, write_org
 from mlsubmit.checker.policy import profiles
 from mlsubmit.checker.policy.config import Flags, policy_for
 from mlsubmit.checker.policy.severity import Layer, Policy
@@ -19,8 +21,6 @@ from mlsubmit.cli import main
 from mlsubmit.codes import catalogue, finding
 from mlsubmit.errors import UsageError
 from mlsubmit.findings import Report, Severity
-from mlsubmit.testing.synth import RunSpec, write_run
-from mlsubmit.testing.synth_org import runs, system, write_org
 
 # --- checks as registered objects -----------------------------------------------------------------------------
 

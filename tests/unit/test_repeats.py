@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
+from fixtures.synth import write_run
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mlsubmit.codes import finding
 from mlsubmit.findings import Report
 from mlsubmit.repeats import CODE_KEPT, LINES_SHOWN, SAME_KEPT, Capped
-from mlsubmit.testing.synth import write_run
 
 EVAL = (':::MLLOG {"namespace": "", "time_ms": 1620000264000, "event_type": "POINT_IN_TIME", "key": "eval_accuracy", '
         '"value": "%s", "metadata": {"file": "x.py", "lineno": 1, "epoch_num": 1}}\n')

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.synth_org import system
 from reviewfix import OURS, THEIRS, trees
 from reviewfix import org_tree as _org
 from reviewfix import preview_tree as _tree
 
 from mlsubmit.cli import main
 from mlsubmit.support.schema_loader import load_schema, validator
-from mlsubmit.testing.synth_org import system
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
