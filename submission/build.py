@@ -16,16 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import (
-    ROUND_FILE,
-    Tracker,
-    Waiver,
-    applied_waivers,
-    apply_waivers,
-    no_progress,
-    org_params,
-    round_name,
-)
+from mlsubmit.checker import Tracker, Waiver, apply_waivers, no_progress, round_name
+from mlsubmit.checker.policy.waivers import applied as applied_waivers
+from mlsubmit.checker.rounds.detect import ROUND_FILE
+from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mlsubmit.checker import rcp_evidence
+from mlsubmit.checker.rcp import evidence as rcp_evidence
 from mlsubmit.submission.config import PackageConfig
 
 from mlsubmit.codes import finding

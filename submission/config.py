@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import org_params
+from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission.fulllog import Redaction
 
 from mlsubmit.errors import FatalError

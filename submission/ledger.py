@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlsubmit.checker import LedgerEntry, read_ledger
+from mlsubmit.checker.run.ledger import Entry as LedgerEntry
+from mlsubmit.checker.run.ledger import read as read_ledger
 from mlsubmit.submission.config import PackageConfig, ResultEntry
 
 from mlsubmit.codes import finding

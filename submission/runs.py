@@ -18,17 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.checker import (
-    GZIP_ERRORS,
-    LogFacts,
-    benchmarks,
-    extract,
-    median_window,
-    numbered_records,
-    open_log,
-    read_log,
-    window_olympic,
-)
+from mlsubmit.checker import LogFacts, median_window, read_log
+from mlsubmit.checker.logs.facts import extract
+from mlsubmit.checker.logs.input import GZIP_ERRORS, numbered_records, open_log
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.window import olympic as window_olympic
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 from mlsubmit.submission.fulllog import Redaction, copy_full
 from mlsubmit.submission.ledger import ledger_runs

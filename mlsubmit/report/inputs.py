@@ -24,7 +24,7 @@ from mlsubmit.support.schema_loader import errors as schema_errors
 from mlsubmit.support.schema_loader import load_schema, pointer
 
 if TYPE_CHECKING:
-    from mlsubmit.checker import SystemSummary
+    from mlsubmit.checker.systems.descriptions import SystemSummary
 
 PRICES_FILE = "prices.toml"
 _PRICES_LIMIT = 4 << 20  # a prices file is a few KiB; a bigger one is not read
@@ -84,7 +84,8 @@ def _text(value: Any) -> str:
 
 def read_system(path: Path, shown: str) -> SystemFacts:
     """Decode a system file for display; the systems checks report what is wrong with it."""
-    from mlsubmit.checker import read_json, summarize
+    from mlsubmit.checker.systems.descriptions import summarize
+    from mlsubmit.checker.systems.jsonfile import read_json
 
     system_id = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
     doc = read_json(path, shown, max_bytes=MAX_SYSTEM_BYTES)

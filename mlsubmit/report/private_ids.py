@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import OrgTree, private_id_words
+from mlsubmit.checker import OrgTree
+from mlsubmit.checker.upstream.installed import private_id_words
 from mlsubmit.codes import finding
 from mlsubmit.errors import FatalError
 from mlsubmit.findings import Finding

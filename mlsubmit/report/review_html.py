@@ -14,7 +14,8 @@ from mlsubmit.report.html_assets import STYLE
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from mlsubmit.checker import Borrowing, PreviewComparison
+    from mlsubmit.checker.review.borrow import Borrowing
+    from mlsubmit.checker.review.preview import Comparison as PreviewComparison
     from mlsubmit.findings import Finding
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"

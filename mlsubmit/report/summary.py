@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import CheckRun, LogFacts, OrgTree, benchmarks, numpy_mean
+from mlsubmit.checker import CheckRun, LogFacts, OrgTree
+from mlsubmit.checker.rcp.npstats import mean as numpy_mean
+from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.scoring import NOT_CONVERGED, committed_scaling, convergence_point, max_dropped
 from mlsubmit.support import jsontext, numbers

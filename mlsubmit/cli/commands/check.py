@@ -8,18 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker import (
-    CheckOptions,
-    PolicyFlags,
-    Profile,
-    ledger_entries,
-    mlperf_logging_version,
-    parse_rcps,
-    policy_for,
-    record_runs,
-    run_rounds,
-    split_names,
-)
+from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, policy_for, run_rounds
+from mlsubmit.checker.policy.config import Flags as PolicyFlags
+from mlsubmit.checker.policy.config import split_names
+from mlsubmit.checker.rcp.custom import parse as parse_rcps
+from mlsubmit.checker.run.ledger import record as record_runs
+from mlsubmit.checker.tree.runset import ledger_entries
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for

@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
 def _waivers(args: argparse.Namespace, folder: Path) -> list[Waiver]:
     """The waivers of the nearest mlsubmit.toml above the config and of each --waivers FILE, named relative to the
     config's folder (as the manifest, which holds no absolute path, records them)."""
-    from mlsubmit.checker import project_configs, read_waivers
+    from mlsubmit.checker import read_waivers
+    from mlsubmit.checker.policy.waivers import project_configs
 
     files = [] if args.no_project_waivers else [(c, c.parent) for c in project_configs([str(folder)])]
     files += [(Path(f), folder) for f in args.waivers]

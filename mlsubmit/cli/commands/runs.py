@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlsubmit.checker import read_ledger
+from mlsubmit.checker.run.ledger import read as read_ledger
 from mlsubmit.errors import UsageError
 from mlsubmit.report.runs import WRITERS, views
 
