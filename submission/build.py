@@ -29,11 +29,11 @@ from mlsubmit.submission.export import Exported, export
 from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, fold_entry_causes, report_at_inputs
 from mlsubmit.submission.runs import Selection, collect
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError
-from mlsubmit.findings import Finding, Report, has_errors
-from mlsubmit.support.names import did_you_mean
-from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.findings import Finding, Report, has_errors
+from mlsubmit.core.support.names import did_you_mean
+from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker import CheckRun

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from mlsubmit.submission.config import Implementation
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.support import git as _git
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import git as _git
 
 _MAX_LINK_HOPS = 8
 _UNSAFE_PART = re.compile(r"[\x00-\x1f\x7f\\]")

@@ -35,7 +35,7 @@ from typing import Any
 
 from mlsubmit.checker.hygiene.regex_internals import compile_item, parse, sre
 
-from mlsubmit.support.datafiles import derived
+from mlsubmit.core.support.datafiles import derived
 
 _ASCII = [chr(c) for c in range(128)]
 _ZERO_WIDTH = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}

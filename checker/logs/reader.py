@@ -32,9 +32,9 @@ from mlsubmit.checker.logs.limits import Sink, hand, keep_rcp_lines, over_limit,
 from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.logs.watchdog import beat, watched
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.repeats import Capped
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.repeats import Capped
 
 _SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
 _REPORT_EACH = 5  # line numbers a LOG002/LOG003 finding lists; the rest are counted

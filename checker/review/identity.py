@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from mlsubmit.checker.systems.descriptions import norm, summarize
 
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.support.datafiles import load_validated
 
 T = TypeVar("T")
 _NO_ACCELERATOR = {"", "na", "none", "nan", "null", "cpu"}

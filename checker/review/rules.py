@@ -7,7 +7,7 @@ import importlib.resources
 from dataclasses import dataclass
 from typing import Any
 
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.support.datafiles import load_validated
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import sys
 
 from mlsubmit.checker import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 
 
 def add_ruleset_option(parser: argparse.ArgumentParser) -> None:

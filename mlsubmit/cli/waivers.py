@@ -17,7 +17,7 @@ from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_
 from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
 from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
 from mlsubmit.checker.policy.waivers import project_waivers, shown_path
-from mlsubmit.findings import Report
+from mlsubmit.core.findings import Report
 
 
 def add_waiver_options(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from mlsubmit import __version__
 from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, mlperf_logging_version
 from mlsubmit.checker.rounds.division import reference_closed, stated
-from mlsubmit.findings import Finding
+from mlsubmit.core.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
 from mlsubmit.report.energy import EnergyResult, result_energy
 from mlsubmit.report.inputs import (

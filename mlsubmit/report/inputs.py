@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.errors import FatalError
-from mlsubmit.findings import Finding
-from mlsubmit.support import tomlfile
-from mlsubmit.support.safe_io import read_bounded
-from mlsubmit.support.schema_loader import errors as schema_errors
-from mlsubmit.support.schema_loader import load_schema, pointer
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import tomlfile
+from mlsubmit.core.support.safe_io import read_bounded
+from mlsubmit.core.support.schema_loader import errors as schema_errors
+from mlsubmit.core.support.schema_loader import load_schema, pointer
 
 if TYPE_CHECKING:
     from mlsubmit.checker.systems.descriptions import SystemSummary
@@ -290,7 +290,7 @@ def load_prices(path: Path) -> PriceBook:
 
 def tree_prices(path: Path, shown: str) -> tuple[PriceBook, Finding | None]:
     """A prices file found in the checked tree: a broken one is a finding and the report goes on without it."""
-    from mlsubmit.codes import finding
+    from mlsubmit.core.codes import finding
 
     try:
         return parse_prices(path), None

@@ -11,7 +11,7 @@ from conftest import tree_digest
 from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.logs.reader import read_log
 
-from mlsubmit.support.schema_loader import errors, load_schema
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 BENCHMARKS = ("bert", "dlrm", "maskrcnn", "minigo", "resnet", "rnnt", "ssd", "unet3d")
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import tree_digest
 from fixtures.synth import RunSpec
 
-from mlsubmit.support.schema_loader import errors, load_schema
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 
 def test_clean_log_exits_0_and_lists_the_file(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
@@ -140,7 +140,7 @@ def test_explain_lists_and_explains(run_cli) -> None:  # type: ignore[no-untyped
 
 
 def test_explain_list_is_in_fixed_columns(run_cli) -> None:  # type: ignore[no-untyped-def]
-    from mlsubmit.codes import catalogue
+    from mlsubmit.core.codes import catalogue
 
     code, out, _ = run_cli("explain")
     assert code == 0

@@ -10,7 +10,7 @@ import pytest
 from conftest import tree_digest
 from fixtures.synth_org import runs, system, write_org
 
-from mlsubmit.support.schema_loader import load_schema
+from mlsubmit.core.support.schema_loader import load_schema
 
 RULESET = "1.1.0"
 BERT_CLOSED = [30.5, 31.0, 29.0, 33.0, 30.0, 31.5, 32.0, 29.5, 30.25, 34.0]

@@ -12,7 +12,7 @@ import pytest
 from conftest import tree_digest
 from fixtures.synth import RunSpec, write_run
 
-from mlsubmit.support.schema_loader import errors, load_schema
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = ROOT / "systems"

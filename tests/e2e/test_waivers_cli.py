@@ -14,7 +14,7 @@ from conftest import ROOT
 from fixtures.synth import RunSpec, write_run
 from treefix import build_org, resnet_runs
 
-from mlsubmit.support.schema_loader import errors, load_schema
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 Cli = Callable[..., tuple[int, str, str]]
 SARIF_SCHEMA = ROOT.parent / "shared" / "external" / "sarif-schema-2.1.0.json"

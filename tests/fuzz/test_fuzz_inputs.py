@@ -27,8 +27,8 @@ from mlsubmit.checker.systems.jsonfile import parse_json
 from mlsubmit.submission.config import load_config
 
 from mlsubmit.cli import main
-from mlsubmit.codes import catalogue
-from mlsubmit.errors import FatalError
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.errors import FatalError
 
 FUZZ = settings(
     deadline=None,

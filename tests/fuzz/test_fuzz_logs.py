@@ -29,8 +29,8 @@ from mlsubmit.checker.run.discover import LogRef
 from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.cli import main
-from mlsubmit.codes import catalogue
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.findings import Finding
 
 FUZZ = settings(
     deadline=None,

@@ -22,8 +22,8 @@ from mlsubmit.checker.hyperparameters.constraints import check_value
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.pipeline import CheckOptions
 
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support.datafiles import load_yaml
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support.datafiles import load_yaml
 
 # A batch size at which each reading differs from the letter (2688: 265*1536/2688 and 108600*1536/2688 are not
 # integers; 896 is below the llama31_405b side table's first row), and values for the keys the formulas read.

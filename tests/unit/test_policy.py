@@ -18,9 +18,9 @@ from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.cli import main
-from mlsubmit.codes import catalogue, finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Report, Severity
+from mlsubmit.core.codes import catalogue, finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report, Severity
 
 # --- checks as registered objects -----------------------------------------------------------------------------
 

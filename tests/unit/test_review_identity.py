@@ -247,7 +247,7 @@ def test_current_may_hold_every_round_up_to_the_due_one(tmp_path: Path, in_31: f
 
 
 def test_a_current_round_not_after_the_previous_is_a_usage_error(tmp_path: Path) -> None:
-    from mlsubmit.errors import UsageError
+    from mlsubmit.core.errors import UsageError
 
     before = _org(_round(tmp_path, "3.0"), {"p": system(**H100, status="preview")}, {("p", "bert"): 6.0}, "3.0.0")
     same = _org(tmp_path / "x" / "training_results_v3.0" / "NVIDIA", {"q": system(**H100)}, {("q", "bert"): 6.0},

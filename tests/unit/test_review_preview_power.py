@@ -10,7 +10,7 @@ from fixtures.synth_org import ROUND_MS, runs, system, write_org
 from mlsubmit.checker.review.preview import check_preview
 from powerfix import power_for
 
-from mlsubmit.findings import Finding
+from mlsubmit.core.findings import Finding
 
 
 def _first_ms(status: str) -> int:

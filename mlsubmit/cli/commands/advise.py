@@ -22,8 +22,8 @@ from mlsubmit.checker.rcp.advice import advise_runs
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Report
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

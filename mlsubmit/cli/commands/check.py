@@ -18,9 +18,9 @@ from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Report
-from mlsubmit.support.safe_io import read_bounded
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report
+from mlsubmit.core.support.safe_io import read_bounded
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -25,9 +25,9 @@ from mlsubmit.checker.review.rules import rules_for as borrow_rules_for
 from mlsubmit.checker.review.since import check_since, since_counts
 from mlsubmit.cli.output import add_output_options, emit, write_text
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Location, Report, Tally
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Location, Report, Tally
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

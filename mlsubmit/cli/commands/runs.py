@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from mlsubmit.checker.run.ledger import read as read_ledger
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 from mlsubmit.report.runs import WRITERS, views
 
 

@@ -28,8 +28,8 @@ from mlsubmit.checker.systems.completion import render as render_description
 from mlsubmit.checker.systems.host import capture_here
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
-from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.findings import Finding, Report, Severity
 
 _SYSTEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # one file name, no path, no hidden file
 
