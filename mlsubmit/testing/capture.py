@@ -12,16 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-FIELDS = (
-    "submitter", "division", "status", "system_name", "number_of_nodes", "host_processors_per_node",
-    "host_processor_model_name", "host_processor_core_count", "host_processor_vcpu_count", "host_processor_frequency",
-    "host_processor_caches", "host_processor_interconnect", "host_memory_capacity", "host_storage_type",
-    "host_storage_capacity", "host_networking", "host_networking_topology", "host_memory_configuration",
-    "accelerators_per_node", "accelerator_model_name", "accelerator_host_interconnect", "accelerator_frequency",
-    "accelerator_on-chip_memories", "accelerator_memory_configuration", "accelerator_memory_capacity",
-    "accelerator_interconnect", "accelerator_interconnect_topology", "cooling", "hw_notes", "framework",
-    "other_software_stack", "operating_system", "sw_notes",
-)  # fmt: skip
+from mlsubmit.checker.tree.reference import REQUIRED_SYSTEM_FIELDS
+
+FIELDS = REQUIRED_SYSTEM_FIELDS  # the 33 fields mlperf-sysinfo's training profile writes: the checker's list
 
 THIS_HOST: dict[str, str] = {
     "submitter": "Graphcore", "division": "closed", "status": "Available on-premise", "system_name": "IPU-POD16",
