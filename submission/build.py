@@ -23,6 +23,7 @@ from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
+from mlsubmit.submission.buildfolder import MARKER, build_folder, remove_stale_builds
 from mlsubmit.submission.bypass import EVIDENCE, write_evidence, write_folder_params
 from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
@@ -94,29 +95,6 @@ def not_ours(out: Path) -> str | None:
 
 def _shown(path: Path) -> str:
     return os.path.normpath(path)
-
-
-_MARKER = ".mlsubmit-build-pid"
-
-
-def _remove_stale_builds(out: Path) -> list[Path]:
-    """Build folders beside `out` left by a killed run (their process is gone) are removed; live ones are not."""
-    removed = []
-    for folder in out.parent.glob(f".{out.name}.build-*"):
-        try:
-            pid = int((folder / _MARKER).read_text(encoding="ascii"))
-        except (OSError, ValueError):
-            continue  # not ours, or still being set up: leave it
-        try:
-            os.kill(pid, 0)
-            continue  # that process still runs: a concurrent build
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        shutil.rmtree(folder, ignore_errors=True)
-        removed.append(folder)
-    return removed
 
 
 def swap_in(tmp: Path, out: Path) -> None:
@@ -273,25 +251,17 @@ def remap(report: Report, old: str, new: str) -> Report:
 def package(cfg: PackageConfig, options: PackageOptions) -> PackageResult:
     out = cfg.out
     if out.parent.is_dir():
-        _remove_stale_builds(out)
+        remove_stale_builds(out)
     why = not_ours(out)
     if why is not None:
         raise FatalError(f"{out}: {why}; choose another `out`, or move what you keep out of it")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
-    except OSError as exc:
-        raise FatalError(f"{out.parent}: cannot create the build folder: {exc.strerror or exc}") from None
-    try:
-        tmp.chmod(0o755)  # mkdtemp makes it private; the finished tree is an ordinary folder
-        (tmp / _MARKER).write_text(str(os.getpid()), encoding="ascii")
-        return _build(cfg, options, tmp)
-    except OSError as exc:  # a full disk or a permission problem in the build folder: nothing was finalised
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise FatalError(f"cannot write the build{where}: {exc.strerror or exc}; {out} is unchanged") from None
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    with build_folder(out) as tmp:
+        try:
+            (tmp / MARKER).write_text(str(os.getpid()), encoding="ascii")
+            return _build(cfg, options, tmp)
+        except OSError as exc:  # a full disk or a permission problem in the build folder: nothing was finalised
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise FatalError(f"cannot write the build{where}: {exc.strerror or exc}; {out} is unchanged") from None
 
 
 def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageResult:
@@ -335,7 +305,7 @@ def _build(cfg: PackageConfig, options: PackageOptions, tmp: Path) -> PackageRes
         return result
     if options.archive:
         result.outputs = _write_archive(cfg, options, tmp)
-    (tmp / _MARKER).unlink()
+    (tmp / MARKER).unlink()
     swap_in(tmp, out)
     result.finalised = True
     result.outputs = [out / p.name for p in result.outputs]

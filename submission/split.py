@@ -16,12 +16,12 @@ import filecmp
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlsubmit.checker import apply_waivers
 from mlsubmit.submission import build
+from mlsubmit.submission.buildfolder import build_folder
 from mlsubmit.submission.config import PackageConfig
 
 from mlsubmit.core.codes import finding
@@ -77,17 +77,8 @@ def package_split(cfg: PackageConfig, options: build.PackageOptions) -> SplitRes
     why = not_ours(out, cfg.org)
     if why is not None:
         raise FatalError(f"{out}: {why}; choose another `out`, or move what you keep out of it")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
-    except OSError as exc:
-        raise FatalError(f"{out.parent}: cannot create the build folder: {exc.strerror or exc}") from None
-    try:
-        tmp.chmod(0o755)
+    with build_folder(out) as tmp:
         return _split(cfg, options, tmp)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _split(cfg: PackageConfig, options: build.PackageOptions, tmp: Path) -> SplitResult:

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mlsubmit.submission.build import _MARKER, _remove_stale_builds, not_ours
+from mlsubmit.submission.build import not_ours
+from mlsubmit.submission.buildfolder import MARKER, remove_stale_builds
 
 
 def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
@@ -19,10 +20,10 @@ def test_only_builds_of_finished_processes_are_removed(tmp_path: Path) -> None:
         folder = tmp_path / f".submission.build-{name}"
         folder.mkdir()
         if marker is not None:
-            (folder / _MARKER).write_text(marker)
+            (folder / MARKER).write_text(marker)
         folders[name] = folder
     (tmp_path / ".other.build-x").mkdir()
-    removed = _remove_stale_builds(out)
+    removed = remove_stale_builds(out)
     assert removed == [folders["dead"]]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         ".other.build-x", ".submission.build-alive", ".submission.build-foreign", ".submission.build-garbled"

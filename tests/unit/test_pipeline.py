@@ -35,12 +35,25 @@ def test_a_pool_gives_what_one_process_gives(org: Path) -> None:
     assert codes  # not a vacuous comparison: the tree has findings
 
 
-def test_this_process_checks_logs_too(org: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_this_process_checks_logs_too(org: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import os
+    import time
+
+    parent = os.getpid()
     here: list[str] = []
     real = pipeline._check_and_store
+    reached = tmp_path / "this-process-reached-a-log"
 
     def counting(ref, options, sha):  # type: ignore[no-untyped-def]
-        here.append(ref.display)  # counts only calls in this process: the workers have their own copy
+        if os.getpid() == parent:
+            here.append(ref.display)  # counts only calls in this process: the workers have their own copy
+            reached.touch()
+        else:
+            # A worker waits for this process to reach a log: on a loaded machine the workers could otherwise take
+            # all 15 small logs before this process took one, and the test failed alone (0 < 0).
+            deadline = time.monotonic() + 60
+            while not reached.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
         return real(ref, options, sha)
 
     monkeypatch.setattr(pipeline, "_check_and_store", counting)
