@@ -1,4 +1,4 @@
-"""The borrowing rules of each round, from checker/review/borrowing.yaml (validated by borrowing.schema.json)."""
+"""The borrowing rules of each round, from checker/tables/borrowing.yaml (validated by borrowing.schema.json)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ class BorrowRules:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("review/borrowing.yaml")
-    data: dict[str, Any] = load_validated(entry, "borrowing.schema.json", what="review/borrowing.yaml")
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/borrowing.yaml")
+    data: dict[str, Any] = load_validated(entry, "borrowing.schema.json", what="tables/borrowing.yaml")
     return data
 
 
@@ -42,7 +42,7 @@ def _resolved(round_: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
     if "extends" not in raw:
         return dict(raw)
     if raw["extends"] in seen:
-        raise ValueError(f"review/borrowing.yaml: round {round_} extends itself")
+        raise ValueError(f"tables/borrowing.yaml: round {round_} extends itself")
     return {**_resolved(raw["extends"], (*seen, round_)), **{k: v for k, v in raw.items() if k != "extends"}}
 
 
