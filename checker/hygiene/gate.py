@@ -18,7 +18,7 @@ for a pattern, no line is its candidate. tests/unit/test_codescan.py checks the 
 
 Hyperscan (the `hyperscan` package) is optional: without it the pre-filter runs every pattern itself.
 
-The compiled database is kept in the data cache (`build`): an entry of support/entries.py, read only under its
+The compiled database is kept in the data cache (`build`): an entry of support/cache_entries.py, read only under its
 own key and body digest, and handed to Hyperscan's deserialiser, which checks its version, platform and checksum.
 It is data for Hyperscan's matcher, never Python run by us; any copy that fails is compiled again.
 """

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit import __version__
-from mlsubmit.core.support.entries import MISS, load_entry, store_entry
+from mlsubmit.core.support.cache_entries import MISS, load_entry, store_entry
 
 __all__ = ["MISS", "LogCache", "context_key", "folder_key", "load_entry", "store_entry"]
 

@@ -23,7 +23,7 @@ from mlsubmit.checker.run.discover import LogRef
 from mlsubmit.checker.run.pipeline import CheckOptions
 from rcpfix import run_lines
 
-from mlsubmit.core.support import entries as entries_mod
+from mlsubmit.core.support import cache_entries as entries_mod
 
 
 def rcp_runs(epochs: list[int]) -> list[LogFacts]:

@@ -81,14 +81,14 @@ def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
 
 
 def _missing() -> Any:
-    from mlsubmit.core.support.entries import MISS
+    from mlsubmit.core.support.cache_entries import MISS
 
     return MISS
 
 
 def _read_copy(path: Path, shape: Callable[[Any], bool] | None = None) -> Any:
     """A kept copy's data, or MISS when it is absent, damaged or not the copy its name says (data may be null)."""
-    from mlsubmit.core.support.entries import load_entry
+    from mlsubmit.core.support.cache_entries import load_entry
 
     return load_entry(path.parent, path, _copy_key(path), shape)
 
@@ -148,7 +148,7 @@ def _copy_path(raw: bytes, schema: str) -> Path | None:
 
 def _store(path: Path, data: Any) -> None:
     """Write the copy atomically; data JSON cannot represent exactly (non-string keys, dates) is not cached."""
-    from mlsubmit.core.support.entries import store_entry
+    from mlsubmit.core.support.cache_entries import store_entry
 
     try:
         if json.loads(json.dumps(data, ensure_ascii=False)) != data:  # Infinity is kept: only our reader reads it
