@@ -12,11 +12,9 @@ from mlsubmit.checker import (
     CheckOptions,
     PolicyFlags,
     Profile,
-    ledger_entries,
     mlperf_logging_version,
     parse_rcps,
     policy_for,
-    record_runs,
     run_rounds,
     split_names,
 )
@@ -92,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])
     if args.ledger is not None:
+        # imported here: the front door would load the run sets' modules and SQLite for every check otherwise
+        from mlsubmit.checker import ledger_entries, record_runs
+
         entries = [e for ruleset, run in zip(groups, runs, strict=True)
                    for e in ledger_entries(run, replace(options, ruleset=ruleset))]
         added = record_runs(args.ledger, entries)
