@@ -9,7 +9,6 @@ e.g. `1.1`, or `ruleset` in the `[check]` table of an `mlsubmit.toml`, in the fo
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -104,14 +103,8 @@ def nearest_configs(paths: Iterable[str]) -> list[Path | None]:
     for given in paths:
         folder = given if os.path.isdir(given) else os.path.dirname(os.path.abspath(given))
         if folder not in found:
-            found[folder] = _nearest_in(folder)
+            found[folder] = nearest_config(Path(folder))
     return list(dict.fromkeys(found.values()))
-
-
-@functools.lru_cache(maxsize=4096)
-def _nearest_in(folder: str) -> Path | None:
-    """nearest_config of a folder, once a process: the policy and the waivers both ask for the PATHs' folders."""
-    return nearest_config(Path(folder))
 
 
 def check_table(config: Path) -> dict[str, object]:
