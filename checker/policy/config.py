@@ -23,7 +23,7 @@ from typing import Any
 
 from mlsubmit.checker.policy.profiles import SHIPPED
 from mlsubmit.checker.policy.severity import Layer, Policy, code_names, level_of, severity_pairs
-from mlsubmit.checker.rounds.detect import check_table, nearest_config
+from mlsubmit.checker.rounds.detect import check_table, nearest_configs
 
 from mlsubmit.core.errors import UsageError
 
@@ -65,7 +65,7 @@ def policy_for(paths: Sequence[str], flags: Flags) -> tuple[Policy, Path | None]
 
 
 def _one_config(paths: Sequence[str]) -> Path | None:
-    found = {nearest_config(Path(p)) for p in paths} if paths else {nearest_config(Path.cwd())}
+    found = set(nearest_configs(paths or [os.getcwd()]))
     if len(found) > 1:
         shown = ", ".join(sorted(str(c) for c in found if c is not None)) or "none"
         raise UsageError(f"the PATHs fall under different mlsubmit.toml files ({shown}); check them separately")

@@ -22,12 +22,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.rounds.detect import nearest_configs
+
 from mlsubmit.core.codes import families, finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Waived
 from mlsubmit.core.repeats import original_message
 
-CONFIG_FILE = "mlsubmit.toml"
 FILE_LIMIT = 32 << 20  # a written waiver file takes about 180 bytes a table; MAX_WAIVERS of them fit
 MAX_WAIVERS = 50_000  # schemas/waivers.schema.json's maxItems
 MESSAGE_LIMIT = 1 << 16  # characters of a message a pattern is searched in
@@ -210,15 +211,7 @@ def shown_path(path: Path) -> str:
 
 def project_configs(paths: Iterable[str]) -> list[Path]:
     """The nearest mlsubmit.toml in or above each PATH's folder, once each, in the order first found."""
-    found: dict[Path, None] = {}
-    for given in paths:
-        start = Path(given).resolve()
-        for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
-            config = folder / CONFIG_FILE
-            if config.is_file():
-                found.setdefault(config)
-                break
-    return list(found)
+    return [config for config in nearest_configs(paths) if config is not None]
 
 
 def project_waivers(paths: Iterable[str]) -> list[Waiver]:

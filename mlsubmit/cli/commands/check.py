@@ -12,8 +12,6 @@ from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, poli
 from mlsubmit.checker.policy.config import Flags as PolicyFlags
 from mlsubmit.checker.policy.config import split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
-from mlsubmit.checker.run.ledger import record as record_runs
-from mlsubmit.checker.tree.runset import ledger_entries
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
@@ -86,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])
     if args.ledger is not None:
+        # imported here: the front door would load the run sets' modules and SQLite for every check otherwise
+        from mlsubmit.checker.run.ledger import record as record_runs
+        from mlsubmit.checker.tree.runset import ledger_entries
+
         entries = [e for ruleset, run in zip(groups, runs, strict=True)
                    for e in ledger_entries(run, replace(options, ruleset=ruleset))]
         added = record_runs(args.ledger, entries)

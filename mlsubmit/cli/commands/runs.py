@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlsubmit.checker.run.ledger import read as read_ledger
 from mlsubmit.core.errors import UsageError
 from mlsubmit.report.runs import WRITERS, views
 
@@ -22,6 +21,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mlsubmit.checker.run.ledger import (
+        read as read_ledger,  # SQLite is imported only by the commands that open a ledger
+    )
+
     entries = read_ledger(args.ledger)
     text = WRITERS[args.format](views(entries), entries)
     if args.output is None:
