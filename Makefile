@@ -65,7 +65,8 @@ bench-tree: $(STAMP)
 	MLSUBMIT_CORPUS=$(CORPUS) $(PY) tools/bench_tree.py
 
 # mypy and import-linter cannot follow setuptools' package-dir mapping, so they check a symlinked view of the import
-# package. lint-imports keeps the layers (pyproject's [tool.importlinter]); check_sizes the 50/400-line limits.
+# package; tools/ import the test fixtures from tests/ (as `fixtures`). lint-imports keeps the layers (pyproject's
+# [tool.importlinter]); check_sizes the 50/400-line limits.
 TYPEVIEW := build/typecheck
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -75,7 +76,7 @@ lint: $(STAMP)
 	ln -s $(CURDIR)/submission $(TYPEVIEW)/mlsubmit/submission
 	ln -s $(CURDIR)/schemas $(TYPEVIEW)/mlsubmit/schemas
 	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p mlsubmit
-	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml $(CURDIR)/tools/*.py
+	cd $(TYPEVIEW) && MYPYPATH=$(CURDIR)/tests $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml $(CURDIR)/tools/*.py
 	cd $(TYPEVIEW) && $(CURDIR)/$(VENV)/bin/lint-imports --config $(CURDIR)/pyproject.toml
 	$(PY) tools/check_sizes.py
 
@@ -94,7 +95,7 @@ expect_findings = echo '$$ mlsubmit $(1)'; code=0; $(VENV)/bin/mlsubmit $(1) || 
 demo-advise: $(STAMP)
 	@rm -rf $(ADVISE_DEMO)
 	@printf '\n=== What closed would need of an open IPU-POD16 ResNet-50 run, in $(ADVISE_DEMO)/\n'
-	@$(PY) -c "from mlsubmit.testing.synth import RunSpec, write_run; write_run('$(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt', RunSpec(benchmark='resnet', ruleset='1.0.0', division='open', platform='ipu-pod16-TF1-open', hyperparameters={'global_batch_size': 3264, 'lars_opt_momentum': 0.95, 'lars_opt_weight_decay': 3e-05}))"
+	@PYTHONPATH=tests $(PY) -c "from fixtures.synth import RunSpec, write_run; write_run('$(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt', RunSpec(benchmark='resnet', ruleset='1.0.0', division='open', platform='ipu-pod16-TF1-open', hyperparameters={'global_batch_size': 3264, 'lars_opt_momentum': 0.95, 'lars_opt_weight_decay': 3e-05}))"
 	@$(call expect_findings,advise --ruleset 1.0.0 --color never $(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt,as expected: the run breaks the closed table)
 	@if [ -d "$(CORPUS)/training_results_v1.0" ]; then printf '\n=== The same advice on a published open Graphcore BERT run\n'; $(call expect_findings,advise --ruleset 1.0.0 --color never $(CORPUS)/training_results_v1.0/Graphcore/results/ipu-pod16-POPART-open/bert,advice found); fi
 

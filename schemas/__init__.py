@@ -1,1 +1,1 @@
-"""JSON Schemas shipped with mlsubmit (read as package data through mlsubmit.support.schema_loader)."""
+"""JSON Schemas shipped with mlsubmit (read as package data through mlsubmit.core.support.schema_loader)."""

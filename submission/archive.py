@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.support.safe_io import open_regular
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.safe_io import open_regular
 
 _CHUNK = 1 << 20
 MAX_UNPACKED = 16 << 30  # a gzip bomb stops here instead of filling the disk

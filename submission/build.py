@@ -16,16 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import (
-    ROUND_FILE,
-    Tracker,
-    Waiver,
-    applied_waivers,
-    apply_waivers,
-    no_progress,
-    org_params,
-    round_name,
-)
+from mlsubmit.checker import Tracker, Waiver, apply_waivers, no_progress, round_name
+from mlsubmit.checker.policy.waivers import applied as applied_waivers
+from mlsubmit.checker.rounds.detect import ROUND_FILE
+from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
@@ -36,11 +30,11 @@ from mlsubmit.submission.export import Exported, export
 from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, fold_entry_causes, report_at_inputs
 from mlsubmit.submission.runs import Selection, collect
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError
-from mlsubmit.findings import Finding, Report, has_errors
-from mlsubmit.support.names import did_you_mean
-from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.findings import Finding, Report, has_errors
+from mlsubmit.core.support.names import did_you_mean
+from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker import CheckRun

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mlsubmit.errors import FatalError
+from mlsubmit.core.errors import FatalError
 
 MARKER = ".mlsubmit-build-pid"
 

@@ -19,11 +19,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mlsubmit.checker import rcp_evidence
+from mlsubmit.checker.rcp import evidence as rcp_evidence
 from mlsubmit.submission.config import PackageConfig
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker import CheckRun

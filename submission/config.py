@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import org_params
+from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission.fulllog import Redaction
 
-from mlsubmit.errors import FatalError
-from mlsubmit.support import tomlfile
-from mlsubmit.support.names import did_you_mean
-from mlsubmit.support.safe_io import read_bounded
-from mlsubmit.support.schema_loader import errors as schema_errors
-from mlsubmit.support.schema_loader import load_schema, pointer
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support import tomlfile
+from mlsubmit.core.support.names import did_you_mean
+from mlsubmit.core.support.safe_io import read_bounded
+from mlsubmit.core.support.schema_loader import errors as schema_errors
+from mlsubmit.core.support.schema_loader import load_schema, pointer
 
 SELECT_ALL = "all"
 SELECT_MEDIAN_WINDOW = "median-window"

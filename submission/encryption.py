@@ -17,8 +17,8 @@ import os
 import secrets
 from pathlib import Path
 
-from mlsubmit.errors import FatalError
-from mlsubmit.support.safe_io import open_regular
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.safe_io import open_regular
 
 OPENSSL_MAGIC = b"Salted__"
 PBKDF2_ITERATIONS = 600_000

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from mlsubmit.submission.config import Implementation
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.support import git as _git
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import git as _git
 
 _MAX_LINK_HOPS = 8
 _UNSAFE_PART = re.compile(r"[\x00-\x1f\x7f\\]")
@@ -87,7 +87,7 @@ def _drop_junk_and_secrets(out: Exported, display: str) -> None:
     The scan runs on the exported copy (a temporary folder), so the rules are exactly those `mlsubmit check` applies
     to a finished tree, and junk shipped by accident can never pass the post-build check unnoticed.
     """
-    from mlsubmit.checker import scan_hygiene
+    from mlsubmit.checker.hygiene.check import scan as scan_hygiene
 
     removed: set[str] = set()
     for found in scan_hygiene(out.dest, display):

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlsubmit.checker import LedgerEntry, read_ledger
+from mlsubmit.checker.run.ledger import Entry as LedgerEntry
+from mlsubmit.checker.run.ledger import read as read_ledger
 from mlsubmit.submission.config import PackageConfig, ResultEntry
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.support.safe_io import sha256_file
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.safe_io import sha256_file
 
 
 def ledger_runs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], list[Finding]]:

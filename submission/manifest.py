@@ -12,12 +12,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mlsubmit import __version__
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.support import jsontext
-from mlsubmit.support.safe_io import sha256_file
-from mlsubmit.support.schema_loader import errors as schema_errors
-from mlsubmit.support.schema_loader import load_schema, pointer
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import jsontext
+from mlsubmit.core.support.safe_io import sha256_file
+from mlsubmit.core.support.schema_loader import errors as schema_errors
+from mlsubmit.core.support.schema_loader import load_schema, pointer
 
 NAME = "manifest.json"
 FORMAT = "mlsubmit-manifest/1"

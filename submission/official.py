@@ -31,9 +31,9 @@ from pathlib import Path
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.findings import Finding
 
 PACKAGE_OK = "PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !"
 REPO_OK = "ALL CHECKS PASSED."

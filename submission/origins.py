@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 
 from mlsubmit.submission.config import PackageConfig
 
-from mlsubmit.findings import Finding, Location, Report, Severity, cause_label
-from mlsubmit.support.names import has_suggestion, without_suggestion
+from mlsubmit.core.findings import Finding, Location, Report, Severity, cause_label
+from mlsubmit.core.support.names import has_suggestion, without_suggestion
 
 _RESULTS_HEADER = re.compile(rb"^\s*\[\[\s*results\s*\]\]")
 _RULESET_KEY = re.compile(rb"^\s*ruleset\s*=")

@@ -18,25 +18,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.checker import (
-    GZIP_ERRORS,
-    LogFacts,
-    benchmarks,
-    extract,
-    median_window,
-    numbered_records,
-    open_log,
-    read_log,
-    window_olympic,
-)
+from mlsubmit.checker import LogFacts, median_window, read_log
+from mlsubmit.checker.logs.facts import extract
+from mlsubmit.checker.logs.input import GZIP_ERRORS, numbered_records, open_log
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.window import olympic as window_olympic
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 from mlsubmit.submission.fulllog import Redaction, copy_full
 from mlsubmit.submission.ledger import ledger_runs
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location
-from mlsubmit.support.names import did_you_mean
-from mlsubmit.support.safe_io import sha256_file
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Location
+from mlsubmit.core.support.names import did_you_mean
+from mlsubmit.core.support.safe_io import sha256_file
 
 # Olympic scoring: how many of the fastest and slowest runs are dropped, which is also how many runs may fail to
 # converge (TR1.0 L442-462, TR1.1 L443-476: one each; U-Net3D: four each).

@@ -24,9 +24,9 @@ from mlsubmit.submission import build
 from mlsubmit.submission.buildfolder import build_folder
 from mlsubmit.submission.config import PackageConfig
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError
-from mlsubmit.findings import Finding, Report, has_errors
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.findings import Finding, Report, has_errors
 
 WHOLE = ".whole"  # where the uploads are put together in the build folder, removed before it is finalised
 

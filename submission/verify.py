@@ -22,10 +22,10 @@ from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.build import remap
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Finding, Report, has_errors
-from mlsubmit.support.safe_io import open_regular
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.findings import Finding, Report, has_errors
+from mlsubmit.core.support.safe_io import open_regular
 
 
 @dataclass

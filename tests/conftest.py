@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec, write_run
 from hypothesis import settings
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""A closed 6.1 packaging job as a team has it (mlsubmit/testing/modern.py), and the results chair's official steps
+"""A closed 6.1 packaging job as a team has it (tests/fixtures/modern.py), and the results chair's official steps
 on what `package` writes.
 
 The chair's steps are those of mlperf-logging's `scripts/pack_submission.sh --unpack` (sha1sum against the `.sha1`,
@@ -14,10 +14,8 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from treefix import build_org
-
-from mlsubmit.testing.demo import MODERN_SYSTEM
-from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
+from fixtures.demo import MODERN_SYSTEM
+from fixtures.modern import (  # the job itself, shared with `make demo`
     BENCHMARK,
     IMPLEMENTATION,
     ORG,
@@ -27,7 +25,8 @@ from mlsubmit.testing.modern import (  # the job itself, shared with `make demo`
     write_job,
     write_system,
 )
-from mlsubmit.testing.synth import RunSpec
+from fixtures.synth import RunSpec
+from treefix import build_org
 
 __all__ = ["BENCHMARK", "IMPLEMENTATION", "MODERN_SYSTEM", "ORG", "RULESET", "Job", "raw_output", "write_job",
            "write_system"]
@@ -93,7 +92,7 @@ def write_split_job(root: Path, systems: Path) -> Job:
     """The 6.1 job with a second system's ten runs, split into two uploads <org>_1 and <org>_2 (training#877)."""
     import json
 
-    from mlsubmit.testing.demo import MODERN_POINTS
+    from fixtures.demo import MODERN_POINTS
 
     job = write_job(root, systems)
     desc = json.loads((root / "systems" / f"{MODERN_SYSTEM}.json").read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlsubmit.testing.synth_org import runs, system, write_org
+from fixtures.synth_org import runs, system, write_org
 
 RULESET = "1.1.0"
 PROJECT_PRICES = Path(__file__).resolve().parents[2] / "prices.toml"

@@ -72,7 +72,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def run_window(result_log: Path) -> tuple[int, int]:
-    """(run_start, run_stop) time_ms of a result log written by mlsubmit.testing.synth."""
+    """(run_start, run_stop) time_ms of a result log written by fixtures.synth."""
     import json
 
     times = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
+from fixtures.synth_org import ROUND_MS, runs, system, write_org
 
 OURS = {"opt_base_learning_rate": 0.001, "opt_lamb_beta_1": 0.9, "global_batch_size": 256}
 THEIRS = {"opt_base_learning_rate": 0.004, "opt_lamb_beta_1": 0.8, "global_batch_size": 512}

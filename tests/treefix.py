@@ -1,5 +1,5 @@
 """Build small organisation trees for the tree-check tests: system files from the project's own systems/, runs
-written with mllog through mlsubmit.testing.synth, implementation code with README.md and run_and_time.sh."""
+written with mllog through fixtures.synth, implementation code with README.md and run_and_time.sh."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from mlsubmit.testing.synth import RunSpec, write_run
+from fixtures.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 RCP_BATCH = 3264  # resnet batch size with an exact RCP in 1.0.0 and 1.1.0 (mean 35.15 epochs)

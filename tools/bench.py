@@ -142,7 +142,8 @@ def big_log(path: Path, size: int) -> Path:
     if path.exists() and path.stat().st_size >= size:
         return path
     sys.path.insert(0, str(ROOT))
-    from mlsubmit.testing.synth import RunSpec, render
+    sys.path.insert(0, str(ROOT / "tests"))  # the test fixtures (tests/fixtures/)
+    from fixtures.synth import RunSpec, render
 
     run = render(RunSpec(benchmark="bert", evals=40)).encode()
     records = run.splitlines(keepends=True)
@@ -187,7 +188,8 @@ SHORT = b':::MLLOG {"key": "x", "value": 1, "time_ms": 1620000300000, "metadata"
 def _run_records() -> tuple[list[bytes], list[bytes], list[bytes]]:
     """A real run's records, written with mllog: (those before its epochs, each epoch's, run_stop)."""
     sys.path.insert(0, str(ROOT))
-    from mlsubmit.testing.synth import RunSpec, render
+    sys.path.insert(0, str(ROOT / "tests"))  # the test fixtures (tests/fixtures/)
+    from fixtures.synth import RunSpec, render
 
     records = render(RunSpec(benchmark="bert", evals=40)).encode().splitlines(keepends=True)
     body = [r for r in records[:-1] if any(k in r for k in (b'"block_', b'"epoch_', b'"eval_'))]

@@ -26,7 +26,8 @@ EVAL = (b':::MLLOG {"namespace": "", "time_ms": 1620000264000, "event_type": "PO
 
 def _run_lines() -> list[bytes]:
     sys.path.insert(0, str(ROOT))
-    from mlsubmit.testing.synth import RunSpec, render
+    sys.path.insert(0, str(ROOT / "tests"))  # the test fixtures (tests/fixtures/)
+    from fixtures.synth import RunSpec, render
 
     return render(RunSpec(benchmark="resnet", ruleset="1.1.0")).encode().splitlines(keepends=True)
 
@@ -65,7 +66,8 @@ def newline_bomb(folder: Path, gib: int = 6) -> Path:
     if config.exists():
         return config
     sys.path.insert(0, str(ROOT))
-    from mlsubmit.testing.demo import write_example
+    sys.path.insert(0, str(ROOT / "tests"))  # the test fixtures (tests/fixtures/)
+    from fixtures.demo import write_example
 
     example = write_example(folder / "package", ROOT / "systems")
     run = example.resnet_runs[0]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the test fixtures (tests/fixtures/)
 
-from mlsubmit.cli import main as mlsubmit  # noqa: E402
-from mlsubmit.testing.demo import (  # noqa: E402
+from fixtures.demo import (  # noqa: E402
     MODERN_SYSTEM,
     TAG,
     config_text,
@@ -29,10 +29,12 @@ from mlsubmit.testing.demo import (  # noqa: E402
     raw_run,
     write_systems,
 )
-from mlsubmit.testing.modern import BENCHMARK, ORG, chair_commands, write_job  # noqa: E402
-from mlsubmit.testing.modern import RULESET as MODERN_RULESET  # noqa: E402
-from mlsubmit.testing.repo import commit_example  # noqa: E402
-from mlsubmit.testing.synth import RunSpec, write_run  # noqa: E402
+from fixtures.modern import BENCHMARK, ORG, chair_commands, write_job  # noqa: E402
+from fixtures.modern import RULESET as MODERN_RULESET  # noqa: E402
+from fixtures.repo import commit_example  # noqa: E402
+from fixtures.synth import RunSpec, write_run  # noqa: E402
+
+from mlsubmit.cli import main as mlsubmit  # noqa: E402
 
 RULESET = "1.1.0"
 DAY = 86_400_000
@@ -171,7 +173,7 @@ def main(argv: list[str]) -> int:
     run_cli("check", "--ruleset", RULESET, "--color", "never", str(here / "systems"))
 
     say(f"Packaging the good runs with the implementation code at tag {TAG}")
-    # the implementation repository, systems and config of the packaging example (mlsubmit/testing/demo.py)
+    # the implementation repository, systems and config of the packaging example (tests/fixtures/demo.py)
     commit_example(out / "ipu-benchmarks", implementation_files(), "IPU benchmarks for MLPerf Training", tag=TAG)
     write_systems(out / "systems", ROOT / "systems")
     config = out / "package.toml"

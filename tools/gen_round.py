@@ -1,5 +1,5 @@
 """Write a round-sized submission tree for `make bench` and the secret-scan tests: organisations with systems/,
-results/ (logs written by mlperf_logging.mllog through mlsubmit.testing.synth) and benchmarks/ holding implementation
+results/ (logs written by mlperf_logging.mllog through fixtures.synth) and benchmarks/ holding implementation
 code.
 
 At scale 1.0: about 13,000 implementation files and 800 MB of them: Python, shell, C/C++/CUDA, YAML, JSON and
@@ -157,8 +157,8 @@ def _files(rng: random.Random, count: int, budget: int) -> list[tuple[str, int]]
 
 
 def _logs(org: Path, systems: list[str], rng: random.Random, runs_per: int) -> int:
-    from mlsubmit.testing.synth import RunSpec, render
-    from mlsubmit.testing.synth_org import system
+    from fixtures.synth import RunSpec, render
+    from fixtures.synth_org import system
 
     def one(bench: str, i: int) -> str:
         return render(RunSpec(benchmark=bench, ruleset=RULESET, org=org.name, platform="pod", evals=250,
@@ -218,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=14)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "tests"))  # the test fixtures (tests/fixtures/)
     print(json.dumps(write_round(args.out, scale=args.scale, seed=args.seed), sort_keys=True))
     return 0
 

@@ -20,8 +20,8 @@ from typing import Any
 from mlsubmit.checker.rounds.detect import ROUND_FILE
 from mlsubmit.checker.run.options import Tracker, no_progress
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 SIZE_LIMIT = 50 * 1024 * 1024  # the results repositories' limit, as mlperf-logging's repo checker counts it
 # TR6.1 "Result files" (training_policies PR #588): a result file keeps the job's whole output, and its framework

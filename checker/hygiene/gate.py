@@ -18,7 +18,7 @@ for a pattern, no line is its candidate. tests/unit/test_codescan.py checks the 
 
 Hyperscan (the `hyperscan` package) is optional: without it the pre-filter runs every pattern itself.
 
-The compiled database is kept in the data cache (`build`): an entry of support/entries.py, read only under its
+The compiled database is kept in the data cache (`build`): an entry of support/cache_entries.py, read only under its
 own key and body digest, and handed to Hyperscan's deserialiser, which checks its version, platform and checksum.
 It is data for Hyperscan's matcher, never Python run by us; any copy that fails is compiled again.
 """
@@ -35,7 +35,7 @@ from typing import Any
 
 from mlsubmit.checker.hygiene.regex_internals import compile_item, parse, sre
 
-from mlsubmit.support.datafiles import derived
+from mlsubmit.core.support.datafiles import derived
 
 _ASCII = [chr(c) for c in range(128)]
 _ZERO_WIDTH = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}

@@ -14,8 +14,8 @@ from mlsubmit.checker.hyperparameters.apply import closed_advice, merge_rule_dup
 from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.logs.reader import ParsedLog, Record
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, has_errors
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, has_errors
 
 
 def as_closed(records: Sequence[Record]) -> list[Record]:

@@ -23,9 +23,9 @@ from mlsubmit.checker.hyperparameters.constraints import Lookup, Outcome, check_
 from mlsubmit.checker.hyperparameters.table import Rule, Table, covered_rulesets, table_for
 from mlsubmit.checker.logs.reader import ParsedLog, Record
 
-from mlsubmit.codes import finding
-from mlsubmit.codes import info as code_info
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.codes import info as code_info
+from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions

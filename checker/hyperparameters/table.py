@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.hyperparameters.constraints import Tolerance
 
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.support.datafiles import load_validated
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from mlsubmit.support.safe_io import open_regular
+from mlsubmit.core.support.safe_io import open_regular
 
 TOKEN = ":::MLLOG "
 _BTOKEN = TOKEN.encode("ascii")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from mlsubmit.checker.logs.input import _BTOKEN
 from mlsubmit.checker.rcp.lines import collect
 
-from mlsubmit.codes import finding
+from mlsubmit.core.codes import finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import ParsedLog, Record

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import Record

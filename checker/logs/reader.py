@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -19,14 +18,23 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import msgspec
+from mlsubmit.checker.logs.decode import (
+    FAST,
+    FAST_ERRORS,
+    RecordError,
+    decode_record,
+    duplicate_keys,
+    scan_latin1,
+    shallow_keys,
+)
 from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
 from mlsubmit.checker.logs.limits import Sink, hand, keep_rcp_lines, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.logs.watchdog import beat, watched
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.repeats import Capped
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.repeats import Capped
 
 _SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
 _REPORT_EACH = 5  # line numbers a LOG002/LOG003 finding lists; the rest are counted
@@ -76,101 +84,6 @@ class ParsedLog:
         return next((r for r in self.records if r.key == key), None)
 
 
-class _RecordError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        dups = sorted({k for k, _ in pairs if k in seen or seen.add(k)})  # type: ignore[func-returns-value]
-        raise _DuplicateKeys(out, dups)
-    return out
-
-
-class _DuplicateKeys(Exception):
-    def __init__(self, obj: dict[str, Any], keys: list[str]) -> None:
-        super().__init__(keys)
-        self.keys = keys
-
-
-def _nonfinite(name: str) -> float:
-    _NONFINITE_SEEN[0] = True
-    return float(name.replace("Infinity", "inf"))
-
-
-_NONFINITE_SEEN = [False]
-_DECODER = json.JSONDecoder(parse_constant=_nonfinite)
-_DECODE = _DECODER.decode
-# json's C scanner, without decode()'s two regex passes (the fast path only); typeshed does not declare it
-_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
-# msgspec decodes an ASCII record ~6x faster than json and gives the same value whenever it succeeds: big ints stay
-# exact, and it refuses what json would take differently (NaN, overflowing floats, lone surrogates, deep nesting),
-# so those lines fall back to the json path and its findings (tests/unit/test_logs_fast.py checks this).
-_FAST = msgspec.json.Decoder().decode
-# msgspec.DecodeError is a ValueError
-_FAST_ERRORS = (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError)
-
-
-def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
-    """Decode the JSON after the token; return key, LogLine-style value, time and warnings, or raise."""
-    _NONFINITE_SEEN[0] = False
-    warnings: list[str] = []
-    try:
-        obj = _DECODE(text)
-    except RecursionError:
-        raise _RecordError("LOG004", "record is nested too deeply to decode") from None
-    except ValueError as exc:
-        raise _RecordError("LOG004", f"record is not valid JSON: {exc}") from None
-    if _NONFINITE_SEEN[0]:
-        warnings.append("LOG008")
-    if not isinstance(obj, dict):
-        raise _RecordError("LOG005", f"record is a JSON {type(obj).__name__}, not an object")
-    missing = [k for k in ("time_ms", "key", "value", "metadata") if k not in obj]
-    if missing:
-        raise _RecordError("LOG005", "record has no " + ", ".join(f"'{k}'" for k in missing))
-    try:
-        ts = float(obj["time_ms"])
-    except (TypeError, ValueError, OverflowError):
-        raise _RecordError("LOG006", f"time_ms {obj['time_ms']!r} is not a number") from None
-    if not math.isfinite(ts):  # 1e999 decodes to inf: a run time from it would be infinite or negative
-        raise _RecordError("LOG006", f"time_ms {json.dumps(obj['time_ms'])} is not a finite number")
-    key = obj["key"]
-    if not isinstance(key, str):
-        raise _RecordError("LOG005", f"record key {key!r} is not a string")
-    if text.count(":") > _shallow_keys(obj):
-        warnings.append("LOG007")
-    return key, {"value": obj["value"], "metadata": obj["metadata"]}, ts, warnings
-
-
-def _shallow_keys(obj: dict[str, Any]) -> int:
-    """Keys in the record, its value and its metadata.
-
-    Every key in JSON text is followed by a colon, so the record's text holds at least this many colons, and
-    more exactly when it repeats a key (at any depth), nests a deeper object or has a colon inside a string. Only
-    then is the slower, exact duplicate scan run, so ordinary records pay one count of colons for the check.
-    """
-    n = len(obj)
-    for part in (obj["value"], obj["metadata"]):
-        if isinstance(part, dict):
-            n += len(part)
-    return n
-
-
-def _duplicate_keys(text: str) -> list[str]:
-    """Second, slower decode only for records that might repeat a key: collect the repeated names."""
-    try:
-        json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKeys as dup:
-        return dup.keys
-    except (ValueError, RecursionError):
-        pass
-    return []
-
-
 def _open_end(data: bytes) -> int:  # 1 when `data` ends inside a line (a file's last line, no final newline)
     return 0 if data.endswith(b"\n") or not data else 1
 
@@ -198,10 +111,9 @@ class _Reader:
             self._scan_bytes(data, first_line)
         elif self._plain(data) and (lines := self._feed_plain(data, first_line)) is not None:
             return lines
-        fast = _FAST
+        fast = FAST
         find, rfind, count = data.find, data.rfind, data.count
         records = self.log.records
-        seen = _NONFINITE_SEEN
         lineno = first_line
         counted_to = 0
         pos = find(_BTOKEN)
@@ -217,26 +129,18 @@ class _Reader:
             if at >= 0 and find(b"\r", start, stop) < 0:
                 raw = data[at + _TOKEN_LEN : stop]
                 try:
-                    if ascii_only:  # the bytes as they are: latin-1 and UTF-8 agree on ASCII
-                        obj = fast(raw)
-                        colons = raw.count(b":")
-                    else:
-                        body = raw.decode("latin-1")
-                        seen[0] = False
-                        obj, used = _SCAN(body, 0)
-                        if seen[0] or not (used == len(body) or body[used:].isspace()):
-                            obj = None
-                        colons = body.count(":")
+                    # ASCII bytes as they are (latin-1 and UTF-8 agree on ASCII); others through json's scanner
+                    obj, colons = (fast(raw), raw.count(b":")) if ascii_only else scan_latin1(raw)
                     if type(obj) is dict:
                         key = obj["key"]
                         ts = float(obj["time_ms"])
                         value, meta = obj["value"], obj["metadata"]
-                        if type(key) is str and ts - ts == 0.0 and colons <= _shallow_keys(obj):  # 0.0: finite
+                        if type(key) is str and ts - ts == 0.0 and colons <= shallow_keys(obj):  # 0.0: finite
                             records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
                             self.index += 1
                             pos = find(_BTOKEN, end)
                             continue
-                except _FAST_ERRORS:
+                except FAST_ERRORS:
                     pass
             self._line(data[start:end], lineno)
             pos = find(_BTOKEN, end)
@@ -259,7 +163,7 @@ class _Reader:
         the loop in `feed` runs a dozen Python steps per record. Returns the lines read, as `feed` does, or None,
         with nothing added, as soon as one record is not ordinary: `feed` then reads the chunk line by line, with
         every check and message."""
-        fast = _FAST
+        fast = FAST
         lines = data.split(b"\n")
         read = len(lines) - 1 + _open_end(data)  # the newlines, counted by the split rather than a second pass
         # each line searched once, from the end: the last token on a line is the one that counts
@@ -276,11 +180,11 @@ class _Reader:
             stamps = list(map(float, [o["time_ms"] for o in objs]))
             payloads = [o["value"] for o in objs]
             metadata = [o["metadata"] for o in objs]
-        except _FAST_ERRORS:
+        except FAST_ERRORS:
             return None
         if not all(type(k) is str for k in keys) or not math.isfinite(sum(stamps)):  # an inf or nan: line by line
             return None
-        # _shallow_keys for the whole chunk: each record has at least as many colons as keys, so equal totals mean
+        # shallow_keys for the whole chunk: each record has at least as many colons as keys, so equal totals mean
         # no record can repeat a key; otherwise the line-by-line path finds which one (and the exact repeats)
         keys_in_all = sum(map(len, objs)) + sum([len(x) for x in (*payloads, *metadata) if type(x) is dict])
         if sum(map(bytes.count, raws, repeat(b":"))) != keys_in_all:
@@ -314,9 +218,9 @@ class _Reader:
         body = text[len(TOKEN) :] if text.startswith(TOKEN) else None
         try:
             if body is None:
-                raise _RecordError("LOG004", "record is empty after the :::MLLOG token")
+                raise RecordError("LOG004", "record is empty after the :::MLLOG token")
             key, value, ts, warnings = decode_record(body)
-        except _RecordError as err:
+        except RecordError as err:
             self.log.parse_errors += 1
             self.noted.append(finding(err.code, self.display, err.message, line=lineno))
             return
@@ -327,7 +231,7 @@ class _Reader:
     def _warn(self, key: str, body: str, warnings: list[str], lineno: int) -> None:
         if "LOG008" in warnings:
             self.noted.append(finding("LOG008", self.display, f"record '{key}' holds NaN or Infinity", line=lineno))
-        dups = _duplicate_keys(body) if "LOG007" in warnings else []
+        dups = duplicate_keys(body) if "LOG007" in warnings else []
         if dups:
             self.noted.append(finding("LOG007", self.display, f"record '{key}' repeats key(s) {', '.join(dups)}; "
                                       "the last value is used", line=lineno))

@@ -14,8 +14,8 @@ from mlsubmit.checker.logs.facts import FactsBuilder
 from mlsubmit.checker.logs.limits import WHOLE_RECORDS
 from mlsubmit.checker.logs.reader import ParsedLog, Record, read_log
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 MAX_KEPT = 100_000  # records of the table's keys kept for the HP check (a real log has one of each)
 

@@ -25,7 +25,7 @@ from mlsubmit.checker.policy.profiles import SHIPPED
 from mlsubmit.checker.policy.severity import Layer, Policy, code_names, level_of, severity_pairs
 from mlsubmit.checker.rounds.detect import check_table, nearest_configs
 
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def _one_config(paths: Sequence[str]) -> Path | None:
 def _from_table(table: dict[str, Any], origin: str, home: Path) -> tuple[str, list[Layer]]:
     if not table:
         return "full", []
-    from mlsubmit.support.schema_loader import SchemaError, load_schema, validate_or_raise
+    from mlsubmit.core.support.schema_loader import SchemaError, load_schema, validate_or_raise
 
     try:
         validate_or_raise(table, load_schema("check-config.schema.json"), what=origin)

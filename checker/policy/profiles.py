@@ -12,9 +12,9 @@ from typing import Any
 from mlsubmit.checker.run import checks
 from mlsubmit.checker.run.checks import Check
 
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Severity
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Severity
+from mlsubmit.core.support.datafiles import load_validated
 
 SHIPPED = ("full", "reference")
 

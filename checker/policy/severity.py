@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 
 from mlsubmit.checker.policy.profiles import ProfileSpec, load
 
-from mlsubmit.codes import catalogue, families
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.core.codes import catalogue, families
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding, Report, Severity
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class Policy:
         """What the policy says of `code` in a round, for a finding at `path`, and where that comes from."""
         setting = self.spec.levels().get(code)
         level = setting.level(round_name) if setting else None
-        decision = Decision(level, setting.origin if setting and level else "the catalogue (mlsubmit/codes)",
+        decision = Decision(level, setting.origin if setting and level else "the catalogue (mlsubmit/core/codes)",
                             setting.practice if setting and level else None)
         for layer in self.layers:  # in order; within a layer its levels, then what it selects and ignores
             if not layer.applies(path):
@@ -84,8 +84,9 @@ class Policy:
         """What `mlsubmit explain CODE` says of the severity in force: the level, per round where it differs, and
         the file, table or flag it comes from."""
         spec, setting = self.spec, self.spec.levels().get(code)
-        lines = [f"the catalogue's severity: {catalogued.value} (mlsubmit/codes/{code.rstrip('0123456789').lower()}"
-                 ".yaml), which a check may change for some findings, as the explanation says"]
+        family = code.rstrip("0123456789").lower()
+        lines = [f"the catalogue's severity: {catalogued.value} (mlsubmit/core/codes/{family}.yaml), which a check "
+                 "may change for some findings, as the explanation says"]
         if setting is not None:
             rounds = "; ".join(f"{r}: {level.value}" for r, level in setting.rounds)
             others = setting.default.value if setting.default else "the check's own"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from mlsubmit.checker.policy.waivers import MAX_WAIVERS, relative_to, searchable
 
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding, Severity
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding, Severity
 
 TO_REVIEW = "to review"
 VALID_FOR = dt.timedelta(days=90)

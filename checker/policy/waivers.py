@@ -24,10 +24,10 @@ from typing import Any
 
 from mlsubmit.checker.rounds.detect import nearest_configs
 
-from mlsubmit.codes import families, finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding, Report, Waived
-from mlsubmit.repeats import original_message
+from mlsubmit.core.codes import families, finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding, Report, Waived
+from mlsubmit.core.repeats import original_message
 
 FILE_LIMIT = 32 << 20  # a written waiver file takes about 180 bytes a table; MAX_WAIVERS of them fit
 MAX_WAIVERS = 50_000  # schemas/waivers.schema.json's maxItems
@@ -75,7 +75,7 @@ class Waiver:
             return False
         if pattern is None:
             return True
-        message = original_message(f)  # a fold of many findings (mlsubmit/repeats.py): the message they share
+        message = original_message(f)  # a fold of many findings (mlsubmit/core/repeats.py): the message they share
         if message is None:
             return False
         text = searchable(message)
@@ -126,7 +126,7 @@ def _compiled(glob: str, message: str | None, where: str) -> tuple[Any, Any]:
 @functools.cache
 def _known_codes() -> frozenset[str]:
     """Every catalogued code and family: what a waiver may name."""
-    from mlsubmit.codes import catalogue
+    from mlsubmit.core.codes import catalogue
 
     return frozenset(families()) | frozenset(catalogue())
 
@@ -149,7 +149,7 @@ def _as_text(table: Any) -> Any:
 
 
 def _validated(data: dict[str, Any], shown: str) -> list[dict[str, Any]]:
-    from mlsubmit.support.schema_loader import errors, load_schema, pointer
+    from mlsubmit.core.support.schema_loader import errors, load_schema, pointer
 
     tables = data.get("waiver", [])
     subset = {"waiver": [_as_text(t) for t in tables] if isinstance(tables, list) else tables}
@@ -182,8 +182,8 @@ def _waiver(table: dict[str, Any], index: int, line: int | None, shown: str, bas
 def read_waivers(path: Path, *, base: Path, shown: str | None = None) -> list[Waiver]:
     """The waivers of a TOML file (its `[[waiver]]` tables; other tables are left to their readers).
     A file that cannot be read or a table that does not match schemas/waivers.schema.json is a UsageError."""
-    from mlsubmit.support import tomlfile
-    from mlsubmit.support.safe_io import read_bounded
+    from mlsubmit.core.support import tomlfile
+    from mlsubmit.core.support.safe_io import read_bounded
 
     shown = shown or str(path)
     try:

@@ -26,8 +26,8 @@ from mlsubmit.checker.power.logs import PowerLog, read_power_log
 from mlsubmit.checker.power.rules import check_node_log, check_switch_log
 from mlsubmit.checker.tree.folders import system_field
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Severity
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.discover import OrgTree

@@ -16,8 +16,8 @@ from typing import Any
 
 from mlsubmit.checker.logs.reader import read_log
 
-from mlsubmit.findings import Finding
-from mlsubmit.support import numbers
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import numbers
 
 START = "power_measurement_start"
 STOP = "power_measurement_stop"

@@ -22,8 +22,8 @@ import itertools
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power.logs import EFFICIENCY, INTERCONNECT, READING, START, STOP, Mark, PowerLog, number
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Severity
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
 
 MAX_GAP_MS = 1000.0  # PM §3.4 L56: at least one reading every second
 MIN_READINGS = 60  # PM §3.5 L58/L62

@@ -29,8 +29,8 @@ from mlsubmit.checker.logs.reader import ParsedLog
 from mlsubmit.checker.rcp import npstats, rcp_file, runs_key
 from mlsubmit.checker.rounds import benchmarks
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Severity
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
 
 _TOLERANCE = Tolerance()
 # RCP files name some hyperparameters otherwise than the logs (and mllog's constants) do: RCP name -> log key.

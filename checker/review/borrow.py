@@ -16,9 +16,9 @@ from mlsubmit.checker.review.rules import BorrowRules
 from mlsubmit.checker.review.scale import scale_findings, system_findings
 from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location
-from mlsubmit.support import numbers
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Location
+from mlsubmit.core.support import numbers
 
 # Row verdicts, in the order the table shows them.
 FROM_DONOR, SAME, BATCH, KEPT_OWN, CHANGED, SETTING, SETTING_CHANGED = (

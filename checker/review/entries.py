@@ -20,7 +20,7 @@ from mlsubmit.checker.run.discover import is_result_log
 from mlsubmit.checker.systems.descriptions import knowledge, summarize
 from mlsubmit.checker.systems.jsonfile import JsonDocument, read_json
 
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 
 
 @dataclass

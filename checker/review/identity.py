@@ -5,7 +5,7 @@ hardware: the accelerator model and count per node, or, for a system without acc
 Among several such systems the closest is the one that also shares the most of the interconnect, host
 networking, host processor and name (the systems knowledge's family, else the name less status and software words
 and scale numbers: dgxh100_preview is dgxh100). The data is
-checker/review/identity.yaml. `review preview` finds a Preview's successor with it, `review since` a renamed
+checker/tables/review-identity.yaml. `review preview` finds a Preview's successor with it, `review since` a renamed
 system, `review borrow` the submitter's own entries."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from mlsubmit.checker.systems.descriptions import norm, summarize
 
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.support.datafiles import load_validated
 
 T = TypeVar("T")
 _NO_ACCELERATOR = {"", "na", "none", "nan", "null", "cpu"}
@@ -27,8 +27,8 @@ _NO_ACCELERATOR = {"", "na", "none", "nan", "null", "cpu"}
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("review/identity.yaml")
-    data: dict[str, Any] = load_validated(entry, "review-identity.schema.json", what="review/identity.yaml")
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/review-identity.yaml")
+    data: dict[str, Any] = load_validated(entry, "review-identity.schema.json", what="tables/review-identity.yaml")
     return data
 
 

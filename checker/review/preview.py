@@ -31,9 +31,9 @@ from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path
 from mlsubmit.checker.systems.descriptions import knowledge, norm
 from mlsubmit.checker.tree.params import version
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding, Location
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding, Location
 
 NOISE = 0.02  # SR §Preview Systems L753: "up to a 2% degradation in performance will be accepted"
 _ULP = 1e-9  # relative: a result exactly 2 % slower is at the limit, though 10.0 x 1.02 < 10.2 in floats

@@ -1,4 +1,4 @@
-"""The borrowing rules of each round, from checker/review/borrowing.yaml (validated by borrowing.schema.json)."""
+"""The borrowing rules of each round, from checker/tables/borrowing.yaml (validated by borrowing.schema.json)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import importlib.resources
 from dataclasses import dataclass
 from typing import Any
 
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.support.datafiles import load_validated
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ class BorrowRules:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("review/borrowing.yaml")
-    data: dict[str, Any] = load_validated(entry, "borrowing.schema.json", what="review/borrowing.yaml")
+    entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/borrowing.yaml")
+    data: dict[str, Any] = load_validated(entry, "borrowing.schema.json", what="tables/borrowing.yaml")
     return data
 
 
@@ -42,12 +42,8 @@ def _resolved(round_: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
     if "extends" not in raw:
         return dict(raw)
     if raw["extends"] in seen:
-        raise ValueError(f"review/borrowing.yaml: round {round_} extends itself")
+        raise ValueError(f"tables/borrowing.yaml: round {round_} extends itself")
     return {**_resolved(raw["extends"], (*seen, round_)), **{k: v for k, v in raw.items() if k != "extends"}}
-
-
-def known_rounds() -> tuple[str, ...]:
-    return tuple(_data()["rounds"])
 
 
 @functools.cache

@@ -15,8 +15,8 @@ from mlsubmit.checker.review.rules import BorrowRules
 from mlsubmit.checker.systems.descriptions import summarize
 from mlsubmit.checker.systems.jsonfile import escape
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Location
 
 
 def _compared(data: dict[str, Any], rules: BorrowRules) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from mlsubmit.checker.systems.descriptions import norm, summarize
 from mlsubmit.checker.systems.jsonfile import read_json
 from mlsubmit.checker.tree.params import version
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding, Location
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding, Location
 
 
 def _systems(tree: Path) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import importlib.resources
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.support.datafiles import load_validated
 
 
 @functools.cache

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mlsubmit.errors import UsageError
-from mlsubmit.support.safe_io import open_regular
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.safe_io import open_regular
 
 AUTO = "auto"
 _ROUND_DIR = re.compile(r"^training_results_v(\d+)\.(\d+)$")
@@ -109,7 +109,7 @@ def nearest_configs(paths: Iterable[str]) -> list[Path | None]:
 
 def check_table(config: Path) -> dict[str, object]:
     """The `[check]` table of an mlsubmit.toml ({} when it has none); UsageError when it cannot be read."""
-    from mlsubmit.support import tomlfile
+    from mlsubmit.core.support import tomlfile
 
     try:
         with open_regular(config) as stream:  # a file of the tree under check: bounded, never a FIFO

@@ -15,7 +15,7 @@ from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.tree.params import version
 
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.support.datafiles import load_validated
 
 PREVIEW_DAYS = 140  # SR L726, L753: "in the next submission after 140 days ..., whichever is longer"
 

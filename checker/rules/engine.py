@@ -31,10 +31,10 @@ from mlsubmit.checker.rules.tally import (
     short_src,
 )
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.repeats import Capped
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.repeats import Capped
+from mlsubmit.core.support.datafiles import load_validated
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
@@ -224,7 +224,7 @@ class _LogRun:
     def crashed(self, out: Outcome, rules: RuleFile, snip: Snippet, rec: Record | None, key: str | None,
                 what: str, exc: Exception) -> None:
         # A log may fail this way on every record: the message's head is worked out once per snippet and error,
-        # and past the log's cap (mlsubmit/repeats.py) the failure is counted without building a Finding.
+        # and past the log's cap (mlsubmit/core/repeats.py) the failure is counted without building a Finding.
         cause = (id(snip), what, rules.name, type(exc), str(exc))
         head = self._crash_heads.get(cause)
         if head is None:

@@ -16,8 +16,8 @@ from mlsubmit.checker.rules.files import KeyRule, RuleFile
 from mlsubmit.checker.rules.safe_eval import Evaluator, Refused, Snippet, namespace, run
 from mlsubmit.checker.rules.tally import SHOWN_VALUES, Outcome, Seen, Values, count_keys, short, short_src
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Location
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Location
 
 if TYPE_CHECKING:
     from mlsubmit.checker.rules.engine import _LogRun

@@ -17,7 +17,7 @@ from typing import Any
 from mlsubmit.checker.rules.safe_eval import Evaluator, Mode, Snippet, compile_snippet, conjunction
 from mlsubmit.checker.upstream import installed
 
-from mlsubmit.support.datafiles import derived
+from mlsubmit.core.support.datafiles import derived
 
 USAGE = "training"
 _RULESET_RE = re.compile(r"^training_(\d+)\.(\d+)\.(\d+)$")

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.findings import Finding
-from mlsubmit.repeats import Capped
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.repeats import Capped
 
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import Record
@@ -130,7 +130,7 @@ def lines_of_records(records: list[Record]) -> dict[str, Lines]:
 @dataclass
 class Outcome:
     """Failures by key (a later rule file for the same key replaces them) and failures that always stand; each
-    kept within the cap of mlsubmit/repeats.py, so a log whose every record fails keeps counts, not findings."""
+    kept within the cap of mlsubmit/core/repeats.py, so a log whose every record fails keeps counts, not findings."""
 
     by_key: dict[str, Capped] = field(default_factory=dict)
     fixed: Capped = field(default_factory=Capped)

@@ -26,14 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit import __version__
-from mlsubmit.support.entries import MISS, load_entry, store_entry
+from mlsubmit.core.support.cache_entries import MISS, load_entry, store_entry
 
 __all__ = ["MISS", "LogCache", "context_key", "folder_key", "load_entry", "store_entry"]
 
-if TYPE_CHECKING:  # imported where used: mlsubmit.support.datafiles reads its copies through this module at start-up
+# imported where used: mlsubmit.core.support.datafiles reads its copies through this module at start-up
+if TYPE_CHECKING:
     from mlsubmit.checker.logs.facts import LogFacts
 
-    from mlsubmit.findings import Finding
+    from mlsubmit.core.findings import Finding
 
 FORMAT = 6  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer;
 # 6: a new log check (TREE049), whose findings older entries lack
@@ -82,7 +83,7 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
 
 
 def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
-    from mlsubmit.findings import Finding, Location, Severity
+    from mlsubmit.core.findings import Finding, Location, Severity
 
     path = new if d["path"] == old else d["path"]
     related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
@@ -143,7 +144,7 @@ class LogCache:
 
 @functools.cache
 def _log_body_validator() -> Any:
-    from mlsubmit.support.schema_loader import load_schema, validator
+    from mlsubmit.core.support.schema_loader import load_schema, validator
 
     return validator(load_schema("cache-log-entry.schema.json"))
 
@@ -153,7 +154,7 @@ def _is_log_body(body: Any) -> bool:
     an entry with the right key and digest but another shape is a miss, never a finding on line "abc"."""
     if not _log_body_validator().is_valid(body):
         return False
-    from mlsubmit.codes import catalogue
+    from mlsubmit.core.codes import catalogue
 
     known = catalogue()
     return all(f["code"] in known for f in body["findings"])

@@ -6,7 +6,7 @@ Log checks are fed the log as the reader streams it: `start` gives the check's s
 or None when it reads only what the reader counts), `finish` turns that state into findings.
 
 Codes that commands other than `check` emit (package, verify, report, review, advise) are declared in
-`COMMAND_CODES`, so that a test can hold the registry and the catalogue (mlsubmit/codes/*.yaml) equal.
+`COMMAND_CODES`, so that a test can hold the registry and the catalogue (mlsubmit/core/codes/*.yaml) equal.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.run.discover import LogRef
     from mlsubmit.checker.run.options import CheckOptions
 
-    from mlsubmit.findings import Finding
+    from mlsubmit.core.findings import Finding
 
 STAGES = ("log", "prepare", "code", "org", "raw")  # raw: a folder of raw job output, judged as run sets
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 
 if TYPE_CHECKING:
     from mlsubmit.checker.hygiene.check import Scanned, Walk
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.systems.jsonfile import JsonDocument
     from mlsubmit.checker.tree.folders import BenchFolder
 
-    from mlsubmit.findings import Finding
+    from mlsubmit.core.findings import Finding
 
 ORG_MARKERS = ("systems", "results", "benchmarks")
 # A round's own documents (README.md, CONTRIBUTING.md, LICENSE.md at the top of training_results_vX.Y): named by

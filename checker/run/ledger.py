@@ -25,7 +25,7 @@ from dataclasses import astuple, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mlsubmit.errors import FatalError
+from mlsubmit.core.errors import FatalError
 
 APPLICATION_ID = 0x4D4C5244  # "MLRD": mlsubmit run ledger
 VERSION = 1

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.policy.severity import Policy
     from mlsubmit.checker.run.discover import OrgTree
 
-    from mlsubmit.findings import Finding
+    from mlsubmit.core.findings import Finding
 
 LogCheck = Callable[["ParsedLog", "CheckOptions"], list["Finding"]]
 OrgCheck = Callable[["OrgTree", dict[str, "LogFacts"], "CheckOptions"], list["Finding"]]

@@ -35,11 +35,11 @@ from mlsubmit.checker.run.options import (
     no_progress,
 )
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding, Report, Severity
-from mlsubmit.repeats import capped
-from mlsubmit.support.safe_io import sha256_file as file_sha256
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding, Report, Severity
+from mlsubmit.core.repeats import capped
+from mlsubmit.core.support.safe_io import sha256_file as file_sha256
 
 POOL_THRESHOLD = 8  # fewer logs than this are checked in-process: a pool costs more than it saves
 
@@ -191,7 +191,7 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
     """--changed-since: keep the logs changed since the revision, and every log of a results folder holding a
     change (the folder's counts, seeds and RCP need all its runs; unchanged ones come from the cache when given).
     Organisation trees without a change are dropped."""
-    from mlsubmit.support.git import changed_paths
+    from mlsubmit.core.support.git import changed_paths
 
     given = [ref.path for ref in targets.loose_logs] + [org.root for org in targets.orgs]
     changed: set[str] = set()

@@ -19,9 +19,9 @@ from mlsubmit.checker.run.discover import LogRef, OrgTree
 from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, norm
 from mlsubmit.checker.systems.jsonfile import JsonDocument
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location
-from mlsubmit.support.names import did_you_mean
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Location
+from mlsubmit.core.support.names import did_you_mean
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions

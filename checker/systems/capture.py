@@ -16,8 +16,8 @@ from typing import Any
 
 from mlsubmit.checker.systems.jsonfile import JsonCodes, JsonDocument, escape, parse_json, read_json
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Severity
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
 
 CODES = JsonCodes(unreadable="CAP001", encoding="CAP002", invalid="CAP003", not_object="CAP004",
                   duplicate="CAP005", too_large="CAP006")  # fmt: skip

@@ -19,10 +19,10 @@ from mlsubmit.checker.systems.capture import Capture
 from mlsubmit.checker.systems.descriptions import count, knowledge, norm, schema_for, validate
 from mlsubmit.checker.systems.jsonfile import parse_json
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.datafiles import load_validated
 
 # Optional fields are written only when known, after the field our own files put them after.
 _PLACED_AFTER = {"system_type": "division", "host_network_card_count": "host_networking"}

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.systems.jsonfile import JsonDocument, escape, read_json
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support import numbers
-from mlsubmit.support.datafiles import load_validated
-from mlsubmit.support.schema_loader import load_schema
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support import numbers
+from mlsubmit.core.support.datafiles import load_validated
+from mlsubmit.core.support.schema_loader import load_schema
 
 if TYPE_CHECKING:
     import jsonschema
@@ -199,7 +199,7 @@ def _required_findings(doc: JsonDocument, error: jsonschema.ValidationError, cod
 
 def schema_findings(doc: JsonDocument, schema: dict[str, Any]) -> list[Finding]:
     """Every schema error of the document as a finding with its code, pointer and line."""
-    from mlsubmit.support.schema_loader import validator
+    from mlsubmit.core.support.schema_loader import validator
 
     out: list[Finding] = []
     seen_required: set[int] = set()

@@ -14,8 +14,8 @@ from typing import Any
 
 from mlsubmit.checker.systems.jsonfile import MAX_BYTES
 
-from mlsubmit.errors import FatalError
-from mlsubmit.support.safe_io import read_bounded
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.safe_io import read_bounded
 
 INSTALL = "pip install 'mlsubmit[capture]'"
 

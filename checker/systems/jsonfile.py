@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location, Severity
-from mlsubmit.support.safe_io import open_regular
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Location, Severity
+from mlsubmit.core.support.safe_io import open_regular
 
 MAX_BYTES = 1024 * 1024  # a system description is a few KB; anything this big is not one
 MAX_DEPTH = 64

@@ -39,9 +39,9 @@ from mlsubmit.checker.tree.folders import (
     touched,
 )
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support.names import did_you_mean
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support.names import did_you_mean
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions

@@ -16,9 +16,9 @@ from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.params import version
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.support.names import did_you_mean
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.names import did_you_mean
 
 KEY = "config_filename"
 NAMED_FROM = (6, 1, 0)  # training_policies PR #592

@@ -19,11 +19,11 @@ from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.run.discover import OrgTree, is_result_log
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
-from mlsubmit.support import jsontext
-from mlsubmit.support.datafiles import load_validated
-from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import jsontext
+from mlsubmit.core.support.datafiles import load_validated
+from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions

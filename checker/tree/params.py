@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 NAME = "package_checker_params"
 FIRST_RULESET = (2, 0, 0)  # the first verify script that reads the file

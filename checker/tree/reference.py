@@ -32,11 +32,11 @@ from mlsubmit.checker.tree.folders import (
     touched,
 )
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support import jsontext
-from mlsubmit.support.names import did_you_mean
-from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support import jsontext
+from mlsubmit.core.support.names import did_you_mean
+from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions

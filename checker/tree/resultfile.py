@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from mlsubmit.checker.run.discover import is_result_log
 from mlsubmit.checker.tree.params import version
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import ParsedLog

@@ -28,8 +28,8 @@ from mlsubmit.checker.run.ledger import Entry, now
 from mlsubmit.checker.tree.check import check_init, closed_set_checks
 from mlsubmit.checker.tree.folders import BenchFolder, check_olympic
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Location
 
 if TYPE_CHECKING:
     from mlsubmit.checker.rcp import RcpResult

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from mlsubmit.checker.logs.facts import LogFacts
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Location
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Location
 
 
 @dataclass

@@ -47,7 +47,7 @@ from typing import Any
 from mlsubmit.checker.upstream import installed as _installed
 from mlsubmit.checker.upstream import rcp_fit, rcp_plain
 
-from mlsubmit.support.datafiles import derived
+from mlsubmit.core.support.datafiles import derived
 
 _STAT_FIELDS = ("RCP Mean", "RCP Stdev", "Max Speedup", "Min Epochs")
 

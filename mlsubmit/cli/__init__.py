@@ -21,8 +21,8 @@ from typing import Any
 
 from mlsubmit import __version__
 from mlsubmit.cli.commands import COMMANDS
-from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.support.names import did_you_mean
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.support.names import did_you_mean
 
 
 class _Parser(argparse.ArgumentParser):

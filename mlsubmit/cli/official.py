@@ -20,9 +20,9 @@ from mlsubmit import __version__
 from mlsubmit.checker import CheckOptions, mlperf_logging_version, run_check
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.rulesets import rulesets_for, validate_ruleset
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Report, Tally
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report, Tally
 from mlsubmit.submission import official as chair
 
 

@@ -14,13 +14,13 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Report
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.findings import Report
+from mlsubmit.core.support import atomic
+from mlsubmit.core.support.atomic import replacing
+from mlsubmit.core.support.names import did_you_mean
 from mlsubmit.reporters import REPORTERS
 from mlsubmit.reporters.causes import attach_causes
-from mlsubmit.support import atomic
-from mlsubmit.support.atomic import replacing
-from mlsubmit.support.names import did_you_mean
 
 STDOUT = "-"
 

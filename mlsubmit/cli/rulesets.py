@@ -5,16 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mlsubmit.checker import (
-    AUTO,
-    RulesetError,
-    available_rulesets,
-    group_by_round,
-    newer_than_installed,
-    spelled_ruleset,
-    unknown_ruleset,
-)
-from mlsubmit.errors import UsageError
+from mlsubmit.checker import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
+from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
+from mlsubmit.core.errors import UsageError
 
 
 def add_ruleset_option(parser: argparse.ArgumentParser) -> None:

@@ -12,17 +12,12 @@ import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 
-from mlsubmit.checker import (
-    Waiver,
-    apply_waivers,
-    project_waivers,
-    read_waivers,
-    refuse_waiver_file,
-    shown_path,
-    starting_waiver_file,
-    write_waiver_file,
-)
-from mlsubmit.findings import Report
+from mlsubmit.checker import Waiver, apply_waivers, read_waivers
+from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_file
+from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
+from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
+from mlsubmit.checker.policy.waivers import project_waivers, shown_path
+from mlsubmit.core.findings import Report
 
 
 def add_waiver_options(parser: argparse.ArgumentParser) -> None:

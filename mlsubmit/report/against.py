@@ -16,12 +16,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.safe_io import read_bounded
 from mlsubmit.report.summary import SPEC_COLUMNS, Summary, Table
 from mlsubmit.report.summary_files import csv_cell
-from mlsubmit.support.safe_io import read_bounded
 
 _LIMIT = 64 << 20  # a round's whole summary is a few hundred KiB
 

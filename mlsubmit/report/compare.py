@@ -137,7 +137,7 @@ def unknown_baseline(rows: Sequence[ResultRow], baseline: str) -> str | None:
     """A --baseline that names no system of the report is a usage error, with the nearest names."""
     if any(_is_baseline(r, baseline) for r in rows):
         return None
-    from mlsubmit.support.names import did_you_mean
+    from mlsubmit.core.support.names import did_you_mean
 
     names = sorted({r.score.system for r in rows} | {r.system.get("system_name") for r in rows
                                                      if r.system and r.system.readable} - {""})  # fmt: skip

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsubmit import __version__
-from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, mlperf_logging_version, reference_closed, stated
-from mlsubmit.findings import Finding
+from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, mlperf_logging_version
+from mlsubmit.checker.rounds.division import reference_closed, stated
+from mlsubmit.core.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
 from mlsubmit.report.energy import EnergyResult, result_energy
 from mlsubmit.report.inputs import (
@@ -179,7 +180,7 @@ def collect(
 
 def _bypassed(org: OrgTree, refs: Sequence[LogRef], run: CheckRun, score: Score, ruleset: str) -> list[Any]:
     """The evidence "Handling RCP failures" asks for, for a closed folder whose RCP check a bypass switches off."""
-    from mlsubmit.checker import rcp_evidence
+    from mlsubmit.checker.rcp import evidence as rcp_evidence
 
     folder = refs[0].path.parent
     scope = rcp_evidence.bypass_scope(folder, org.root, ruleset) if reference_closed(score.division) else None

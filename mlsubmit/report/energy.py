@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.checker import RunEnergy, run_energy, run_name
+from mlsubmit.checker.power.energy import RunEnergy, run_energy, run_name
 from mlsubmit.report.scoring import RunResult, Score, max_dropped
 
 

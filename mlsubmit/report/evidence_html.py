@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsubmit.core.support.inert import inert
 from mlsubmit.report.html import FAIL_COLOUR, _svg, esc
-from mlsubmit.support.inert import inert
 
 WIDTH = 11.0  # inches: across the page
 _DROPPED = "#8c959f"

@@ -11,10 +11,10 @@ import html
 from collections.abc import Sequence
 from dataclasses import replace
 
-from mlsubmit.findings import Finding, Report, Severity, location
+from mlsubmit.core.findings import Finding, Report, Severity, location
+from mlsubmit.core.support.inert import inert
 from mlsubmit.reporters.causes import Entry, attach_causes, reading_order
 from mlsubmit.reporters.grouped import group
-from mlsubmit.support.inert import inert
 
 MAX_FINDING_ROWS = 5000  # groups; a page with more rows is slow to filter: the rest are counted, `check` lists them
 MAX_PLACES_LISTED = 200  # a group's places listed one by one under its pattern, at most

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.errors import FatalError
-from mlsubmit.findings import Finding
-from mlsubmit.support import tomlfile
-from mlsubmit.support.safe_io import read_bounded
-from mlsubmit.support.schema_loader import errors as schema_errors
-from mlsubmit.support.schema_loader import load_schema, pointer
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import tomlfile
+from mlsubmit.core.support.safe_io import read_bounded
+from mlsubmit.core.support.schema_loader import errors as schema_errors
+from mlsubmit.core.support.schema_loader import load_schema, pointer
 
 if TYPE_CHECKING:
-    from mlsubmit.checker import SystemSummary
+    from mlsubmit.checker.systems.descriptions import SystemSummary
 
 PRICES_FILE = "prices.toml"
 _PRICES_LIMIT = 4 << 20  # a prices file is a few KiB; a bigger one is not read
@@ -84,7 +84,8 @@ def _text(value: Any) -> str:
 
 def read_system(path: Path, shown: str) -> SystemFacts:
     """Decode a system file for display; the systems checks report what is wrong with it."""
-    from mlsubmit.checker import read_json, summarize
+    from mlsubmit.checker.systems.descriptions import summarize
+    from mlsubmit.checker.systems.jsonfile import read_json
 
     system_id = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
     doc = read_json(path, shown, max_bytes=MAX_SYSTEM_BYTES)
@@ -289,7 +290,7 @@ def load_prices(path: Path) -> PriceBook:
 
 def tree_prices(path: Path, shown: str) -> tuple[PriceBook, Finding | None]:
     """A prices file found in the checked tree: a broken one is a finding and the report goes on without it."""
-    from mlsubmit.codes import finding
+    from mlsubmit.core.codes import finding
 
     try:
         return parse_prices(path), None

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import OrgTree, private_id_words
-from mlsubmit.codes import finding
-from mlsubmit.errors import FatalError
-from mlsubmit.findings import Finding
-from mlsubmit.support.safe_io import read_bounded
+from mlsubmit.checker import OrgTree
+from mlsubmit.checker.upstream.installed import private_id_words
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.safe_io import read_bounded
 
 HASHED = ("division", "submitter", "system_name", "number_of_nodes", "host_processor_model_name",
           "host_processors_per_node", "accelerator_model_name", "accelerators_per_node", "framework")  # fmt: skip

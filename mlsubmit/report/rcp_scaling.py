@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mlsubmit.checker import LogFacts, RcpResult, rcp_evaluate
+from mlsubmit.checker import LogFacts
+from mlsubmit.checker.rcp import RcpResult
+from mlsubmit.checker.rcp import judged as rcp_evaluate
 from mlsubmit.report.scoring import RcpOutcome
 
 

@@ -14,8 +14,9 @@ from mlsubmit.report.html_assets import STYLE
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from mlsubmit.checker import Borrowing, PreviewComparison
-    from mlsubmit.findings import Finding
+    from mlsubmit.checker.review.borrow import Borrowing
+    from mlsubmit.checker.review.preview import Comparison as PreviewComparison
+    from mlsubmit.core.findings import Finding
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"
 # A row's verdict -> the report's CSS class: what breaks the rule in red, what needs evidence in amber.

@@ -16,8 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from mlsubmit.checker import LedgerEntry, Window, benchmarks, median_window
-from mlsubmit.support.inert import inert
+from mlsubmit.checker import median_window
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.window import Window
+from mlsubmit.checker.run.ledger import Entry as LedgerEntry
+from mlsubmit.core.support.inert import inert
 
 
 @dataclass

@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import LogFacts, benchmarks, run_convergence
-from mlsubmit.checker import olympic_mean as olympic
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support import jsontext, numbers
-from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
+from mlsubmit.checker import LogFacts
+from mlsubmit.checker.rcp import run_convergence
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.benchmarks import olympic_mean as olympic
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support import jsontext, numbers
+from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 # Findings that make mlperf-logging's compliance checker or parser reject a log, which drops it from the score.
 COMPLIANCE_FAMILIES = frozenset({"LOG", "RULE"})

@@ -21,11 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import CheckRun, LogFacts, OrgTree, benchmarks, numpy_mean
+from mlsubmit.checker import CheckRun, LogFacts, OrgTree
+from mlsubmit.checker.rcp.npstats import mean as numpy_mean
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.core.support import jsontext, numbers
+from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.scoring import NOT_CONVERGED, committed_scaling, convergence_point, max_dropped
-from mlsubmit.support import jsontext, numbers
-from mlsubmit.support.safe_io import SMALL_FILE, read_bounded
 
 Cell = str | int | float | None
 SPEC_COLUMNS = ("division", "availability", "submitter", "system", "number_of_nodes", "host_processor_model_name",

@@ -22,10 +22,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.errors import FatalError, UsageError
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.support import atomic
+from mlsubmit.core.support.inert import inert
 from mlsubmit.report.summary import Cell, Summary, Table
-from mlsubmit.support import atomic
-from mlsubmit.support.inert import inert
 
 _PRECISION = 10  # pandas' default double_precision for to_json
 

@@ -12,9 +12,9 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
+from mlsubmit.core.support.inert import spreadsheet_cell
 from mlsubmit.report.compare import Comparison
 from mlsubmit.report.data import ReportData, ResultRow, to_json
-from mlsubmit.support.inert import spreadsheet_cell
 
 HEADERS = ("division", "benchmark", "system", "minutes", "runs", "rcp", "scaling", "accelerators",
            "host_processors", "framework")  # fmt: skip

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from mlsubmit import __version__
-from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.core.findings import Finding, Report, Severity
+from mlsubmit.core.support.inert import inert
 from mlsubmit.reporters.causes import Entry, reading_order
 from mlsubmit.reporters.grouped import group, location, waiver_note
-from mlsubmit.support.inert import inert
 
 Reporter = Callable[[Report, TextIO], None]
 

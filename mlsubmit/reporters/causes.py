@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from mlsubmit.findings import Finding, Report
+from mlsubmit.core.findings import Finding, Report
 from mlsubmit.reporters.grouped import Group, cause_label, group
 
 # root code -> (scope, codes or families it explains). "file": consequences on the same path; "run": anywhere.

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mlsubmit.findings import Finding, cause_label, location
+from mlsubmit.core.findings import Finding, cause_label, location
 
 __all__ = ["Group", "cause_label", "group", "location", "path_pattern", "places", "waiver_note"]
 

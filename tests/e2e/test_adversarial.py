@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import tree_digest
-
-from mlsubmit.testing.synth import RunSpec, write_run
+from fixtures.synth import RunSpec, write_run
 
 RunCLI = Callable[..., tuple[int, str, str]]
 
@@ -209,7 +208,7 @@ def test_verify_refuses_hostile_archive_members(
 
 
 def _config_example(tmp_path: Path) -> Path:
-    from mlsubmit.testing.demo import write_example
+    from fixtures.demo import write_example
 
     return write_example(tmp_path / "ex").config
 
@@ -242,8 +241,8 @@ def test_package_config_names_cannot_climb_out_of_out(tmp_path: Path, run_cli: R
 
 
 def test_package_refuses_a_symlink_out_of_the_implementation_repo(tmp_path: Path, run_cli: RunCLI) -> None:
-    from mlsubmit.testing.demo import implementation_files
-    from mlsubmit.testing.repo import commit_example
+    from fixtures.demo import implementation_files
+    from fixtures.repo import commit_example
 
     config = _config_example(tmp_path)
     repo = config.parent / "ipu-benchmarks"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from conftest import tree_digest
+from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.logs.reader import read_log
 
-from mlsubmit.support.schema_loader import errors, load_schema
-from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 BENCHMARKS = ("bert", "dlrm", "maskrcnn", "minigo", "resnet", "rnnt", "ssd", "unet3d")
 

@@ -14,8 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
-from mlsubmit.testing.synth_org import runs, system, write_org
+from fixtures.synth_org import runs, system, write_org
 
 pytestmark = pytest.mark.browser
 
@@ -215,7 +214,7 @@ def test_v1_1_round_page(chromium: str, corpus: Path, tmp_path: Path) -> None:
 
 
 def test_a_cause_heading_hides_with_its_consequences(chromium: str, tmp_path: Path) -> None:
-    from mlsubmit.codes import finding
+    from mlsubmit.core.codes import finding
     from mlsubmit.report.data import ReportData
     from mlsubmit.report.html import render
 

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from fixtures.demo import MODERN_SYSTEM
+from fixtures.synth import RunSpec
 from flowfix import BENCHMARK, ORG, RULESET, raw_output, verify_v61, write_job
-
-from mlsubmit.testing.demo import MODERN_SYSTEM
-from mlsubmit.testing.synth import RunSpec
 
 pytestmark = [
     pytest.mark.slow,

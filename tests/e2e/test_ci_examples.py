@@ -24,9 +24,8 @@ import git
 import jsonschema
 import pytest
 import yaml
-
-from mlsubmit.testing.synth import RunSpec, write_run
-from mlsubmit.testing.synth_org import system
+from fixtures.synth import RunSpec, write_run
+from fixtures.synth_org import system
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "ci"
@@ -37,7 +36,7 @@ LOGS = ORG / "results" / SYSTEM / "bert"
 NEW_LOG = (LOGS / "result_5.txt").as_posix()
 MISSED = (LOGS / "result_4.txt").as_posix()  # make_org(missed=True): the base's run that did not converge
 
-SYSTEM_JSON = system()  # the shared IPU-POD16 description of mlsubmit.testing.synth_org
+SYSTEM_JSON = system()  # the shared IPU-POD16 description of fixtures.synth_org
 
 
 OTHER = ORG / "results" / "ipu-pod16-POPART-other" / "bert"  # untouched by the upload: --changed-since skips it

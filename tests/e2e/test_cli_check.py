@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from conftest import tree_digest
+from fixtures.synth import RunSpec
 
-from mlsubmit.support.schema_loader import errors, load_schema
-from mlsubmit.testing.synth import RunSpec
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 
 def test_clean_log_exits_0_and_lists_the_file(run_cli, make_run) -> None:  # type: ignore[no-untyped-def]
@@ -97,7 +97,7 @@ def test_internal_error_exits_3_with_a_crash_log(run_cli, make_run, monkeypatch)
 
 
 def test_checking_never_writes_into_the_checked_tree(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from mlsubmit.testing.synth import write_run
+    from fixtures.synth import write_run
 
     org = tmp_path / "Graphcore"
     for i in range(3):
@@ -140,7 +140,7 @@ def test_explain_lists_and_explains(run_cli) -> None:  # type: ignore[no-untyped
 
 
 def test_explain_list_is_in_fixed_columns(run_cli) -> None:  # type: ignore[no-untyped-def]
-    from mlsubmit.codes import catalogue
+    from mlsubmit.core.codes import catalogue
 
     code, out, _ = run_cli("explain")
     assert code == 0
@@ -166,7 +166,7 @@ def test_a_folder_with_nothing_to_check_is_a_usage_error(run_cli, tmp_path: Path
 
 
 def _two_rounds(root: Path) -> tuple[Path, Path]:
-    from mlsubmit.testing.synth import write_run
+    from fixtures.synth import write_run
 
     log = "Graphcore/results/pod16/bert/result_0.txt"
     old = write_run(root / "training_results_v1.0" / log, RunSpec(ruleset="1.0.0"))
@@ -209,7 +209,7 @@ def test_a_rounds_documents_given_as_paths_are_passed_over(tmp_path: Path, run_c
                                                            ) -> None:
     """`mlsubmit check training_results_v1.0/*` names the round's README.md and CONTRIBUTING.md too: they are
     documents, not run logs, so they get no LOG009 and no verdict; the log beside them is checked as alone."""
-    from mlsubmit.testing.synth import write_run
+    from fixtures.synth import write_run
 
     round_dir = tmp_path / "training_results_v1.0"
     log = write_run(round_dir / "result_0.txt")

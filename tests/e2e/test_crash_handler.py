@@ -8,8 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from mlsubmit.testing.synth import RunSpec, write_run
+from fixtures.synth import RunSpec, write_run
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")

@@ -8,9 +8,9 @@ import io
 from pathlib import Path
 
 import pytest
+from fixtures.synth_org import runs, system, write_org
 
-from mlsubmit.support.inert import spreadsheet_cell
-from mlsubmit.testing.synth_org import runs, system, write_org
+from mlsubmit.core.support.inert import spreadsheet_cell
 
 RULESET = "1.1.0"
 HOSTILE_ID = "=HYPERLINK(1)"

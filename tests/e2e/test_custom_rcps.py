@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from fixtures.demo import MODERN_SYSTEM
+from fixtures.synth import RunSpec
 from flowfix import BENCHMARK, ORG, RULESET, write_system
 from treefix import build_org
-
-from mlsubmit.testing.demo import MODERN_SYSTEM
-from mlsubmit.testing.synth import RunSpec
 
 Cli = Callable[..., tuple[int, str, str]]
 RECORD = {"Benchmark": BENCHMARK, "BS": 8, "Hyperparams": {"opt_base_learning_rate": 4e-4},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from mlsubmit.testing.demo import modern_system, write_example
+from fixtures.demo import modern_system, write_example
 
 ROOT = Path(__file__).resolve().parents[2]
 

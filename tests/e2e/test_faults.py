@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import tree_digest
-
-from mlsubmit.testing.synth import RunSpec, write_run
+from fixtures.synth import RunSpec, write_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = [sys.executable, "-m", "mlsubmit"]
@@ -31,7 +30,7 @@ MID_BUILD = "building"  # a kill sent when the build's hidden folder appears, no
 
 
 def _example(root: Path) -> Path:
-    from mlsubmit.testing.demo import write_example
+    from fixtures.demo import write_example
 
     return write_example(root).config
 

@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from mlsubmit.testing.synth_org import runs, system, write_org
+from fixtures.synth_org import runs, system, write_org
 
 RULESET = "1.1.0"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth_org import runs, system, write_org
 
 import mlsubmit.cli.output as output
-from mlsubmit.testing.synth_org import runs, system, write_org
 
 RULESET = "1.1.0"
 

@@ -1,7 +1,7 @@
 """`mlsubmit[capture]` as users install it: the wheel built from a clone of HEAD, installed with its extra (so
 mlperf-sysinfo comes from PyPI) into a venv of its own, run from outside the repository.
 
-The capture of this host is a file in mlperf-sysinfo's documented training format (mlsubmit.testing.capture, the
+The capture of this host is a file in mlperf-sysinfo's documented training format (fixtures.capture, the
 values it captured on the build machine); `MLSUBMIT_HOST_CAPTURE=1` also runs mlperf-sysinfo itself on the machine
 (its mlc-scripts automation may install OS packages such as dmidecode, so it is not run unasked).
 """
@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from mlsubmit.testing.capture import write_capture
+from fixtures.capture import write_capture
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]  # fmt: skip
@@ -81,7 +80,7 @@ def test_installed_capture_makes_descriptions_check_passes(venv: Path, tmp_path:
 
 
 def test_installed_capture_refuses_a_partial_capture(venv: Path, tmp_path: Path) -> None:
-    from mlsubmit.testing.capture import capture_document
+    from fixtures.capture import capture_document
 
     source = write_capture(tmp_path / "c.json", capture_document(complete=False, nodes=2, answered=1))
     done = _run(venv / "bin" / "mlsubmit", "systems", "capture", "--from", source, "--system-id", "ipu-pod16-x",

@@ -1,11 +1,11 @@
 """What users install works: the wheel built from a clean clone, in a fresh venv, run from outside the repository.
 
-Issue 23: every test used the editable install, so a wheel without checker/rcp/ went unnoticed (every command
-ended in exit 3). Here the wheel is built from a `git clone` of HEAD, installed with pip into a venv of its own, and
-its `mlsubmit` runs with the cwd in a temporary folder, so nothing can be imported from the source tree. The inputs
-are the demo's (written by the installed `mlsubmit.testing`) and, when present, the corpus. The pre-commit hook is
-installed by pre-commit itself from the clone, as a user's `.pre-commit-config.yaml` would. One venv serves the
-whole module.
+Issue 23: every test used the editable install, so a wheel without checker/rcp/ went unnoticed (every command ended
+in exit 3). Here the wheel is built from a `git clone` of HEAD, installed with pip into a venv of its own, and its
+`mlsubmit` runs with the cwd in a temporary folder, so nothing can be imported from the source tree. The inputs are
+the demo's (written by the clone's test fixtures, tests/fixtures/, over the installed package: the wheel holds no
+fixtures) and, when present, the corpus. The pre-commit hook is installed by pre-commit itself from the clone, as a
+user's `.pre-commit-config.yaml` would. One venv serves the whole module.
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
 WRITE_DEMO = """
 import sys
 from pathlib import Path
-from mlsubmit.testing.demo import write_example
-from mlsubmit.testing.synth import RunSpec, write_run
+from fixtures.demo import write_example
+from fixtures.synth import RunSpec, write_run
 root = Path(sys.argv[1])
 write_example(root)
 write_run(root / "open" / "result_0.txt", RunSpec(benchmark="resnet", ruleset="1.0.0", division="open",
@@ -88,9 +88,10 @@ broken.write_text(text[: text.rindex(":::MLLOG") + 60])
 
 @pytest.fixture(scope="module")
 def demo(installed: Installed) -> Path:
-    """The demo's inputs, written by the installed package's fixtures (mllog underneath)."""
+    """The demo's inputs, written by the clone's fixtures (tests/fixtures/, mllog underneath) with the installed
+    package: the wheel holds no fixtures."""
     root = installed.work / "demo"
-    done = installed.run("-c", WRITE_DEMO, root, tool="python")
+    done = installed.run("-c", WRITE_DEMO, root, tool="python", env={"PYTHONPATH": str(installed.clone / "tests")})
     assert done.returncode == 0, done.stderr
     return root
 

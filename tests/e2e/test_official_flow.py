@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from fixtures.demo import MODERN_SYSTEM
+from fixtures.modern import chair_commands
+from fixtures.synth import RunSpec
 from flowfix import BENCHMARK, ORG, RULESET, Step, fast_tree, raw_output, unpack, verify_v61, write_job
-
-from mlsubmit.testing.demo import MODERN_SYSTEM
-from mlsubmit.testing.modern import chair_commands
-from mlsubmit.testing.synth import RunSpec
 
 pytestmark = [
     pytest.mark.slow,

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
+from fixtures.demo import Example, write_example
 
-from mlsubmit.support.schema_loader import errors as schema_errors
-from mlsubmit.support.schema_loader import load_schema
-from mlsubmit.testing.demo import Example, write_example
+from mlsubmit.core.support.schema_loader import errors as schema_errors
+from mlsubmit.core.support.schema_loader import load_schema
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 Cli = Callable[..., tuple[int, str, str]]

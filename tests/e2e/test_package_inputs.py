@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from mlsubmit.testing.demo import Example, write_example
+from fixtures.demo import Example, write_example
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 Cli = Callable[..., tuple[int, str, str]]

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from mlsubmit.testing.demo import RESNET_SYSTEM, write_example
+from fixtures.demo import RESNET_SYSTEM, write_example
 
 
 @pytest.fixture

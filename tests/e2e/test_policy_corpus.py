@@ -13,7 +13,7 @@ from mlsubmit.checker.run.checks import COMMAND_CODES, STAGES
 from mlsubmit.checker.run.options import CheckOptions, Profile
 from mlsubmit.checker.run.pipeline import run_check
 
-from mlsubmit.findings import Report, Severity
+from mlsubmit.core.findings import Report, Severity
 
 pytestmark = pytest.mark.corpus
 

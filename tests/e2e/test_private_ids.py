@@ -70,9 +70,8 @@ def test_spelling_and_collisions() -> None:
 
 
 def test_the_ids_never_go_into_the_checked_tree(tmp_path: Path, run_cli: Cli) -> None:
+    from fixtures.synth import RunSpec
     from treefix import build_org
-
-    from mlsubmit.testing.synth import RunSpec
 
     org = build_org(tmp_path / "Graphcore", {("sys", "resnet"): [RunSpec(benchmark="resnet")]})
     code, _out, err = run_cli("report", "--ruleset", "1.0.0", org, "--generate-private-ids", org / "results")

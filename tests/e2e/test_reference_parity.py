@@ -15,7 +15,7 @@ from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rules.engine import check_records
 from mlsubmit.checker.rules.files import get_ruleset
 
-from mlsubmit.findings import Severity
+from mlsubmit.core.findings import Severity
 
 pytestmark = pytest.mark.corpus
 

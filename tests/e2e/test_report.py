@@ -1,4 +1,4 @@
-"""`mlsubmit report` end to end on a small organisation tree written with mllog (mlsubmit.testing.synth_org)."""
+"""`mlsubmit report` end to end on a small organisation tree written with mllog (fixtures.synth_org)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import tree_digest
+from fixtures.synth_org import runs, system, write_org
 
-from mlsubmit.support.schema_loader import load_schema
-from mlsubmit.testing.synth_org import runs, system, write_org
+from mlsubmit.core.support.schema_loader import load_schema
 
 RULESET = "1.1.0"
 BERT_CLOSED = [30.5, 31.0, 29.0, 33.0, 30.0, 31.5, 32.0, 29.5, 30.25, 34.0]

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from per_dollar_round import DGX_BERT, DGX_RESNET, POD16_BERT, POD16_RESNET, RULESET, build_round, olympic
 
-from mlsubmit.support.schema_loader import load_schema
+from mlsubmit.core.support.schema_loader import load_schema
 
 PROJECT_PRICES = Path(__file__).resolve().parents[2] / "prices.toml"
 

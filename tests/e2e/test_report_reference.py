@@ -99,7 +99,7 @@ def check_order_dependence(ref: dict[str, Any], mine: dict[tuple[str, str], dict
 def test_order_dependence_explained_on_a_synthetic_tree(run_cli, tmp_path: Path) -> None:
     """A closed ResNet-50 result 0.4 % faster (in epochs) than its RCP: the reference says 14.50 min on a fresh tree
     and 14.56 min from then on; we say 14.56 min every time and write nothing."""
-    from mlsubmit.testing.synth_org import runs, system, write_org
+    from fixtures.synth_org import runs, system, write_org
 
     minutes = [14.0, 14.5, 15.0, 14.25, 14.75]
     tree = write_org(tmp_path / "Org", {"pod64": system(system_name="IPU-POD64", accelerators_per_node="64")},

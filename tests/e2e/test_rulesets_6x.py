@@ -20,10 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from differential import our_kinds
+from fixtures.synth import RunSpec
 from mlsubmit.checker.rounds import benchmarks
 from treefix import build_org
-
-from mlsubmit.testing.synth import RunSpec
 
 pytestmark = pytest.mark.slow
 SYSTEM = "ipu-pod64"

@@ -7,10 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from mlsubmit.testing.demo import raw_run
-from mlsubmit.testing.synth import RunSpec
-from mlsubmit.testing.synth_org import runs, system, write_org
+from fixtures.demo import raw_run
+from fixtures.synth import RunSpec
+from fixtures.synth_org import runs, system, write_org
 
 Cli = Callable[..., tuple[int, str, str]]
 

@@ -8,8 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from mlsubmit.testing.synth import RunSpec
+from fixtures.synth import RunSpec
 
 
 def test_three_reports_from_one_run_paired_in_order(run_cli, make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

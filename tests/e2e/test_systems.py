@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from conftest import tree_digest
+from fixtures.synth import RunSpec, write_run
 
-from mlsubmit.support.schema_loader import errors, load_schema
-from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = ROOT / "systems"

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.capture import DUAL_EPYC, capture_document, write_capture
 
-from mlsubmit.support.schema_loader import errors, load_schema
-from mlsubmit.testing.capture import DUAL_EPYC, capture_document, write_capture
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 # What no probe reads, stated as a user would (the capture of this host leaves them empty).
 STATED = ("--set", "host_memory_configuration=1 x 25GB (virtual machine)",

@@ -25,7 +25,7 @@ STEPS = ["sha1 check", "decryption", "unpack", f"package checker [{ORG}]", f"res
 
 
 def packaged(tmp_path: Path, run_cli: Cli, *extra: str) -> tuple[Path, Path]:
-    """`make demo`'s 6.1 job (mlsubmit.testing.modern.write_job) packaged into an encrypted archive."""
+    """`make demo`'s 6.1 job (fixtures.modern.write_job) packaged into an encrypted archive."""
     job = write_job(tmp_path / "job", ROOT / "systems")
     code, out, err = run_cli("package", job.config, "--archive", "--encrypt", "--passphrase-file", job.passphrase,
                              "--generate-passphrase", "--color", "never", *extra)
@@ -109,10 +109,9 @@ def test_a_tree_is_checked_on_a_copy_and_a_failing_step_quotes_itself(
 
 def test_a_round_11_tree_runs_that_rounds_script(tmp_path: Path, run_cli: Cli) -> None:
     """verify_for_v1.1_training.sh reads no package_checker_params and has no repo checker."""
+    from fixtures.synth import RunSpec
     from mlsubmit.submission.official import round_steps, script_name
     from treefix import build_org
-
-    from mlsubmit.testing.synth import RunSpec
 
     assert round_steps("1.1.0") == round_steps("1.0.0") == ("package_checker", "result_summarizer")
     assert round_steps("2.0.0") == ("package_checker", "result_summarizer", "repo_checker")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from fixtures.synth import RunSpec, write_run
 from treefix import build_org, resnet_runs
 
-from mlsubmit.support.schema_loader import errors, load_schema
-from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.core.support.schema_loader import errors, load_schema
 
 Cli = Callable[..., tuple[int, str, str]]
 SARIF_SCHEMA = ROOT.parent / "shared" / "external" / "sarif-schema-2.1.0.json"
@@ -216,7 +216,7 @@ def test_explain_knows_the_waiver_codes(run_cli: Cli) -> None:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_package_builds_past_a_waived_error_and_records_the_waiver(tmp_path: Path, run_cli: Cli) -> None:
-    from mlsubmit.testing.demo import write_example
+    from fixtures.demo import write_example
 
     systems = ROOT / "systems"
     ex = write_example(tmp_path / "w", systems if (systems / "ipu-pod16-POPART-closed.json").is_file() else None,

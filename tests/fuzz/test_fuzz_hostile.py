@@ -21,10 +21,10 @@ from mlsubmit.checker.run.cache import LogCache, store_entry
 from mlsubmit.checker.systems.jsonfile import parse_json
 
 from mlsubmit.cli import main
-from mlsubmit.codes import catalogue
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.support.tomlfile import TOMLDecodeError, loads
 from mlsubmit.report.inputs import Price, PricesError, parse_prices, performance_per_price
 from mlsubmit.report.scoring import run_result
-from mlsubmit.support.tomlfile import TOMLDecodeError, loads
 
 FUZZ = settings(deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

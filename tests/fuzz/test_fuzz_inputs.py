@@ -27,8 +27,8 @@ from mlsubmit.checker.systems.jsonfile import parse_json
 from mlsubmit.submission.config import load_config
 
 from mlsubmit.cli import main
-from mlsubmit.codes import catalogue
-from mlsubmit.errors import FatalError
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.errors import FatalError
 
 FUZZ = settings(
     deadline=None,
@@ -331,7 +331,7 @@ _LOG_POOL: dict[str, bytes] = {}
 def _log_pool() -> dict[str, bytes]:
     """A few run shapes written once with mllog: compliant, not converged, wrong division, other benchmark."""
     if not _LOG_POOL:
-        from mlsubmit.testing.synth import RunSpec, render
+        from fixtures.synth import RunSpec, render
 
         for name, spec in {
             "ok": RunSpec(seed=1), "ok2": RunSpec(seed=2), "slow": RunSpec(seed=3, minutes=90.0),
@@ -385,7 +385,7 @@ def test_whole_trees_with_hostile_files_never_crash(
 
 
 def test_report_of_a_tree_with_a_deeply_nested_system_file_does_not_crash(tmp_path: Path) -> None:
-    from mlsubmit.testing.synth import write_run
+    from fixtures.synth import write_run
 
     org = tmp_path / "Graphcore"
     (org / "systems").mkdir(parents=True)

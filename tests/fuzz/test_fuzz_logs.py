@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec, render
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from logfix import check_log_file
@@ -28,9 +29,8 @@ from mlsubmit.checker.run.discover import LogRef
 from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.cli import main
-from mlsubmit.codes import catalogue
-from mlsubmit.findings import Finding
-from mlsubmit.testing.synth import RunSpec, render
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.findings import Finding
 
 FUZZ = settings(
     deadline=None,

@@ -17,7 +17,7 @@ from mlsubmit.checker.power.energy import node_energy, switch_energy
 from mlsubmit.checker.power.logs import read_power_log
 from mlsubmit.checker.power.rules import check_node_log, check_switch_log
 
-from mlsubmit.codes import catalogue
+from mlsubmit.core.codes import catalogue
 
 FUZZ = settings(deadline=None, database=None, max_examples=150,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip

@@ -23,7 +23,7 @@ from mlsubmit.checker.run.discover import LogRef
 from mlsubmit.checker.run.pipeline import CheckOptions
 from rcpfix import run_lines
 
-from mlsubmit.support import entries as entries_mod
+from mlsubmit.core.support import cache_entries as entries_mod
 
 
 def rcp_runs(epochs: list[int]) -> list[LogFacts]:
@@ -236,7 +236,7 @@ def test_rcp_cache_faults_are_misses(tmp_path: Path, fault: str) -> None:
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_data_copy_faults_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
-    from mlsubmit.support import datafiles
+    from mlsubmit.core.support import datafiles
 
     copies = tmp_path / "copies" / "data"
     monkeypatch.setenv(datafiles.CACHE_ENV, str(copies))
@@ -244,7 +244,7 @@ def test_data_copy_faults_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
     one, two = tmp_path / "rep.yaml", tmp_path / "pkg.yaml"
     for path in (one, two):
-        path.write_bytes(importlib.resources.files("mlsubmit").joinpath(f"codes/{path.name}").read_bytes())
+        path.write_bytes(importlib.resources.files("mlsubmit.core").joinpath(f"codes/{path.name}").read_bytes())
     truth = datafiles.load_validated(one, "codes.schema.json", what="one")
     entry = _only_entry(copies)
     datafiles.load_validated(two, "codes.schema.json", what="two")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from fixtures.capture import DUAL_EPYC, capture_document
 from hypothesis import given
 from hypothesis import strategies as st
 from mlsubmit.checker.systems.capture import parse_capture
 from mlsubmit.checker.systems.completion import Request, build, field_order, pod_of, status_spelling
 
-from mlsubmit.codes import catalogue
-from mlsubmit.errors import UsageError
-from mlsubmit.testing.capture import DUAL_EPYC, capture_document
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.errors import UsageError
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner,

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth_org import runs, system, write_org
 
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 from mlsubmit.report.summary import Table, spec_cells, url_prefix
 from mlsubmit.report.summary_files import json_float, summary_paths, table_csv, table_json
-from mlsubmit.testing.synth_org import runs, system, write_org
 
 SUFFIXES = (".csv", ".json", "_detailed.csv", "_detailed.json")
 

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.configfile import check_config_names
 from treefix import build_org
-
-from mlsubmit.testing.synth import RunSpec
 
 
 def org_with(tmp_path: Path, *files: str) -> OrgTree:

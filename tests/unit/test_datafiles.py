@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import mlsubmit.support.schema_loader as schema_loader
-from mlsubmit.support.datafiles import CACHE_ENV, _read_copy, _store, cache_dir, load_validated
-from mlsubmit.support.schema_loader import SchemaError
+import mlsubmit.core.support.schema_loader as schema_loader
+from mlsubmit.core.support.datafiles import CACHE_ENV, _read_copy, _store, cache_dir, load_validated
+from mlsubmit.core.support.schema_loader import SchemaError
 
 SCHEMA = "codes.schema.json"
 
@@ -18,7 +18,7 @@ SCHEMA = "codes.schema.json"
 def source(tmp_path: Path) -> Path:
     """A valid data file: a copy of the shipped REP code family."""
     path = tmp_path / "rep.yaml"
-    path.write_bytes(importlib.resources.files("mlsubmit").joinpath("codes/rep.yaml").read_bytes())
+    path.write_bytes(importlib.resources.files("mlsubmit.core").joinpath("codes/rep.yaml").read_bytes())
     return path
 
 
@@ -107,7 +107,7 @@ def test_every_shipped_data_file_round_trips_through_its_copy(copies: Path) -> N
     from mlsubmit.checker.systems.descriptions import knowledge
     from mlsubmit.checker.tree.folders import policy
 
-    from mlsubmit.codes import families, family_codes
+    from mlsubmit.core.codes import families, family_codes
 
     def load_all() -> list[object]:
         for fn in (_notes, knowledge, policy, family_codes):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.submission import encryption as enc
 
-from mlsubmit.errors import FatalError
+from mlsubmit.core.errors import FatalError
 
 OPENSSL = shutil.which("openssl")
 needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl command is not installed")

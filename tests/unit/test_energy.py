@@ -15,9 +15,9 @@ from mlsubmit.checker.power.logs import read_power_log
 from powerfix import PowerSpec, power_for, render, render_switch, write
 from treefix import build_org, resnet_runs
 
+from mlsubmit.core.support.schema_loader import load_schema, validator
 from mlsubmit.report.energy import olympic_energy
 from mlsubmit.report.scoring import RunResult
-from mlsubmit.support.schema_loader import load_schema, validator
 
 Cli = Callable[..., tuple[int, str, str]]
 TTT = 6000.0  # ms

@@ -8,11 +8,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.logs.reader import Record, read_log
 from mlsubmit.checker.rules.engine import check_records
 from mlsubmit.checker.rules.files import Ruleset, available_rulesets, get_ruleset
-
-from mlsubmit.testing.synth import RunSpec, write_run
 
 
 def rec(key: str, value: object, line: int, metadata: dict[str, object] | None = None) -> Record:

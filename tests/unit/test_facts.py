@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.logs.facts import SERIES_KEYS, extract
 from mlsubmit.checker.logs.reader import read_log
-
-from mlsubmit.testing.synth import RunSpec, write_run
 
 
 def test_call_site_metadata_is_kept_for_seeds_only(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mlsubmit.support.git import changed_paths
+from mlsubmit.core.support.git import changed_paths
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -8,12 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures.repo import commit_example
 from mlsubmit.submission.config import Implementation
 from mlsubmit.submission.export import export
 
-from mlsubmit.errors import FatalError
-from mlsubmit.support import git as _git
-from mlsubmit.testing.repo import commit_example
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support import git as _git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mlsubmit.cli import COMMANDS, build_parser
-from mlsubmit.codes import CodeInfo, catalogue
+from mlsubmit.core.codes import CodeInfo, catalogue
 from mlsubmit.reporters.causes import ROOTS
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"

@@ -10,7 +10,7 @@ import re
 import pytest
 from mlsubmit.checker.systems.descriptions import summarize
 
-from mlsubmit.codes import finding
+from mlsubmit.core.codes import finding
 from mlsubmit.report import html as html_report
 from mlsubmit.report import html_findings
 from mlsubmit.report.compare import compare

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.hyperparameters.advice import advise_parsed
@@ -21,9 +22,8 @@ from mlsubmit.checker.hyperparameters.constraints import check_value
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.pipeline import CheckOptions
 
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support.datafiles import load_yaml
-from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support.datafiles import load_yaml
 
 # A batch size at which each reading differs from the letter (2688: 265*1536/2688 and 108600*1536/2688 are not
 # integers; 896 is below the llama31_405b side table's first row), and values for the keys the formulas read.

@@ -8,15 +8,15 @@ from typing import Any
 
 import jsonschema
 import pytest
+from fixtures.synth import HYPERPARAMETERS, RunSpec, write_run
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.hyperparameters.advice import as_closed
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.pipeline import CheckOptions
 
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support.schema_loader import SchemaError, load_schema, validate_or_raise
-from mlsubmit.testing.synth import HYPERPARAMETERS, RunSpec, write_run
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support.schema_loader import SchemaError, load_schema, validate_or_raise
 
 BENCHMARKS = ("bert", "dlrm", "maskrcnn", "minigo", "resnet", "rnnt", "ssd", "unet3d")
 RULESETS = ("1.0.0", "1.1.0")

@@ -16,7 +16,7 @@ from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.pipeline import CheckOptions
 
-from mlsubmit.findings import Severity
+from mlsubmit.core.findings import Severity
 
 pytestmark = pytest.mark.corpus
 

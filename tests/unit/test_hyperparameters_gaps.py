@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 from differential import reference_verdicts
+from fixtures.synth import HYPERPARAMETERS, RunSpec, write_run
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.pipeline import CheckOptions
-
-from mlsubmit.testing.synth import HYPERPARAMETERS, RunSpec, write_run
 
 SGD = {
     "opt_name": "sgd", "global_batch_size": 1920, "sgd_opt_base_learning_rate": 3.824,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.hyperparameters.advice import advise_parsed
@@ -18,8 +19,7 @@ from mlsubmit.checker.hyperparameters.constraints import check_value
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.pipeline import CheckOptions
 
-from mlsubmit.findings import Finding
-from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.core.findings import Finding
 
 ROUNDS = ("2.0", "2.1", "3.0", "3.1", "4.0", "4.1", "5.0", "5.1", "6.0", "6.1")
 DOCS = Path(os.environ.get("MLSUBMIT_DOCS", "../shared/docs")) / "policies"

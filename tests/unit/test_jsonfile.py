@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.systems.jsonfile import JsonCodes, escape, parse_json, read_json
 
-from mlsubmit.findings import Severity
+from mlsubmit.core.findings import Severity
 
 
 def codes(doc) -> list[str]:  # type: ignore[no-untyped-def]

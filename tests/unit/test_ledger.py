@@ -8,10 +8,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from fixtures.demo import write_runs
 from mlsubmit.checker.run import ledger
 
 from mlsubmit.cli import main
-from mlsubmit.testing.demo import write_runs
 
 RULESET = "1.1.0"
 SYSTEM = "ipu-pod16-POPART-closed"

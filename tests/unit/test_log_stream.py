@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
+from fixtures.synth import RunSpec, render, write_run
 from mlsubmit.checker.logs import sinks
 from mlsubmit.checker.logs.facts import FactsBuilder, extract
 from mlsubmit.checker.logs.reader import Record, read_log, read_stream
@@ -16,8 +17,6 @@ from mlsubmit.checker.rules.files import get_ruleset
 from mlsubmit.checker.rules.tally import SHOWN_VALUES, Seen, short
 from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.run.pipeline import run_check
-
-from mlsubmit.testing.synth import RunSpec, render, write_run
 
 SD_EVAL = {"metric": "FID", "samples_count": 512000}
 RUNS = [

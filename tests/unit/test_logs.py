@@ -141,9 +141,8 @@ def test_sha256_and_size(tmp_path: Path) -> None:
 
 
 def test_records_match_mlperf_loggings_parser_on_synthetic_raw_output(make_run) -> None:  # type: ignore[no-untyped-def]
+    from fixtures.synth import RunSpec
     from mlperf_logging.compliance_checker import mlp_parser
-
-    from mlsubmit.testing.synth import RunSpec
 
     path = make_run("raw.txt", RunSpec(raw_output=True, crlf=True))
     ours = read_log(path)

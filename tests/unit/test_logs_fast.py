@@ -25,7 +25,7 @@ def _refuse(raw: bytes) -> Any:
 def both(text: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
     fast = read_stream(io.BytesIO(text), "x.txt")
     with monkeypatch.context() as m:
-        m.setattr(logs, "_FAST", _refuse)
+        m.setattr(logs, "FAST", _refuse)
         slow = read_stream(io.BytesIO(text), "x.txt")
 
     def shape(log: logs.ParsedLog) -> Any:
@@ -116,7 +116,7 @@ def test_ordinary_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) ->
         calls.append(raw)
         return json.loads(raw)
 
-    monkeypatch.setattr(logs, "_FAST", counting)
+    monkeypatch.setattr(logs, "FAST", counting)
     text = b"".join(b':::MLLOG {"time_ms": 5, "key": "k%d", "value": 1, "metadata": {}}\r\n' % i for i in range(3))
     log = read_stream(io.BytesIO(text), "x")
     assert len(calls) == 3 and [r.key for r in log.records] == ["k0", "k1", "k2"]
@@ -132,7 +132,7 @@ def _three_ways(text: bytes) -> tuple[Any, Any, Any]:
     with pytest.MonkeyPatch.context() as m:
         m.setattr(logs._Reader, "_feed_plain", lambda self, data, first: None)
         by_line = shape(read_stream(io.BytesIO(text), "x.txt"))
-        m.setattr(logs, "_FAST", _refuse)
+        m.setattr(logs, "FAST", _refuse)
         by_json = shape(read_stream(io.BytesIO(text), "x.txt"))
     return chunk, by_line, by_json
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.submission import manifest as mf
 
-from mlsubmit.support.schema_loader import load_schema
+from mlsubmit.core.support.schema_loader import load_schema
 
 
 def tree(root: Path) -> Path:

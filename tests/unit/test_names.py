@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mlsubmit.support.names import did_you_mean
+from mlsubmit.core.support.names import did_you_mean
 
 
 def test_did_you_mean() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.submission.config import load_config
 
-from mlsubmit.errors import FatalError
+from mlsubmit.core.errors import FatalError
 
 GOOD = """
 org = "Graphcore"

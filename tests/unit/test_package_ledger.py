@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.demo import BERT_SYSTEM, TAG, write_example
 
 from mlsubmit.cli import main
-from mlsubmit.testing.demo import BERT_SYSTEM, TAG, write_example
 
 RULESET = "1.1.0"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from mlsubmit.submission.origins import Origins, PlacedLog, to_inputs
 from mlsubmit.submission.runs import stage_run
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Location
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Location
 
 REC = b':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "k%d", "value": 1}'
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec, write_run
+from fixtures.synth_org import runs, system, write_org
 from mlsubmit.checker.policy import profiles
 from mlsubmit.checker.policy.config import Flags, policy_for
 from mlsubmit.checker.policy.severity import Layer, Policy
@@ -16,11 +18,9 @@ from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.cli import main
-from mlsubmit.codes import catalogue, finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Report, Severity
-from mlsubmit.testing.synth import RunSpec, write_run
-from mlsubmit.testing.synth_org import runs, system, write_org
+from mlsubmit.core.codes import catalogue, finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report, Severity
 
 # --- checks as registered objects -----------------------------------------------------------------------------
 

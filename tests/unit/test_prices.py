@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.systems.descriptions import summarize
 
-from mlsubmit.errors import FatalError
+from mlsubmit.core.errors import FatalError
 from mlsubmit.report.inputs import Price, PriceBook, SystemFacts, load_prices, parse_prices, performance_per_price
 
 PROJECT = Path(__file__).resolve().parents[2]

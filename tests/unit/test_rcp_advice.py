@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rcp import advice as ra
 from mlsubmit.checker.upstream.installed import rcp_data_folder as rcp_folder
 
-from mlsubmit.findings import Severity
-from mlsubmit.testing.synth import RunSpec, write_run
+from mlsubmit.core.findings import Severity
 
 RULESETS = ("1.0.0", "1.1.0", "2.0.0", "2.1.0", "3.0.0", "3.1.0", "4.0.0", "4.1.0", "5.0.0", "5.1.0", "6.0.0",
             "6.1.0")

@@ -1,4 +1,4 @@
-"""A log's findings within a bound however many records fail (mlsubmit/repeats.py; issue 35, item 1 of "What got
+"""A log's findings within a bound however many records fail (mlsubmit/core/repeats.py; issue 35, item 1 of "What got
 through"): the first ones kept with their lines, the rest counted exactly in `repeats`, in every format."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
+from fixtures.synth import write_run
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Report
-from mlsubmit.repeats import CODE_KEPT, LINES_SHOWN, SAME_KEPT, Capped
-from mlsubmit.testing.synth import write_run
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Report
+from mlsubmit.core.repeats import CODE_KEPT, LINES_SHOWN, SAME_KEPT, Capped
 
 EVAL = (':::MLLOG {"namespace": "", "time_ms": 1620000264000, "event_type": "POINT_IN_TIME", "key": "eval_accuracy", '
         '"value": "%s", "metadata": {"file": "x.py", "lineno": 1, "epoch_num": 1}}\n')
@@ -128,7 +128,7 @@ def test_short_quotes_a_value_as_json_dumps_does(value: str) -> None:
 
 
 def test_a_fold_keeps_its_findings_message_for_a_waiver() -> None:
-    from mlsubmit.repeats import original_message
+    from mlsubmit.core.repeats import original_message
 
     same = list(Capped(_f("RULE006", "bad value (x)", n) for n in range(1, 100)))
     assert all(original_message(f) == "bad value (x)" for f in same)

@@ -11,8 +11,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from mlsubmit.codes import catalogue, finding
-from mlsubmit.findings import Location, Report, Severity
+from mlsubmit.core.codes import catalogue, finding
+from mlsubmit.core.findings import Location, Report, Severity
+from mlsubmit.core.support.inert import inert
 from mlsubmit.reporters import REPORTERS
 from mlsubmit.reporters.ci import (
     artifact_uri,
@@ -25,7 +26,6 @@ from mlsubmit.reporters.ci import (
     to_sarif,
     xml_text,
 )
-from mlsubmit.support.inert import inert
 
 ROOT = Path(__file__).resolve().parents[2]
 SARIF_SCHEMA = ROOT.parent / "shared" / "external" / "sarif-schema-2.1.0.json"

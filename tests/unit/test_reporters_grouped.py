@@ -6,13 +6,13 @@ import io
 import json
 from collections.abc import Callable
 
-from mlsubmit.codes import finding
-from mlsubmit.findings import Finding, Report
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Report
+from mlsubmit.core.support.inert import inert
 from mlsubmit.reporters import REPORTERS, text
 from mlsubmit.reporters.causes import attach_causes
 from mlsubmit.reporters.ci import github
 from mlsubmit.reporters.grouped import cause_label, group, path_pattern
-from mlsubmit.support.inert import inert
 
 
 def render(reporter: Callable[..., None], report: Report) -> str:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlsubmit.findings import Report
+from mlsubmit.core.findings import Report
 from mlsubmit.reporters import indented_json, json_reporter
 
 _SCALARS = st.one_of(

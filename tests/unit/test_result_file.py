@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.synth import write_run
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.tree.resultfile import check_log
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth import write_run
 
 
 def codes(path: Path, ruleset: str) -> list[tuple[str, str, int | None]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.synth_org import system
 from mlsubmit.checker.review.borrow import check_borrowing
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.rules import rules_for
@@ -14,7 +15,6 @@ from reviewfix import org_tree as _org
 from reviewfix import trees as _trees
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth_org import system
 
 
 def _codes(paths: dict[str, Path], ruleset: str = "1.0.0") -> list[str]:

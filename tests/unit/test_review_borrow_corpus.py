@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.synth_org import runs, write_org
 from mlsubmit.checker.review.borrow import check_borrowing, hyperparameter_keys
 from mlsubmit.checker.review.entries import Entry, read_entry
 from mlsubmit.checker.review.rules import rules_for
-
-from mlsubmit.testing.synth_org import runs, write_org
 
 pytestmark = pytest.mark.corpus
 

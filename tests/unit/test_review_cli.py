@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.synth_org import system
 from reviewfix import OURS, THEIRS, trees
 from reviewfix import org_tree as _org
 from reviewfix import preview_tree as _tree
 
 from mlsubmit.cli import main
-from mlsubmit.support.schema_loader import load_schema, validator
-from mlsubmit.testing.synth_org import system
+from mlsubmit.core.support.schema_loader import load_schema, validator
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -100,7 +100,7 @@ def test_a_file_for_a_folder_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFix
 def test_every_catalogued_code_fits_the_report_schema() -> None:
     import re
 
-    from mlsubmit.codes import catalogue
+    from mlsubmit.core.codes import catalogue
 
     pattern = load_schema("report.schema.json")["$defs"]["finding"]["properties"]["code"]["pattern"]
     assert [code for code in catalogue() if not re.match(pattern, code)] == []  # POW and REV were missing

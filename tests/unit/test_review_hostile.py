@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from fixtures.synth_org import runs, system, write_org
 from reviewfix import THEIRS, preview_tree, trees
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth_org import runs, system, write_org
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

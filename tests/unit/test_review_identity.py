@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from fixtures.synth_org import ROUND_MS, runs, system, write_org
 from mlsubmit.checker.review.donors import own
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.identity import chips, hardware, match, name_stem, processor
@@ -17,7 +18,6 @@ from mlsubmit.checker.review.since import check_since, since_counts
 from mlsubmit.checker.rounds import benchmarks
 
 from mlsubmit.report.review_html import render_preview
-from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
 
 H100 = {"submitter": "NVIDIA", "accelerator_model_name": "NVIDIA H100-SXM5-80GB", "accelerators_per_node": "8",
         "host_processor_model_name": "Intel Xeon", "accelerator_interconnect": "NVLINK", "host_networking": "IB"}
@@ -247,7 +247,7 @@ def test_current_may_hold_every_round_up_to_the_due_one(tmp_path: Path, in_31: f
 
 
 def test_a_current_round_not_after_the_previous_is_a_usage_error(tmp_path: Path) -> None:
-    from mlsubmit.errors import UsageError
+    from mlsubmit.core.errors import UsageError
 
     before = _org(_round(tmp_path, "3.0"), {"p": system(**H100, status="preview")}, {("p", "bert"): 6.0}, "3.0.0")
     same = _org(tmp_path / "x" / "training_results_v3.0" / "NVIDIA", {"q": system(**H100)}, {("q", "bert"): 6.0},

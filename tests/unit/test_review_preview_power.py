@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fixtures.synth_org import ROUND_MS, runs, system, write_org
 from mlsubmit.checker.review.preview import check_preview
 from powerfix import power_for
 
-from mlsubmit.findings import Finding
-from mlsubmit.testing.synth_org import ROUND_MS, runs, system, write_org
+from mlsubmit.core.findings import Finding
 
 
 def _first_ms(status: str) -> int:

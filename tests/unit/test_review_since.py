@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.synth_org import runs, system, write_org
 from mlsubmit.checker.review.since import check_since
 
 from mlsubmit.cli import main
-from mlsubmit.testing.synth_org import runs, system, write_org
 
 
 def _org(root: Path, systems: dict[str, dict[str, object]], entries: dict[tuple[str, str], dict[str, object]],

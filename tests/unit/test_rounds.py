@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.rounds.detect import group_by_round, round_name, ruleset_of_path
 
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 
 KNOWN = ("1.0.0", "1.1.0", "2.0.0")
 

@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures import demo
+from fixtures.demo import write_runs
 from mlsubmit.checker.rounds.window import median_window
 from mlsubmit.checker.run.pipeline import CheckOptions, run_check
 from mlsubmit.submission.config import load_config
 from mlsubmit.submission.runs import collect
 
 from mlsubmit.cli import main
-from mlsubmit.testing import demo
-from mlsubmit.testing.demo import write_runs
 
 RULESET = "1.1.0"
 SYSTEM = "ipu-pod16-POPART-closed"
@@ -141,8 +141,8 @@ def test_a_package_config_names_the_systems(tmp_path: Path) -> None:
 
 
 def test_runs_of_no_set_or_of_a_benchmark_the_round_lacks(tmp_path: Path) -> None:
-    from mlsubmit.testing.demo import raw_run
-    from mlsubmit.testing.synth import RunSpec
+    from fixtures.demo import raw_run
+    from fixtures.synth import RunSpec
 
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.logs.facts import extract
 from mlsubmit.checker.logs.reader import read_log
 
 from mlsubmit.report.scoring import run_result
-from mlsubmit.testing.synth import RunSpec, write_run
 
 TOKEN = ":::MLLOG "
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mlsubmit.support.safe_io import NotRegularFile, open_regular, sha256_file
+from mlsubmit.core.support.safe_io import NotRegularFile, open_regular, sha256_file
 
 
 def test_a_regular_file_opens(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The shared bounds for numbers and JSON from inputs (mlsubmit/support/numbers.py, jsontext.py, atomic.py)."""
+"""The shared bounds for numbers and JSON from inputs (mlsubmit/core/support/numbers.py, jsontext.py, atomic.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlsubmit.support import atomic, jsontext, numbers
+from mlsubmit.core.support import atomic, jsontext, numbers
 
 
 @pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, "[" * 65 + "]" * 65, '{"a":' * 70 + "1" + "}" * 70,

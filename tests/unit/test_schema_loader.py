@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mlsubmit.support import schema_loader
-from mlsubmit.support.schema_loader import load_schema
+from mlsubmit.core.support import schema_loader
+from mlsubmit.core.support.schema_loader import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM = json.loads(next((ROOT / "systems").glob("*.json")).read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rcp import RcpResult
 from rcpfix import line
 
-from mlsubmit.codes import finding
+from mlsubmit.core.codes import finding
 from mlsubmit.report.inputs import read_system
 from mlsubmit.report.rcp_scaling import outcome, summarizer_status
 from mlsubmit.report.scoring import (

@@ -11,9 +11,9 @@ import pytest
 from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, summarize, validate
 from mlsubmit.checker.systems.jsonfile import parse_json
 
-from mlsubmit.codes import info
-from mlsubmit.findings import Finding, Severity
-from mlsubmit.support.schema_loader import load_schema
+from mlsubmit.core.codes import info
+from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support.schema_loader import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = ROOT / "systems"

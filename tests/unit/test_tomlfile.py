@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.rounds.detect import stated_round
 
-from mlsubmit.errors import UsageError
-from mlsubmit.support.tomlfile import MAX_DEPTH, TOMLDecodeError, loads
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.tomlfile import MAX_DEPTH, TOMLDecodeError, loads
 
 
 def test_ordinary_nesting_is_read() -> None:

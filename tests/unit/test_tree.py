@@ -12,7 +12,7 @@ from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.check import check_init, check_names, init_limit
 from mlsubmit.checker.tree.folders import BenchFolder, bench_folders, bypass_flags, check_olympic, policy
 
-from mlsubmit.support.schema_loader import load_schema, validator
+from mlsubmit.core.support.schema_loader import load_schema, validator
 
 
 def test_policy_is_valid_and_its_schema_is_a_valid_schema() -> None:
@@ -142,7 +142,7 @@ def test_rcp_failure_says_the_verdict_in_plain_words(mean: float | None, low: fl
 
 
 def test_tree022_hint_gives_each_file_its_own_newline_rule() -> None:
-    from mlsubmit.codes import finding
+    from mlsubmit.core.codes import finding
 
     hint = finding("TREE022", "org", "rcp-bypass").hint
     assert "without a trailing newline" in hint and "<org>/package_checker_params end every line with one" in hint

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from mlsubmit.checker.policy.waiverfile import exact_pattern, path_glob, refuse_existing, starting_file, toml_string
 from mlsubmit.checker.policy.waivers import Waiver, applied, apply_waivers, header_lines, read_waivers
 
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Report, Severity, has_errors
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report, Severity, has_errors
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -1,4 +1,5 @@
-"""The wheel holds every module and data file of the four folders that install as `mlsubmit`, and nothing else.
+"""The wheel holds every module and data file of the four folders that install as `mlsubmit`, and nothing else:
+product code only. The test fixtures live in tests/fixtures/ (issue 36), which no wheel holds.
 
 Issue 23: a hand-written package list left out checker/rcp/, and only the editable install (which every test used)
 could still import it. The build runs on a copy of the tracked files, so it writes nothing into the repository.
@@ -64,6 +65,8 @@ def test_the_wheel_holds_exactly_the_tracked_files_of_the_package_folders(built:
     expected = expected_in_wheel(tracked_files())
     assert "mlsubmit/checker/rcp/__init__.py" in expected  # the folder issue 23 found missing
     assert "mlsubmit/checker/upstream/rcp.py" in expected
+    assert not any(n.startswith(("mlsubmit/testing/", "fixtures/", "tests/")) for n in names), "fixtures shipped"
+    assert {n.split("/")[0] for n in names} == {"mlsubmit"}, "the wheel installs one package, mlsubmit"
     assert names - expected == set(), "in the wheel but not in the tree"
     assert expected - names == set(), "in the tree but not in the wheel"
 

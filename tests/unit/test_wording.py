@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mlsubmit.codes import catalogue
+from mlsubmit.core.codes import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,23 +8,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker import (
-    CheckOptions,
-    PolicyFlags,
-    Profile,
-    mlperf_logging_version,
-    parse_rcps,
-    policy_for,
-    run_rounds,
-    split_names,
-)
+from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, policy_for, run_rounds
+from mlsubmit.checker.policy.config import Flags as PolicyFlags
+from mlsubmit.checker.policy.config import split_names
+from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Report
-from mlsubmit.support.safe_io import read_bounded
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report
+from mlsubmit.core.support.safe_io import read_bounded
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -91,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     report = merge([run.report for run in runs])
     if args.ledger is not None:
         # imported here: the front door would load the run sets' modules and SQLite for every check otherwise
-        from mlsubmit.checker import ledger_entries, record_runs
+        from mlsubmit.checker.run.ledger import record as record_runs
+        from mlsubmit.checker.tree.runset import ledger_entries
 
         entries = [e for ruleset, run in zip(groups, runs, strict=True)
                    for e in ledger_entries(run, replace(options, ruleset=ruleset))]

@@ -6,9 +6,9 @@ import argparse
 import sys
 import textwrap
 
-from mlsubmit.codes import CodeInfo, catalogue
-from mlsubmit.errors import UsageError
-from mlsubmit.support.names import did_you_mean
+from mlsubmit.core.codes import CodeInfo, catalogue
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.names import did_you_mean
 
 # Statements about scope that belong with the codes (shown by `mlsubmit explain` with no code).
 NOTES: list[str] = [

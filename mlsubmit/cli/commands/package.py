@@ -13,9 +13,9 @@ from mlsubmit.checker import mlperf_logging_version
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
-from mlsubmit.codes import finding
-from mlsubmit.errors import UsageError
-from mlsubmit.findings import Finding
+from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker import Waiver
@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
 def _waivers(args: argparse.Namespace, folder: Path) -> list[Waiver]:
     """The waivers of the nearest mlsubmit.toml above the config and of each --waivers FILE, named relative to the
     config's folder (as the manifest, which holds no absolute path, records them)."""
-    from mlsubmit.checker import project_configs, read_waivers
+    from mlsubmit.checker import read_waivers
+    from mlsubmit.checker.policy.waivers import project_configs
 
     files = [] if args.no_project_waivers else [(c, c.parent) for c in project_configs([str(folder)])]
     files += [(Path(f), folder) for f in args.waivers]

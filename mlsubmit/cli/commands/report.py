@@ -16,8 +16,8 @@ from mlsubmit.cli.output import write_text
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
-from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Finding, Report
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.findings import Finding, Report
 from mlsubmit.report.compare import unknown_baseline
 from mlsubmit.report.data import ReportData, collect
 from mlsubmit.report.inputs import load_prices

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 from mlsubmit.report.runs import WRITERS, views
 
 
@@ -21,7 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mlsubmit.checker import read_ledger  # SQLite is imported only by the commands that open a ledger
+    from mlsubmit.checker.run.ledger import (
+        read as read_ledger,  # SQLite is imported only by the commands that open a ledger
+    )
 
     entries = read_ledger(args.ledger)
     text = WRITERS[args.format](views(entries), entries)

@@ -18,22 +18,18 @@ import tempfile
 from pathlib import Path
 
 from mlsubmit import __version__
-from mlsubmit.checker import (
-    Capture,
-    CaptureRequest,
-    build_description,
-    capture_here,
-    check_description_bytes,
-    description_fields,
-    parse_capture,
-    pod_of,
-    read_capture,
-    render_description,
-)
+from mlsubmit.checker.systems.capture import Capture, parse_capture, read_capture
+from mlsubmit.checker.systems.completion import Request as CaptureRequest
+from mlsubmit.checker.systems.completion import build as build_description
+from mlsubmit.checker.systems.completion import check_bytes as check_description_bytes
+from mlsubmit.checker.systems.completion import field_order as description_fields
+from mlsubmit.checker.systems.completion import pod_of
+from mlsubmit.checker.systems.completion import render as render_description
+from mlsubmit.checker.systems.host import capture_here
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
-from mlsubmit.errors import FatalError, UsageError
-from mlsubmit.findings import Finding, Report, Severity
+from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.findings import Finding, Report, Severity
 
 _SYSTEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # one file name, no path, no hidden file
 

@@ -11,7 +11,7 @@ from mlsubmit.checker import mlperf_logging_version
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
-from mlsubmit.errors import UsageError
+from mlsubmit.core.errors import UsageError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.errors import FatalError
+from mlsubmit.core.errors import FatalError
 
 if TYPE_CHECKING:
     import git

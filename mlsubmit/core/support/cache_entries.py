@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.support import jsontext
+from mlsubmit.core.support import jsontext
 
 ENTRY_FORMAT = "mlsubmit-cache-entry/1"
 MAX_ENTRY_BYTES = 256 * 1024 * 1024  # a bigger file is not one of ours: never read it into memory

@@ -51,7 +51,10 @@ def load_validated(entry: Readable, schema: str, *, what: str) -> Any:
     if copy is not None and (kept := _read_copy(copy, _schema_shape(schema))) is not _missing():
         return kept  # else absent or damaged: validate the source and write a fresh copy
     data = load_yaml(raw.decode("utf-8"))
-    from mlsubmit.support.schema_loader import load_schema, validate_or_raise  # only on a miss: jsonschema is heavy
+    from mlsubmit.core.support.schema_loader import (  # only on a miss: jsonschema is heavy
+        load_schema,
+        validate_or_raise,
+    )
 
     validate_or_raise(data, load_schema(schema), what=what)
     if copy is not None:
@@ -78,14 +81,14 @@ def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
 
 
 def _missing() -> Any:
-    from mlsubmit.support.entries import MISS
+    from mlsubmit.core.support.cache_entries import MISS
 
     return MISS
 
 
 def _read_copy(path: Path, shape: Callable[[Any], bool] | None = None) -> Any:
     """A kept copy's data, or MISS when it is absent, damaged or not the copy its name says (data may be null)."""
-    from mlsubmit.support.entries import load_entry
+    from mlsubmit.core.support.cache_entries import load_entry
 
     return load_entry(path.parent, path, _copy_key(path), shape)
 
@@ -145,7 +148,7 @@ def _copy_path(raw: bytes, schema: str) -> Path | None:
 
 def _store(path: Path, data: Any) -> None:
     """Write the copy atomically; data JSON cannot represent exactly (non-string keys, dates) is not cached."""
-    from mlsubmit.support.entries import store_entry
+    from mlsubmit.core.support.cache_entries import store_entry
 
     try:
         if json.loads(json.dumps(data, ensure_ascii=False)) != data:  # Infinity is kept: only our reader reads it

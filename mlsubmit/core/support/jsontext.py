@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from mlsubmit.support.numbers import MAX_DIGITS
+from mlsubmit.core.support.numbers import MAX_DIGITS
 
 MAX_DEPTH = 64  # objects and arrays within each other; system files use two, cache entries and reports six
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from mlsubmit.findings import Finding
+from mlsubmit.core.findings import Finding
 
 SAME_KEPT = 20  # findings kept whole per code and message in one log
 CODE_KEPT = 1000  # findings kept whole per code in one log (messages that quote a value all differ)

@@ -55,7 +55,7 @@ class Finding:
     `path` is "" for findings about the whole run (for example an unknown ruleset).
     `cause` names the root-cause finding this one follows from ("LOG004 path:163"); reporters fold it under that.
     `waived` is set when a waiver covers the finding: it is still reported, and never fails the run.
-    `repeats` counts the findings of the same code folded into this one past a log's cap (mlsubmit/repeats.py):
+    `repeats` counts the findings of the same code folded into this one past a log's cap (mlsubmit/core/repeats.py):
     it stands for 1 + repeats findings, and its message says how many and where.
     """
 

@@ -1,4 +1,4 @@
-"""The catalogue of finding codes: data in mlsubmit/codes/<family>.yaml, validated on load.
+"""The catalogue of finding codes: data in mlsubmit/core/codes/<family>.yaml, validated on load.
 
 Checks create findings only through `finding()`, so every finding carries a registered code, a default
 severity and a hint, and `mlsubmit explain CODE` can never drift from what the checks emit.
@@ -11,8 +11,8 @@ import importlib.resources
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mlsubmit.findings import Finding, Location, Severity
-from mlsubmit.support.datafiles import load_validated
+from mlsubmit.core.findings import Finding, Location, Severity
+from mlsubmit.core.support.datafiles import load_validated
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class CodeInfo:
 @functools.cache
 def family_codes(family: str) -> dict[str, CodeInfo]:
     """The codes of one family, from codes/<family>.yaml (each family loads on its own, when first used)."""
-    entry = importlib.resources.files("mlsubmit").joinpath("codes").joinpath(f"{family.lower()}.yaml")
+    entry = importlib.resources.files("mlsubmit.core").joinpath("codes").joinpath(f"{family.lower()}.yaml")
     data = load_validated(entry, "codes.schema.json", what=f"codes/{family.lower()}.yaml")
     if data["family"] != family:
         raise ValueError(f"codes/{family.lower()}.yaml declares family {data['family']}")
@@ -50,7 +50,7 @@ def family_codes(family: str) -> dict[str, CodeInfo]:
 
 
 def families() -> list[str]:
-    root = importlib.resources.files("mlsubmit").joinpath("codes")
+    root = importlib.resources.files("mlsubmit.core").joinpath("codes")
     return sorted(e.name[: -len(".yaml")].upper() for e in root.iterdir() if e.name.endswith(".yaml"))
 
 
@@ -67,7 +67,7 @@ def info(code: str) -> CodeInfo:
     try:
         return family_codes(family)[code]
     except (KeyError, FileNotFoundError):
-        raise KeyError(f"finding code {code} is not in the catalogue (mlsubmit/codes/*.yaml)") from None
+        raise KeyError(f"finding code {code} is not in the catalogue (mlsubmit/core/codes/*.yaml)") from None
 
 
 def finding(
