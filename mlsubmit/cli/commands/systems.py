@@ -11,10 +11,8 @@ DIR/<system-id>.json, atomically; one with errors is not written unless --draft.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 from mlsubmit import __version__
@@ -30,6 +28,7 @@ from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report, Severity
+from mlsubmit.core.support.atomic import replacing
 
 _SYSTEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # one file name, no path, no hidden file
 
@@ -144,20 +143,9 @@ def _write(dest: Path, raw: bytes, *, force: bool) -> None:
             if not force:
                 raise FatalError(f"{dest} exists with other contents; --force replaces it")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-", suffix=".json")
-        try:
-            os.fchmod(fd, 0o666 & ~_umask())  # as a plain write would make it (mkstemp's is 0600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(raw)
-            os.replace(tmp, dest)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        with replacing(dest, binary=True) as stream:  # whole or not at all; a plain file's permissions
+            stream.write(raw)
     except OSError as exc:
         raise FatalError(f"cannot write {dest}: {exc.strerror or exc}") from None
     print(f"mlsubmit: wrote {dest}", file=sys.stderr)
 
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
