@@ -24,6 +24,8 @@ from mlsubmit.submission.config import PackageConfig
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import jsontext
+from mlsubmit.core.support.safe_io import read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker import CheckRun
@@ -77,10 +79,8 @@ def write_evidence(cfg: PackageConfig, run: CheckRun, build: Path, org_root: Pat
 
 def _closed(system_file: Path) -> bool:
     """The reference checks RCPs where the system file says exactly "closed"."""
-    import json
-
-    try:
-        desc = json.loads(system_file.read_bytes()[: 1 << 20])
+    try:  # bounded read and depth, as every JSON we did not write (a FIFO or 1e6-deep file is a miss)
+        desc = jsontext.loads(read_bounded(system_file, 1 << 20), finite=False)  # NaN: as the reference reads it
     except (OSError, ValueError):
         return False
     return isinstance(desc, dict) and desc.get("division") == "closed"

@@ -34,6 +34,8 @@ from mlsubmit.submission import encryption as enc
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import jsontext
+from mlsubmit.core.support.safe_io import read_bounded
 
 PACKAGE_OK = "PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !"
 REPO_OK = "ALL CHECKS PASSED."
@@ -220,10 +222,8 @@ def _org_folders(tree: Path) -> list[str]:
 
 
 def _manifest_ruleset(path: Path) -> str | None:
-    import json
-
-    try:
-        data = json.loads(path.read_bytes()[: 64 << 20])
+    try:  # the archive's own manifest: untrusted, read within bounds
+        data = jsontext.loads(read_bounded(path, 64 << 20))
     except (OSError, ValueError):
         return None
     value = data.get("ruleset") if isinstance(data, dict) else None

@@ -25,6 +25,7 @@ from mlsubmit.checker.upstream.installed import private_id_words
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.findings import Finding
+from mlsubmit.core.support import jsontext
 from mlsubmit.core.support.safe_io import read_bounded
 
 HASHED = ("division", "submitter", "system_name", "number_of_nodes", "host_processor_model_name",
@@ -96,7 +97,7 @@ def _one(org: OrgTree, system: str, seen: set[str], out: Path, result: Generated
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(read_bounded(path, _LIMIT))
+        return jsontext.loads(read_bounded(path, _LIMIT), finite=False)  # NaN as json.loads reads it; depth bounded
     except (OSError, ValueError):
         return None
 
