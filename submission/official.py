@@ -35,7 +35,7 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding
 from mlsubmit.core.support import jsontext
-from mlsubmit.core.support.safe_io import read_bounded
+from mlsubmit.core.support.safe_io import open_regular, read_bounded
 
 PACKAGE_OK = "PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !"
 REPO_OK = "ALL CHECKS PASSED."
@@ -106,7 +106,8 @@ def sha1_step(archive: Path, display: str) -> tuple[Step, list[Finding]]:
         return Step("sha1 check", command, False, [words]), [finding("PKG060", display, words)]
     sums = archive.with_name(f"{_ARCHIVE_PREFIX}{org}.sha1")
     try:
-        said = sums.read_bytes()[: 1 << 16].decode("utf-8", "replace")
+        with open_regular(sums) as fh:  # never a FIFO or device, and the first 64 KiB only
+            said = fh.read(1 << 16).decode("utf-8", "replace")
     except OSError as exc:
         words = f"cat: {sums.name}: {exc.strerror or exc}"
         return Step("sha1 check", command, False, [words]), [finding("PKG060", display, words)]
@@ -131,7 +132,8 @@ def decrypt_step(archive: Path, display: str, passphrase_file: Path | None, dest
         found.append(finding("PKG048", str(passphrase_file), "the passphrase file is readable by group or others"))
     try:
         enc.decrypt_file(archive, dest, passphrase, kdf=enc.KDF_OPENSSL)
-        gzip_stream = dest.read_bytes()[:2] == b"\x1f\x8b"
+        with open(dest, "rb") as fh:  # the magic number only, not the whole decrypted archive into memory
+            gzip_stream = fh.read(2) == b"\x1f\x8b"
     except enc.CryptoError as exc:
         gzip_stream, why = False, str(exc)
     else:
@@ -239,7 +241,8 @@ def param_flags(org: Path) -> list[str]:
     path = org / "package_checker_params"
     if not path.is_file():
         return []
-    data = path.read_bytes()[: 1 << 16].decode("utf-8", "surrogateescape")
+    with open_regular(path) as fh:  # as params.read_org_params reads it: 64 KiB at most
+        data = fh.read(1 << 16).decode("utf-8", "surrogateescape")
     lines = data.split("\n")[:-1]
     return "".join(f" --{line}" for line in lines).split()
 
