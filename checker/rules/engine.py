@@ -90,7 +90,10 @@ class _LogRun:
         self.seq = 0
         self.current: Record | None = None
         self.active: FileRun | None = None
-        self.counts: Counter[str] = Counter()  # records of each key, for the streamed files (each sees every one)
+        # records of each key, for the streamed files (each sees every one): every key while a file may still start
+        # streaming (the first PREFIX_RECORDS), then only the keys the streamed files name (`named`)
+        self.counts: Counter[str] = Counter()
+        self.named: frozenset[str] = frozenset()
         self.lines: dict[str, Lines] | None = None  # of every key, for the files run on the whole log
         self._reported_refusals: set[int] = set()
         self._crash_heads: dict[tuple[Any, ...], str] = {}  # RULE006's message head per snippet and error
@@ -106,12 +109,23 @@ class _LogRun:
         if self.prefix is not None:
             self.prefix.append(batch)  # the reader hands each batch over and never touches it again
             self.prefix_count += len(batch)
-        count_keys(self.counts, batch)
+            count_keys(self.counts, batch)
+        else:
+            count_keys(self.counts, batch, self.named)
         for run in list(self.runs):
             run.feed(batch)
         self._start()
         if self.prefix is not None and self.prefix_count > PREFIX_RECORDS:
-            self.prefix = None
+            self._close_prefix()
+
+    def _close_prefix(self) -> None:
+        """No file starts streaming from here on (a later one runs on the log read again): the counts keep the keys
+        the streamed files name, and only those are counted further, so a log of millions of distinct keys keeps
+        a few dozen counts, not one per key."""
+        self.prefix = None
+        self.named = frozenset().union(*(run.rules.keys for run in self.runs))
+        for key in [k for k in self.counts if k not in self.named]:
+            del self.counts[key]
 
     def _start(self) -> None:
         """Start the files asked for: streamed from here when the records so far are at hand, else deferred."""

@@ -57,6 +57,26 @@ def test_batches_give_the_findings_of_the_whole_list(spec: RunSpec, prefix: int,
         assert _streamed(records, spec.ruleset, batch) == whole
 
 
+def test_the_engine_counts_only_the_keys_its_files_name_once_no_file_can_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35 item 9: a log of millions of distinct keys kept a count (and the key's text) for each of them."""
+    records = _records(RunSpec(benchmark="resnet", ruleset="1.0.0", omit=("run_stop",)))
+    # 3,000 records of distinct keys nobody names, then a required key's records after them: still counted
+    odd = [Record(f"k{i:07d}", {"value": 1, "metadata": {}}, 1.0, 1000 + i, 1000 + i) for i in range(3000)]
+    late = [Record("eval_accuracy", {"value": 0.5, "metadata": {"epoch_num": 1}}, 2.0, 5000, 5000)] * 2
+    log = [*records[:-3], *odd, *late, *records[-3:]]
+    whole = check_records(log, get_ruleset("1.0.0"), "x")
+    monkeypatch.setattr(engine, "PREFIX_RECORDS", 10)
+    rules = RuleStream(get_ruleset("1.0.0"), "x", lambda: log)
+    for i in range(0, len(log), 7):
+        rules.feed(log[i : i + 7])
+    assert rules.run is not None
+    counts = rules.run.counts
+    assert not any(k.startswith("k0") for k in counts) and len(counts) <= len(rules.run.named) < 100
+    assert counts["eval_accuracy"] == sum(r.key == "eval_accuracy" for r in log)
+    assert rules.finish() == whole and any("run_stop" in f.message for f in whole)
+
+
 def test_a_sink_takes_every_record_and_the_log_keeps_none() -> None:
     text = render(RunSpec(evals=30)).encode()
     kept = read_stream(io.BytesIO(text), "x")
