@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.logs.limits import PREFIX_BYTES, records_size
 from mlsubmit.checker.logs.reader import ParsedLog, Record
 from mlsubmit.checker.rules.filerun import FileRun
 from mlsubmit.checker.rules.files import RuleFile, Ruleset, RulesetError, get_ruleset
@@ -86,6 +87,7 @@ class _LogRun:
         self.deferred: list[Asked] = []
         self.prefix: list[list[Record]] | None = []  # the batches read so far, while they are few (PREFIX_RECORDS)
         self.prefix_count = 0
+        self.prefix_bytes = 0  # limits.records_size of the prefix, within PREFIX_BYTES: a record may hold 16 MiB
         self.asked: dict[tuple[str, str], set[int]] = {}  # every file asked for, and id() of the files that asked
         self.seq = 0
         self.current: Record | None = None
@@ -109,13 +111,14 @@ class _LogRun:
         if self.prefix is not None:
             self.prefix.append(batch)  # the reader hands each batch over and never touches it again
             self.prefix_count += len(batch)
+            self.prefix_bytes += records_size(batch)
             count_keys(self.counts, batch)
         else:
             count_keys(self.counts, batch, self.named)
         for run in list(self.runs):
             run.feed(batch)
         self._start()
-        if self.prefix is not None and self.prefix_count > PREFIX_RECORDS:
+        if self.prefix is not None and (self.prefix_count > PREFIX_RECORDS or self.prefix_bytes > PREFIX_BYTES):
             self._close_prefix()
 
     def _close_prefix(self) -> None:

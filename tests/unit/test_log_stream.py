@@ -157,6 +157,10 @@ def test_whole_log_rule_files_past_their_cap_are_a_finding(tmp_path: Path, monke
     after = run_check([str(log)], options).report.files[str(log)]
     cut = [f for f in after if f.code == "LOG012"]
     assert len(cut) == 1 and "first 10 records, of 41" in cut[0].message
+    monkeypatch.setattr(sinks, "WHOLE_RECORDS", 1000)
+    monkeypatch.setattr(sinks, "WHOLE_BYTES", 5_000)  # a record is ~600 bytes as the budget counts it
+    cut = [f for f in run_check([str(log)], options).report.files[str(log)] if f.code == "LOG012"]
+    assert len(cut) == 1 and "first 7 records, of 41" in cut[0].message
 
 
 def test_a_log_read_with_a_sink_keeps_its_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,3 +187,42 @@ def test_the_rcp_lines_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.Monk
     assert cut.rcp_lines == whole.rcp_lines[:10]
     assert [f.message for f in cut.findings if f.code == "LOG012"] == [
         "the lines the RCP check reads pass 10 lines or 4 MiB; it reads the first 10"]
+
+
+def _wide(n: int, key: str = "eval_accuracy", size: int = 5000) -> list[Record]:
+    return [Record(key, {"value": "x" * size, "metadata": {"epoch_num": i}}, 1.0, 100 + i, 100 + i) for i in range(n)]
+
+
+def test_what_check_keeps_of_values_is_bounded_by_bytes_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: 600 records of 1 MB values took 2.4 GB under `check --cache` (the facts, the engine's prefix);
+    each keeper stops at its byte budget, and the ones that leave records out say so (LOG012)."""
+    from mlsubmit.checker.logs import facts, limits
+
+    assert limits.value_size(["x" * 1000]) == 1004 + limits.KEPT_OVERHEAD  # '["xx...x"]' 
+    assert limits.value_size([10**5000]) == limits.MAX_LINE  # no str() of it: counted as the longest line
+    monkeypatch.setattr(facts, "FACTS_BYTES", 20_000)
+    builder = FactsBuilder()
+    for batch in (_wide(2), _wide(2), _wide(2), _wide(2)):
+        builder.feed(batch)
+    assert len(builder.series["eval_accuracy"]) == 4  # the batch that passed the budget is kept, then no more
+    cut = builder.cut("x")
+    assert [f.code for f in cut] == ["LOG012"] and cut[0].line == 101  # the last record kept
+    assert FactsBuilder().cut("x") == []
+    monkeypatch.setattr(sinks, "HP_BYTES", 20_000)  # 5,000 bytes and 600 a record: three of them
+    kept = sinks.Kept(frozenset({"global_batch_size"}))
+    for _ in range(3):
+        kept.feed(_wide(2, "global_batch_size"))
+    assert len(kept.records) == 3 and "first 3 records of its keys, of 6" in kept.cut("x")[0].message
+
+
+def test_the_engine_prefix_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = _records(RunSpec(benchmark="resnet", ruleset="1.0.0"))
+    log = [*records[:-3], *_wide(50, "some_key"), *records[-3:]]
+    whole = check_records(log, get_ruleset("1.0.0"), "x")
+    monkeypatch.setattr(engine, "PREFIX_BYTES", 50_000)
+    rules = RuleStream(get_ruleset("1.0.0"), "x", lambda: log)
+    for i in range(0, len(log), 5):
+        rules.feed(log[i : i + 5])
+        assert rules.run is not None
+        assert rules.run.prefix is None or rules.run.prefix_bytes <= 50_000 + 5 * 6000
+    assert rules.run.prefix is None and rules.finish() == whole
