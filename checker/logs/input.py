@@ -8,6 +8,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -107,17 +108,34 @@ def _block_records(block: bytes, line: int) -> Iterator[tuple[int, bytes]]:
         pos = find(_BTOKEN, end)
 
 
-def numbered_records(stream: SupportsRead) -> Iterator[tuple[int, bytes]]:
+@dataclass
+class Reading:
+    """How far `numbered_records` read: the bytes read (decompressed), and whether it stopped at `max_bytes` as the
+    reader of `check` stops (limits.over_limit: after the chunk that passes the limit, the line cut there dropped)."""
+
+    max_bytes: int | None = None
+    size: int = 0
+    stopped: bool = False
+
+    def full(self) -> bool:
+        self.stopped = self.max_bytes is not None and self.size > self.max_bytes
+        return self.stopped
+
+
+def numbered_records(stream: SupportsRead, reading: Reading | None = None) -> Iterator[tuple[int, bytes]]:
     """(line, raw bytes) of each MLLOG record, as the reader above finds them, for copying a run into a result file.
 
     A record runs from the last `:::MLLOG ` token on its line (a bare CR also ends a line) to the last
     non-blank byte, so launcher prefixes (`[1,0]<stdout>:`) and line ends are dropped and the JSON is copied
     byte for byte. Records that do not decode are yielded too: leaving them out would hide a broken run.
     Lines over MAX_LINE are skipped, as the reader skips them. Read in CHUNK pieces, as `check` reads: memory stays
-    bounded by MAX_LINE, and a file of newlines costs C-level scans only.
+    bounded by MAX_LINE, and a file of newlines costs C-level scans only. With `reading`, the bytes are counted
+    there and reading stops past its `max_bytes`, at the same byte as `check`'s reader.
     """
+    reading = reading if reading is not None else Reading()
     rest, line, overlong = b"", 1, False
-    while chunk := stream.read(CHUNK):
+    while not reading.full() and (chunk := stream.read(CHUNK)):
+        reading.size += len(chunk)
         if overlong:  # drop bytes up to the end of the overlong line
             cut = chunk.find(b"\n")
             if cut < 0:
@@ -131,7 +149,7 @@ def numbered_records(stream: SupportsRead) -> Iterator[tuple[int, bytes]]:
         rest = data[cut:]
         if len(rest) > MAX_LINE:
             rest, overlong = b"", True
-    if rest and not overlong:
+    if rest and not overlong and not reading.full():
         yield from _block_records(rest, line)
 
 
