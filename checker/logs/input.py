@@ -10,9 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from mlsubmit.core.support.safe_io import open_regular
+
+if TYPE_CHECKING:
+    from mlsubmit.core.findings import Finding
 
 TOKEN = ":::MLLOG "
 _BTOKEN = TOKEN.encode("ascii")
@@ -151,6 +154,23 @@ def numbered_records(stream: SupportsRead, reading: Reading | None = None) -> It
             rest, overlong = b"", True
     if rest and not overlong and not reading.full():
         yield from _block_records(rest, line)
+
+
+def raw_records(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[int, bytes]]:
+    """numbered_records within `check`'s limits (limits.MAX_RECORDS, counting a line that does not decode as one,
+    and limits.MAX_BYTES, stopping at the same byte as `check`'s reader), and LOG012 into `cut` where it stops, as
+    `check` says it: packaging copies raw job output through this, so the same bytes give the same cut."""
+    from mlsubmit.checker.logs import limits  # limits reads this module's constants: imported when first used
+
+    reading = Reading(limits.MAX_BYTES)
+    count, last = 0, None
+    for line, raw in numbered_records(stream, reading):
+        yield line, raw
+        count, last = count + 1, line
+        if count >= limits.MAX_RECORDS:
+            break
+    if count >= limits.MAX_RECORDS or reading.stopped:
+        cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
 
 
 def record_lines(stream: SupportsRead) -> Iterator[bytes]:

@@ -7,12 +7,12 @@ about 40 s). A rule file that reads the whole log runs on the log read again, ke
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from mlsubmit.checker.logs.input import _BTOKEN, MAX_LINE, Reading, SupportsRead, numbered_records
+from mlsubmit.checker.logs.input import _BTOKEN, MAX_LINE
 from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.core.codes import finding
@@ -122,29 +122,14 @@ def over_limit(log: ParsedLog, size: int, limit: int) -> bool:
         return True
     what = f"records past {MAX_KEPT_BYTES >> 20} MiB kept (at {log.record_count:,} records)" if (
         heavy and log.record_count < limit) else None
-    log.findings.append(_cut(log.path, log.record_count, limit, log.last_line or None, what))
+    log.findings.append(cut_finding(log.path, log.record_count, limit, log.last_line or None, what))
     return True
 
 
-def _cut(path: str, count: int, limit: int, line: int | None, what: str | None = None) -> Finding:
+def cut_finding(path: str, count: int, limit: int, line: int | None, what: str | None = None) -> Finding:
     """LOG012 for a log whose reading stopped at `limit` records or MAX_BYTES, said alike by check and package."""
     what = what or (f"{limit:,} records or more" if count >= limit else f"more than {MAX_BYTES:,} bytes")
     return finding("LOG012", path, f"the log holds {what}; the rest was not read", line=line)
-
-
-def raw_records(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[int, bytes]]:
-    """input.numbered_records within `check`'s limits: the records `check` reads of the same bytes (MAX_RECORDS,
-    counting a line that does not decode as one, and MAX_BYTES, stopping at the same byte), and LOG012 into `cut`
-    where it stops, as `check` says it. Packaging copies raw job output through this."""
-    reading = Reading(MAX_BYTES)
-    count, last = 0, None
-    for line, raw in numbered_records(stream, reading):
-        yield line, raw
-        count, last = count + 1, line
-        if count >= MAX_RECORDS:
-            break
-    if count >= MAX_RECORDS or reading.stopped:
-        cut.append(_cut(display, count, MAX_RECORDS, last))
 
 
 _MARKS = frozenset({"run_start", "run_stop"})

@@ -198,7 +198,7 @@ def test_what_check_keeps_of_values_is_bounded_by_bytes_too(monkeypatch: pytest.
     each keeper stops at its byte budget, and the ones that leave records out say so (LOG012)."""
     from mlsubmit.checker.logs import facts, limits
 
-    assert limits.value_size(["x" * 1000]) == 1004 + limits.KEPT_OVERHEAD  # '["xx...x"]' 
+    assert limits.value_size(["x" * 1000]) == 1004 + limits.KEPT_OVERHEAD  # '["xx...x"]'
     assert limits.value_size([10**5000]) == limits.MAX_LINE  # no str() of it: counted as the longest line
     monkeypatch.setattr(facts, "FACTS_BYTES", 20_000)
     builder = FactsBuilder()
