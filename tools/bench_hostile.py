@@ -56,13 +56,13 @@ def _write(path: Path, block: bytes, repeat: int) -> Path:
     return path
 
 
-def distinct_keys(path: Path, hundreds_of_thousands: int = 99) -> Path:
-    """A run with 100,000 x `hundreds_of_thousands` records of distinct keys (k<block><n>) before its last five."""
+def distinct_keys(path: Path, blocks: int = 99, per_block: int = 100_000) -> Path:
+    """A run with `blocks` x `per_block` records of distinct keys (k<block><n>) before its last five."""
     lines = _run_lines()
-    template = b"".join(KEYED % i for i in range(100_000))
+    template = b"".join(KEYED % i for i in range(per_block))
     with gzip.open(path, "wb", compresslevel=1) as fh:
         fh.writelines(lines[:-5])
-        for block in range(hundreds_of_thousands):
+        for block in range(blocks):
             fh.write(template.replace(b"k%s", b"k%04d" % block))
         fh.writelines(lines[-5:])
     return path
