@@ -177,7 +177,7 @@ def stage_run(source: Path, display: str, staged: Path,
         if full is None:
             count = _copy_records(source, staged, run, cut)
         else:
-            copied = copy_full(lambda: open_log(source, unpack=True), staged, full)
+            copied = copy_full(lambda: open_log(source, unpack=True), staged, full, display=display, cut=cut)
             count, run.output = copied.records, copied.manifest()
     except GZIP_ERRORS as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

@@ -173,6 +173,55 @@ def raw_records(stream: SupportsRead, display: str, cut: list[Finding]) -> Itera
         cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
 
 
+def _whole_lines(stream: SupportsRead, reading: Reading) -> Iterator[bytes]:
+    """The stream as blocks of whole lines (the last may end without a newline), read in CHUNK pieces and stopping
+    where `reading` says, as `check` stops; a line over MAX_LINE is handed on in MAX_LINE pieces, never held whole."""
+    rest = b""
+    while not reading.full() and (chunk := stream.read(CHUNK)):
+        reading.size += len(chunk)
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield data[:cut]
+        rest = data[cut:]
+        while len(rest) > MAX_LINE:
+            yield rest[:MAX_LINE]
+            rest = rest[MAX_LINE:]
+    if rest and not reading.full():
+        yield rest
+
+
+def output_pieces(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[bool, bytes]]:
+    """A run's whole output as (is a record's line, bytes): each line holding the token alone, the lines between
+    records as one piece, all of it byte for byte (a whole-output copy, submission/fulllog.py). Read in chunks
+    within `check`'s limits, as raw_records reads: past them the rest is not read, and LOG012 goes into `cut`."""
+    from mlsubmit.checker.logs import limits  # limits reads this module's constants: imported when first used
+
+    reading = Reading(limits.MAX_BYTES)
+    count, line, last = 0, 1, None
+    for block in _whole_lines(stream, reading):
+        pos, find = 0, block.find
+        at = find(_BTOKEN)
+        while at >= 0:
+            start = block.rfind(b"\n", 0, at) + 1
+            end = find(b"\n", at) + 1 or len(block)
+            if start > pos:
+                yield False, block[pos:start]
+            line += block.count(b"\n", pos, start)
+            yield True, block[start:end]
+            count, last, pos = count + 1, line, end
+            line += 1
+            if count >= limits.MAX_RECORDS:
+                cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
+                return
+            at = find(_BTOKEN, end)
+        if pos < len(block):
+            yield False, block[pos:]
+        line += block.count(b"\n", pos)
+    if reading.stopped:
+        cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
+
+
 def record_lines(stream: SupportsRead) -> Iterator[bytes]:
     """The raw bytes of each MLLOG record (numbered_records without the line numbers)."""
     for _line, raw in numbered_records(stream):
