@@ -111,7 +111,9 @@ class _LogRun:
         if self.prefix is not None:
             self.prefix.append(batch)  # the reader hands each batch over and never touches it again
             self.prefix_count += len(batch)
-            self.prefix_bytes += records_size(batch)
+            if len(self.prefix) > 1:  # one batch is one chunk read (at most 17 MiB): a log of one is never sized
+                first = records_size(self.prefix[0]) if len(self.prefix) == 2 else 0
+                self.prefix_bytes += first + records_size(batch)
             count_keys(self.counts, batch)
         else:
             count_keys(self.counts, batch, self.named)
