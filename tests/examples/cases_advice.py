@@ -1,0 +1,47 @@
+"""Examples of the closed hyperparameter table (HP): `check` applies its rows to a closed log, `advise` names the
+RCP a run is measured against and predicts its verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cases_logs import CHECK_1_0, pair
+from examplelog import Example, Log, closed_run
+
+ADVISE_1_0 = ["advise", "--ruleset", "1.0.0"]
+
+
+def _resnet(**hyperparameters: Any) -> Log:
+    return closed_run("resnet", hyperparameters=hyperparameters)
+
+
+def _table(code: str, name: str, shows: str, key: str, bad: Any, good: dict[str, Any]) -> Example:
+    """A ResNet-50 (LARS) run breaking one row; the positive logs the row's value and `good`'s keys."""
+    negative = _resnet(**good).set(key, bad)
+    return Example(code, name, shows, CHECK_1_0, negative.render(), _resnet(**good).render(), line=negative.line())
+
+
+def _max_image_size() -> Example:
+    negative = closed_run("maskrcnn").set("max_image_size", 600)
+    return Example("HP002", "image-size", "Mask R-CNN's max_image_size 600 where the table says 1333, a row the "
+                   "reviewers check by hand (MR-5)", CHECK_1_0, negative.render(), closed_run("maskrcnn").render(),
+                   line=negative.line())
+
+
+def advice() -> list[Example]:
+    return [
+        _max_image_size(),
+        _table("HP001", "momentum", "LARS momentum 0.5 at batch 3264, where 1.0.0's table fixes 0.9 below 32k "
+               "(RN-L6a)", "lars_opt_momentum", 0.5, {"global_batch_size": 3264}),
+        _table("HP004", "momentum-32k", "LARS momentum 0.95 at batch 32000: between 32000 and 32767 the rules' "
+               "\"batch<32k\" reading decides (RN-L6b)", "lars_opt_momentum", 0.95, {"global_batch_size": 32000}),
+        pair("HP005", "no-benchmark", "advise on a log that names no benchmark: the closed table cannot apply",
+             lambda log: log.drop("submission_benchmark"), ADVISE_1_0),
+        pair("HP007", "learning-rate", "BERT's opt_base_learning_rate 0.002 where the RCP at batch 448 ran 0.0004",
+             lambda log: log.set("opt_base_learning_rate", 0.002), ADVISE_1_0, _rcp_bert),
+    ]
+
+
+def _rcp_bert() -> Log:
+    return closed_run("bert", hyperparameters={"opt_base_learning_rate": 0.0004,
+                                               "opt_learning_rate_training_steps": 8103})
