@@ -37,9 +37,27 @@ def advice() -> list[Example]:
                "\"batch<32k\" reading decides (RN-L6b)", "lars_opt_momentum", 0.95, {"global_batch_size": 32000}),
         pair("HP005", "no-benchmark", "advise on a log that names no benchmark: the closed table cannot apply",
              lambda log: log.drop("submission_benchmark"), ADVISE_1_0),
+        _info("HP006", "rcp-named", "advise on a closed BERT log names the RCP at its batch size (an info, at "
+              "global_batch_size); the positive names no benchmark, so no RCP", closed_run(),
+              closed_run().drop("submission_benchmark")),
+        _info("HP008", "rcp-verdict", "advise predicts the RCP verdict of a closed BERT trial (an info, at "
+              "global_batch_size); the positive logs no batch size, so there is no verdict", closed_run(),
+              closed_run().drop("global_batch_size")),
+        _info("HP010", "open-fits-closed", "advise on an open BERT run that closed's table and rules accept (an "
+              "info, at submission_division); the positive's gradient_accumulation_steps 0 is refused by the "
+              "closed rules", _open_bert(), _open_bert(gradient_accumulation_steps=0), "submission_division"),
         pair("HP007", "learning-rate", "BERT's opt_base_learning_rate 0.002 where the RCP at batch 448 ran 0.0004",
              lambda log: log.set("opt_base_learning_rate", 0.002), ADVISE_1_0, _rcp_bert),
     ]
+
+
+def _info(code: str, name: str, shows: str, shown: Log, fixed: Log, at: str = "global_batch_size") -> Example:
+    """An advice the negative gets as it is, at the record of `at`; `fixed` is the nearest log without it."""
+    return Example(code, name, shows, ADVISE_1_0, shown.render(), fixed.render(), line=shown.find(at) + 1)
+
+
+def _open_bert(**hyperparameters: Any) -> Log:
+    return closed_run(division="open", hyperparameters=hyperparameters)
 
 
 def _rcp_bert() -> Log:

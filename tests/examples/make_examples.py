@@ -34,6 +34,13 @@ HEADER = """\
 """
 
 
+class _Dumper(yaml.SafeDumper):
+    """Writes every argv in full where it is used, not as an anchor and aliases."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
 def examples() -> list[Example]:
     return [*reading(), *rules(), *advice(), *systems(), *waivers()]
 
@@ -62,7 +69,7 @@ def outputs() -> dict[str, bytes]:
         index[example.code] = entry(example)
         out[f"negative/{file_name(example)}"] = example.negative
         out[f"positive/{file_name(example)}"] = example.positive
-    text = yaml.safe_dump(index, sort_keys=False, width=120, allow_unicode=False)
+    text = yaml.dump(index, Dumper=_Dumper, sort_keys=False, width=120, default_flow_style=None)
     out["index.yaml"] = (HEADER + text).encode("utf-8")
     return out
 
