@@ -4,8 +4,10 @@ same run without it."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from examplelog import MINUTE, START_MS, Example, Log, Raw, Record, closed_run
 
@@ -57,9 +59,24 @@ def reading() -> list[Example]:
         Example("LOG009", "job-output", "raw job output of a run that never reached mllog: no :::MLLOG record",
                 ["check", "--ruleset", "1.0.0"], b"Starting training\nstep 1 loss 9.1\nstep 2 loss 8.7\n",
                 b"Starting training\nstep 1 loss 9.1\n" + closed_run().render() + b"step 2 loss 8.7\n"),
+        _long_line(),
         pair("LOG011", "stop-before-start", "run_stop stamped a minute before run_start (a clock or hand edit)",
              _stop_early),
     ]
+
+
+def _long_line() -> Example:
+    """A progress bar without a newline, then the seed record, on one line over the reader's 16 MiB limit, in
+    gzip-compressed raw output (the reader expands it) so that the committed file stays small; mtime 0 keeps the
+    compressed bytes the same on every run. 18 MiB, not just over 16: the reader reads 1 MiB at a time and finds
+    a line too long only when no newline ends it in the chunk that takes it past 16 MiB."""
+    seed = _mllog_line(_seed_record())
+    negative = closed_run().put(closed_run().find("seed"), Raw(b"=" * (18 << 20) + b" " + seed))
+    positive = closed_run().put(closed_run().find("seed"), Raw(b"=" * 64 + b" " + seed))
+    return Example("LOG010", "long-line", "an 18 MiB progress bar and the seed record on one line of gzip-compressed "
+                   "job output: the line is skipped, the record unread", CHECK_1_0,
+                   gzip.compress(negative.render(), mtime=0), gzip.compress(positive.render(), mtime=0), ext="gz",
+                   line=negative.line())
 
 
 def _stop_early(log: Log) -> Log:
@@ -98,6 +115,11 @@ def rules() -> list[Example]:
              "training_1.0.0/../closed_common.yaml", lambda log: log.set("submission_division", "../closed")),
         pair("RULE009", "unknown-benchmark", "submission_benchmark names no benchmark of ruleset 1.0.0",
              lambda log: log.set("submission_benchmark", "gpt3")),
+        replace(pair("TREE049", "mllog-only", "a 6.1 result file of :::MLLOG records alone: 6.1 asks for the "
+                     "framework's whole output (reported without a line)", _mllog_only, ["check", "--ruleset", "6.1.0"],
+                     lambda: closed_run("llama31_8b", "6.1.0").after("init_start", Raw(b"[NeMo I] Experiments "
+                                                                                       b"logged at /results"))),
+                result_file=True),
         pair("POL001", "alone", "a run that missed its target, checked outside a tree: what its folder will "
              "make of it (reported without a line)", _alone),
     ]
@@ -107,6 +129,12 @@ def rules() -> list[Example]:
 def _not_converged(log: Log) -> Log:
     log.set("eval_accuracy", 0.70)
     log.record("run_stop").meta = {"status": "aborted"}
+    return log
+
+
+def _mllog_only(log: Log) -> Log:
+    del log.entries[log.find("init_start") + 1]
+    log.mark = None
     return log
 
 

@@ -16,7 +16,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixtures.synth import HYPERPARAMETERS, LOWER_IS_BETTER, SAMPLES, SECOND_TARGET, TARGETS, required_tensors
+from fixtures.synth import (
+    COMMON_KEYS,
+    HYPERPARAMETERS,
+    LOWER_IS_BETTER,
+    SAMPLES,
+    SAMPLES_COUNTED,
+    SECOND_TARGET,
+    TARGETS,
+    required_tensors,
+)
 from mlperf_logging.mllog.mllog import MLLogger
 
 PINNED = {"file": "make_examples.py", "lineno": 1}
@@ -121,6 +130,15 @@ def _quality(benchmark: str, margin: float) -> Any:
     return round(target + margin, 5)
 
 
+def _position(benchmark: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The one evaluation's place: epoch 1, or for benchmarks counted in samples, four thirds of the training
+    samples in whole batches (where fixtures.synth puts the last evaluation)."""
+    if benchmark not in SAMPLES_COUNTED:
+        return {"epoch_num": 1}
+    batch = int(params.get("global_batch_size", 1))
+    return {"samples_count": 4 * SAMPLES[benchmark][0] // 3 // batch * batch}
+
+
 def closed_run(benchmark: str = "bert", ruleset: str = "1.0.0", *, converge: bool = True,
                hyperparameters: dict[str, Any] | None = None, status: str = "onprem",
                division: str = "closed") -> Log:
@@ -131,7 +149,7 @@ def closed_run(benchmark: str = "bert", ruleset: str = "1.0.0", *, converge: boo
                        ("submission_division", division), ("submission_status", status),
                        ("submission_benchmark", benchmark), ("seed", 42)):
         out.append(Record("event", key, value, t=t))
-    params = {**HYPERPARAMETERS.get(benchmark, {}), **(hyperparameters or {})}
+    params = {**COMMON_KEYS.get(ruleset, {}), **HYPERPARAMETERS.get(benchmark, {}), **(hyperparameters or {})}
     out += [Record("event", key, value, t=t) for key, value in params.items()]
     train, evals = SAMPLES.get(benchmark, (1000, 100))
     out += [Record("event", "train_samples", train, t=t), Record("event", "eval_samples", evals, t=t)]
@@ -139,7 +157,7 @@ def closed_run(benchmark: str = "bert", ruleset: str = "1.0.0", *, converge: boo
             for name in required_tensors(ruleset, benchmark)]
     t += 4 * MINUTE
     out += [Record("end", "init_stop", t=t), Record("start", "run_start", t=t)]
-    epoch = {"epoch_num": 1}
+    epoch = _position(benchmark, params)
     out += [Record("start", "block_start", None, {"first_epoch_num": 1, "epoch_count": 1}, t=t),
             Record("start", "epoch_start", None, epoch, t=t)]
     t += 20 * MINUTE
@@ -166,3 +184,4 @@ class Example:
     ext: str = "txt"
     line: int | None = None
     pointer: str | None = None
+    result_file: bool = False  # the file must be named result_0.txt (a result file), in a folder named for the code

@@ -10,6 +10,7 @@ descriptions and waiver files are written as text. test_examples.py holds the co
 
 from __future__ import annotations
 
+import gzip
 import sys
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def examples() -> list[Example]:
 
 
 def file_name(example: Example) -> str:
+    if example.result_file:
+        return f"{example.code}-{example.name}/result_0.txt"
     return f"{example.code}-{example.name}.{example.ext}"
 
 
@@ -74,12 +77,18 @@ def outputs() -> dict[str, bytes]:
     return out
 
 
+def _content(name: str, data: bytes) -> bytes:
+    """What a file holds: a gzip file's expanded bytes, as zlib builds may compress the same bytes differently."""
+    return gzip.decompress(data) if name.endswith(".gz") else data
+
+
 def stale(root: Path = HERE) -> list[str]:
     """The files that differ from what this script writes, and example files it does not write."""
     want = outputs()
-    differ = [name for name, data in want.items() if not (root / name).is_file() or (root / name).read_bytes() != data]
-    extra = [str(p.relative_to(root)) for side in ("negative", "positive") for p in sorted((root / side).glob("*"))
-             if str(p.relative_to(root)) not in want]
+    differ = [name for name, data in want.items() if not (root / name).is_file()
+              or _content(name, (root / name).read_bytes()) != _content(name, data)]
+    extra = [str(p.relative_to(root)) for side in ("negative", "positive") for p in sorted((root / side).rglob("*"))
+             if p.is_file() and str(p.relative_to(root)) not in want]
     return differ + extra
 
 
@@ -87,10 +96,12 @@ def write(root: Path = HERE) -> None:
     want = outputs()
     for side in ("negative", "positive"):
         (root / side).mkdir(parents=True, exist_ok=True)
-        for old in (root / side).iterdir():
-            if f"{side}/{old.name}" not in want:
-                old.unlink()
+        for old in sorted((root / side).rglob("*"), reverse=True):  # files before the folders holding them
+            if str(old.relative_to(root)) not in want and not any(n.startswith(f"{old.relative_to(root)}/")
+                                                                  for n in want):
+                old.rmdir() if old.is_dir() else old.unlink()
     for name, data in want.items():
+        (root / name).parent.mkdir(exist_ok=True)
         (root / name).write_bytes(data)
 
 

@@ -126,11 +126,13 @@ def test_every_code_is_shown_or_listed_exactly_once() -> None:
 
 def test_every_file_is_in_the_index_and_named_for_its_code() -> None:
     named = {entry[side]["file"]: code for code, entry in INDEX.items() for side in SIDES}
-    on_disk = {str(p.relative_to(HERE)) for side in SIDES for p in (HERE / side).iterdir()}
+    on_disk = {str(p.relative_to(HERE)) for side in SIDES for p in (HERE / side).rglob("*") if p.is_file()}
     assert on_disk == set(named)
-    assert all(Path(file).name.startswith(f"{code}-") or Path(file).stem == code for file, code in named.items())
+    for file, code in named.items():
+        named_for = Path(file).parts[1]  # the file, or the folder of a result_0.txt
+        assert named_for.startswith(f"{code}-") or named_for.split(".")[0] == code, file
     for entry in INDEX.values():
-        assert Path(entry["negative"]["file"]).name == Path(entry["positive"]["file"]).name
+        assert entry["negative"]["file"].split("/", 1)[1] == entry["positive"]["file"].split("/", 1)[1]
 
 
 def test_listed_codes_name_tests_that_hold_them() -> None:
