@@ -28,6 +28,21 @@ def _max_image_size() -> Example:
                    line=negative.line())
 
 
+# A closed GPT-3 run of round 4.0 at batch 2688, where 265*1536/2688 = 151.4 warmup steps: the table's letter
+# rounds up (152), NeMo's runs the review accepted log int() (151). fixtures.synth has no GPT-3 values: these are
+# TR4.0's closed values and closed_gpt3.yaml's (learning rate 2e-5, its tenth at the end, 2048 tokens, decay
+# ceil(108600*1536/2688) steps, the checkpoint at ceil(4000*1536/2688)).
+GPT3 = {"global_batch_size": 2688, "max_sequence_length": 2048, "opt_name": "adam", "opt_base_learning_rate": 2e-05,
+        "opt_end_learning_rate": 2e-06, "opt_learning_rate_decay_steps": 62058, "opt_learning_rate_warmup_steps": 152,
+        "opt_learning_rate_decay_schedule": "cosine with linear warmup", "opt_adam_beta_1": 0.9,
+        "opt_adam_beta_2": 0.95, "opt_adam_epsilon": 1e-08, "opt_gradient_clip_norm": 1.0,
+        "gradient_accumulation_steps": 1, "init_checkpoint_step": 2286}  # fmt: skip
+
+
+def _gpt3() -> Log:
+    return closed_run("gpt3", "4.0.0", hyperparameters=GPT3, quality=2.68)
+
+
 def advice() -> list[Example]:
     return [
         _max_image_size(),
@@ -46,6 +61,10 @@ def advice() -> list[Example]:
         _info("HP010", "open-fits-closed", "advise on an open BERT run that closed's table and rules accept (an "
               "info, at submission_division); the positive's gradient_accumulation_steps 0 is refused by the "
               "closed rules", _open_bert(), _open_bert(gradient_accumulation_steps=0), "submission_division"),
+        pair("HP009", "warmup-floor", "GPT-3 warmup 151 at batch 2688: the letter says ceil(265*1536/2688) = 152, "
+             "NeMo's accepted runs log int() (GP-10); a warning", lambda log: log.set("opt_learning_rate_warmup_steps",
+                                                                                      151),
+             ["check", "--ruleset", "4.0.0"], _gpt3),
         pair("HP007", "learning-rate", "BERT's opt_base_learning_rate 0.002 where the RCP at batch 448 ran 0.0004",
              lambda log: log.set("opt_base_learning_rate", 0.002), ADVISE_1_0, _rcp_bert),
     ]

@@ -141,7 +141,7 @@ def _position(benchmark: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def closed_run(benchmark: str = "bert", ruleset: str = "1.0.0", *, converge: bool = True,
                hyperparameters: dict[str, Any] | None = None, status: str = "onprem",
-               division: str = "closed") -> Log:
+               division: str = "closed", quality: Any = None) -> Log:
     """The smallest log the rules pass for a closed run: submission fields, hyperparameters, one epoch, one eval."""
     t = START_MS
     out: list[Entry] = [Record("event", "cache_clear", True, t=t), Record("start", "init_start", t=t)]
@@ -161,7 +161,7 @@ def closed_run(benchmark: str = "bert", ruleset: str = "1.0.0", *, converge: boo
     out += [Record("start", "block_start", None, {"first_epoch_num": 1, "epoch_count": 1}, t=t),
             Record("start", "epoch_start", None, epoch, t=t)]
     t += 20 * MINUTE
-    accuracy = _quality(benchmark, 0.004 if converge else -0.05)
+    accuracy = _quality(benchmark, 0.004 if converge else -0.05) if quality is None else quality
     out += [Record("end", "epoch_stop", None, epoch, t=t), Record("start", "eval_start", None, epoch, t=t),
             Record("event", "eval_accuracy", accuracy, epoch, t=t), Record("end", "eval_stop", None, epoch, t=t),
             Record("end", "block_stop", None, {"first_epoch_num": 1}, t=t),
