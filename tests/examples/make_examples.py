@@ -22,7 +22,7 @@ for folder in (HERE, HERE.parent):
 
 import yaml  # noqa: E402
 from cases_advice import advice  # noqa: E402
-from cases_config import waivers  # noqa: E402
+from cases_config import captures, waivers  # noqa: E402
 from cases_logs import reading, rules  # noqa: E402
 from cases_systems import systems  # noqa: E402
 from examplelog import Example  # noqa: E402
@@ -43,7 +43,7 @@ class _Dumper(yaml.SafeDumper):
 
 
 def examples() -> list[Example]:
-    return [*reading(), *rules(), *advice(), *systems(), *waivers()]
+    return [*reading(), *rules(), *advice(), *systems(), *waivers(), *captures()]
 
 
 def file_name(example: Example) -> str:

@@ -50,7 +50,10 @@ def _argv(entry: dict[str, Any], file: str) -> list[str]:
 
 
 def _run(argv: list[str], out: Path) -> list[dict[str, Any]]:
-    """Every finding of one command (those of each file and those of the run), read from its JSON report."""
+    """Every finding of one command (those of each file and those of the run), read from its JSON report; `{tmp}`
+    is a new folder beside the report (where `systems capture` writes)."""
+    tmp = out.parent / f"tmp-{len(list(out.parent.iterdir()))}"
+    argv = [a.replace("{tmp}", str(tmp)) for a in argv]
     extra = ["--jobs", "1"] if argv[0] == "check" else []
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = main([argv[0], *extra, *argv[1:], "--format", "json", "--output", str(out)])
