@@ -100,7 +100,7 @@ def _semantics() -> list[Example]:
         field("SYS030", "pod-size", "system_name IPU-POD64 on 1 node of 16 accelerators",
               {"system_name": "IPU-POD64"}),
         field("SYS031", "accelerator", "an IPU-POD of NVIDIA A100s", {"accelerator_model_name": "NVIDIA A100"}),
-        field("SYS032", "core-count", "48 cores for the AMD EPYC 7742, which has 64 (128 threads)",
+        field("SYS032", "core-count", "48 cores and 96 threads for the AMD EPYC 7742, which has 64 and 128",
               {"host_processor_core_count": "48", "host_processor_vcpu_count": "96"}),
         field("SYS033", "four-servers", "8 EPYC processors per node: 4 dual-socket host servers (an info)",
               {"host_processors_per_node": "8"}),
