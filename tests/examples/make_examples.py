@@ -29,8 +29,9 @@ from examplelog import Example  # noqa: E402
 
 HEADER = """\
 # What each example file of tests/examples/ shows, written by make_examples.py (edit that, then run it).
-# Per code: the command and options the file is checked with ({file} is the file), the negative file and the line
-# (or JSON pointer) where the code must be reported, and the positive file, where the code must be absent.
+# Per code: the command and options the file is checked with ({file} is the file, {tmp} a folder of the test's
+# own), the negative file and the line (or JSON pointer) where the code must be reported, and the positive file,
+# where the code must be absent.
 # Codes no single file shows are in not_file_shaped.yaml. index.schema.json is this file's schema.
 """
 
