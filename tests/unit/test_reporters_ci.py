@@ -14,8 +14,8 @@ import pytest
 from mlsubmit.core.codes import catalogue, finding
 from mlsubmit.core.findings import Location, Report, Severity
 from mlsubmit.core.support.inert import inert
-from mlsubmit.reporters import REPORTERS
-from mlsubmit.reporters.ci import (
+from mlsubmit.formats import REPORTERS
+from mlsubmit.formats.ci import (
     artifact_uri,
     escape_data,
     escape_property,
