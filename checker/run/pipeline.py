@@ -15,8 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mlsubmit.checker.hygiene import check as hygiene
-from mlsubmit.checker.hygiene.check import Scanned
+from mlsubmit.checker.hygiene import scan as hygiene
+from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import Whole, fan_out

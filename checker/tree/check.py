@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import rcp
-from mlsubmit.checker.hygiene import check as hygiene
+from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import check as power
 from mlsubmit.checker.rcp.custom import for_benchmark
