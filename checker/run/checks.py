@@ -142,19 +142,19 @@ def _systems_org() -> Callable[..., Any]:
 
 
 def _tree_prepare() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import prepare_org
+    from mlsubmit.checker.tree.full import prepare_org
 
     return prepare_org
 
 
 def _tree_code() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import code_to_scan
+    from mlsubmit.checker.tree.full import code_to_scan
 
     return code_to_scan
 
 
 def _tree_org() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import check_org
+    from mlsubmit.checker.tree.full import check_org
 
     return check_org
 
@@ -166,7 +166,7 @@ def _run_sets() -> Callable[..., Any]:
 
 
 def _reference_prepare() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import prepare_folders
+    from mlsubmit.checker.tree.full import prepare_folders
 
     return prepare_folders
 

@@ -6,7 +6,7 @@ Runs are grouped as `package` places them: by the system (`--system NAME`, else 
 match the file, else the log's `submission_platform`), the log's `submission_benchmark` and `submission_division`;
 within a set they are ordered by start time (`LogFacts.started_ms`, packaging's order). The set is then shown to the
 tree check as a results folder held in memory (`view`: its runs as result_0..N-1, in that order), so the olympic
-tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree check's own code (`tree/check.py`,
+tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree check's own code (`tree/full.py`,
 `tree/folders.py`), and the window of N out of M is packaging's rule (`rounds/window.py`). No second copy of any.
 """
 
@@ -25,8 +25,8 @@ from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
 from mlsubmit.checker.run.discover import LogRef, RawFolder
 from mlsubmit.checker.run.ledger import Entry, now
-from mlsubmit.checker.tree.check import check_init, closed_set_checks
 from mlsubmit.checker.tree.folders import BenchFolder, check_olympic
+from mlsubmit.checker.tree.full import check_init, closed_set_checks
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location

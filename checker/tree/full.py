@@ -1,4 +1,5 @@
-"""Organisation-level tree checks: layout, run counts, names, olympic tolerance, seeds, RCPs, init time, hygiene.
+"""The full (default) profile's organisation-level tree checks: layout, run counts, names, olympic tolerance, seeds,
+RCPs, init time, hygiene.
 
 Input is the organisation folder and the facts of its logs (each log was read once by the pipeline); nothing here
 reads a log again or writes anything. `--profile reference` is answered by `reference.py`, which runs only what
