@@ -1,6 +1,6 @@
-"""RCP advice for `mlsubmit advise`: the reference convergence point a closed run will be measured against (or an
-open run would be, as closed), and where the run's hyperparameters differ from the RCP's, before the team spends
-its runs.
+"""What the RCP check will say, predicted for `mlsubmit advise`: the reference convergence point a closed run will be
+measured against (or an open run would be, as closed), and where the run's hyperparameters differ from the RCP's,
+before the team spends its runs.
 
 The data is mlperf-logging's own (`rcp_checker/training_X.Y.Z/rcps_<benchmark>.json`), read here as plain JSON; the
 file is found by listing the ruleset's folder, never built from a log value. The RCPs are pruned as the reference's
