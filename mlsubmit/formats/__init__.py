@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from mlsubmit import __version__
 from mlsubmit.core.findings import Finding, Report, Severity
-from mlsubmit.core.support.inert import inert
+from mlsubmit.core.support.display_escape import inert
 from mlsubmit.formats.causes import Entry, reading_order
 from mlsubmit.formats.grouped import group, location, waiver_note
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from mlsubmit.core.findings import Finding, Report, Severity, location
-from mlsubmit.core.support.inert import inert
+from mlsubmit.core.support.display_escape import inert
 from mlsubmit.formats.causes import Entry, attach_causes, reading_order
 from mlsubmit.formats.grouped import group
 

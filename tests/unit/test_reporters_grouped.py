@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Report
-from mlsubmit.core.support.inert import inert
+from mlsubmit.core.support.display_escape import inert
 from mlsubmit.formats import REPORTERS, text
 from mlsubmit.formats.causes import attach_causes
 from mlsubmit.formats.ci import github
