@@ -21,7 +21,7 @@ from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy
-from mlsubmit.checker.rcp import answer_for
+from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.run import pool
 from mlsubmit.checker.run.cache import LogCache, context_key

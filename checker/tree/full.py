@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import rcp
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import folder as power
+from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of

@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import rcp
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import folder as power
+from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import reference_closed
 from mlsubmit.checker.run.discover import OrgTree

@@ -32,7 +32,7 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.rcp import RcpResult
+    from mlsubmit.checker.rcp.verdict import RcpResult
     from mlsubmit.checker.run.options import CheckOptions
     from mlsubmit.checker.run.pipeline import CheckRun
 
@@ -248,7 +248,7 @@ def _to_converge(facts: LogFacts, ruleset: str) -> float | None:
     """The epochs or samples to converge the reference's RCP reader gives a converged run (None otherwise)."""
     if not facts.converged or not facts.rcp_lines:
         return None
-    from mlsubmit.checker.rcp import NOT_CONVERGED, run_convergence
+    from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 
     conv = run_convergence(facts, ruleset)
     value = conv.epochs
@@ -279,7 +279,7 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
         return None, None
     if len(runs) <= 2 * benchmarks.dropped(bench) or not division_of.closed(None, runs):
         return None, None
-    from mlsubmit.checker.rcp import judged
+    from mlsubmit.checker.rcp.verdict import judged
 
     result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
     return _finite(result.rcp_mean), _finite(result.min_epochs)

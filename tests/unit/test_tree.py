@@ -130,7 +130,7 @@ def test_scaling_json_is_a_warning_before_6_1_and_allowed_from_6_1() -> None:
     (None, None, "the folder fails the RCP check; RCP found"),
 ])  # fmt: skip
 def test_rcp_failure_says_the_verdict_in_plain_words(mean: float | None, low: float | None, said: str) -> None:
-    from mlsubmit.checker.rcp import RcpResult
+    from mlsubmit.checker.rcp.verdict import RcpResult
     from mlsubmit.checker.tree.folders import rcp_findings
 
     text = "RCP found (global batch size 3072); submission olympic mean 2.5000 epochs, fastest allowed 2.8000 epochs"
