@@ -1,6 +1,6 @@
-"""RCP advice for `mlsubmit advise`: the reference convergence point a closed run will be measured against (or an
-open run would be, as closed), and where the run's hyperparameters differ from the RCP's, before the team spends
-its runs.
+"""What the RCP check will say, predicted for `mlsubmit advise`: the reference convergence point a closed run will be
+measured against (or an open run would be, as closed), and where the run's hyperparameters differ from the RCP's,
+before the team spends its runs.
 
 The data is mlperf-logging's own (`rcp_checker/training_X.Y.Z/rcps_<benchmark>.json`), read here as plain JSON; the
 file is found by listing the ruleset's folder, never built from a log value. The RCPs are pruned as the reference's
@@ -9,7 +9,7 @@ every smaller batch size, and an RCP slower than the interpolation of its two ne
 reference's olympic means, computed with numpy's own summation order (rcp/npstats.py). Then, for the run's
 global batch size: the RCP found at that size, or the two neighbours the check interpolates between, or the one it
 falls back to. The hyperparameters compared are those of the RCP at the run's batch size (pruned or not), else of
-the neighbours. The predicted verdict and normalisation factor are the tree check's (rcp/__init__.py).
+the neighbours. The predicted verdict and normalisation factor are the tree check's (rcp/verdict.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Any
 
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
 from mlsubmit.checker.logs.reader import ParsedLog
-from mlsubmit.checker.rcp import npstats, rcp_file, runs_key
+from mlsubmit.checker.rcp import npstats
+from mlsubmit.checker.rcp.verdict import rcp_file, runs_key
 from mlsubmit.checker.rounds import benchmarks
 
 from mlsubmit.core.codes import finding
@@ -279,8 +280,8 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     all converge as it did: the verdict then says where its convergence point falls in the window."""
     from dataclasses import replace
 
-    from mlsubmit.checker import rcp
     from mlsubmit.checker.logs.facts import extract
+    from mlsubmit.checker.rcp import verdict as rcp
 
     facts = [extract(log) for log in runs]
     trial = len(facts) == 1
