@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
+from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog
 from mlsubmit.checker.rcp import npstats
 from mlsubmit.checker.rcp.verdict import rcp_file, runs_key
@@ -273,6 +274,25 @@ def _advise_group(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, divis
             *_prediction(runs, benchmark, ruleset, line, fail_on_rcp)]
 
 
+def _as_packaged(facts: list[LogFacts], benchmark: str, ruleset: str) -> tuple[list[LogFacts], str]:
+    """Raw job output as `package` would write its results folder: by start time, and with more runs than the
+    round's N the median window of N (rounds/window.py, as `check` judges the run set), named result_<i>.txt
+    (the reference's RCP checker lists only such names). The words say which runs were taken."""
+    from dataclasses import replace
+
+    from mlsubmit.checker.rounds import window
+
+    facts = sorted(facts, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
+    n, total, words = benchmarks.runs(benchmark), len(facts), ""
+    if n and total > n and window.applies(ruleset):
+        picked = window.median_window([window.scored_minutes(f.minutes, f.converged) for f in facts], n, benchmark)
+        facts = facts[picked.start : picked.stop]
+        first, last = (os.path.basename(f.path) for f in (facts[0], facts[-1]))
+        words = f" on the median window of {n} of the {total} runs ({first} to {last})"
+    folder = os.path.dirname(facts[0].path)
+    return [replace(f, path=os.path.join(folder, f"result_{i}.txt")) for i, f in enumerate(facts)], words
+
+
 def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: int | None, fail_on_rcp: bool
                 ) -> list[Finding]:
     """HP008: the RCP check's verdict on these runs, computed by the tree check's own code (checker/rcp), so the
@@ -289,11 +309,9 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     if trial:
         count = benchmarks.runs(benchmark) or 1
         facts = [replace(facts[0], path=os.path.join(folder, f"result_{i}.txt")) for i in range(count)]
-    elif not all(fnmatch.fnmatchcase(os.path.basename(f.path), "result_*.txt") for f in facts):
-        # raw job output: the runs as the results folder package would write, result_<i>.txt by start time (the
-        # reference's RCP checker lists only such names; tree/runset.py's view)
-        facts.sort(key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
-        facts = [replace(f, path=os.path.join(folder, f"result_{i}.txt")) for i, f in enumerate(facts)]
+    chosen = ""
+    if not trial and not all(fnmatch.fnmatchcase(os.path.basename(f.path), "result_*.txt") for f in facts):
+        facts, chosen = _as_packaged(facts, benchmark, ruleset)
     result = rcp.evaluate(benchmark, ruleset, facts, closed=True)
     if result.status == "not_applicable":
         return []
@@ -301,7 +319,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     said = {"pass": "passes", "bypassed": "passes by bypass", "fail": "fails", "error": "cannot be made",
             "not_checked": "is not made by the installed mlperf-logging"}.get(result.status, result.status)
     what = "if every run converged as this trial did, the RCP check " if trial else "the RCP check "
-    text = f"{what}{said}: {result.message}"
+    text = f"{what}{said}{chosen}: {result.message}"
     if trial and result.min_epochs is not None and result.rcp_mean is not None:
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")

@@ -170,8 +170,7 @@ def _count(rs: RunSet, options: CheckOptions) -> tuple[list[Finding], list[tuple
 
 def _minutes(facts: LogFacts) -> float:
     """Time to train, infinity for a run that did not converge (TR1.1 §Scoring), as packaging counts it."""
-    minutes = facts.minutes
-    return minutes if facts.converged and minutes is not None else math.inf
+    return rule.scored_minutes(facts.minutes, facts.converged)
 
 
 def _projection(rs: RunSet, scored: list[tuple[str, LogFacts]], result: RcpResult | None) -> Finding:
