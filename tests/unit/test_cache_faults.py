@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from logfix import check_log_file
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rcp import evaluate, evaluate_cached
+from mlsubmit.checker.rcp.verdict import evaluate, evaluate_cached
 from mlsubmit.checker.run.cache import MISS, load_entry, store_entry
 from mlsubmit.checker.run.discover import LogRef
 from mlsubmit.checker.run.pipeline import CheckOptions

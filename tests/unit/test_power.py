@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.power import check as power
+from mlsubmit.checker.power import folder as power
 from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.folders import bench_folders
 from powerfix import PowerSpec, power_for, render, render_switch, write

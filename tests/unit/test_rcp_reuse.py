@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import pytest
-from mlsubmit.checker import rcp
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rcp import verdict as rcp
 from rcpfix import run_lines
 
 

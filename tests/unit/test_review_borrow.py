@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fixtures.synth_org import system
 from mlsubmit.checker.review.borrow import check_borrowing
+from mlsubmit.checker.review.borrowing_rules import rules_for
 from mlsubmit.checker.review.entries import read_entry
-from mlsubmit.checker.review.rules import rules_for
 from reviewfix import OURS, THEIRS
 from reviewfix import org_tree as _org
 from reviewfix import trees as _trees
