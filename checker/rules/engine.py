@@ -215,6 +215,8 @@ class _LogRun:
             f"which is not a rule file of ruleset {self.ruleset.version}")
         rec = self.current
         shown = requested.removeprefix(self.ruleset.prefix)
+        if len(shown) > 1000:  # a value may be 16 MiB: never quoted whole (its head and its file name at the end)
+            shown = f"{shown[:500]}...{shown[-500:]}"
         code = "RULE008"
         if rec is not None and rec.key == "submission_benchmark" and _plain_name(rec.value.get("value")):
             code = "RULE009"
