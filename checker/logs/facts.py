@@ -162,6 +162,7 @@ class FactsBuilder:
                 occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
                 first[key] = occ
                 added.append(occ)
+                self.size += len(key)  # a key may be long too
             if key in SERIES_KEYS:
                 kept = series.setdefault(key, [])
                 if len(kept) < MAX_SERIES:

@@ -87,8 +87,9 @@ def _repr_size(value: Any) -> int:
 
 
 def records_size(records: list[Record]) -> int:
-    """value_size of the records' values (the key, time and line are within KEPT_OVERHEAD)."""
-    return value_size([r.value for r in records])
+    """value_size of the records' values, plus their keys' length (a key may be long too; the time and the line
+    are within KEPT_OVERHEAD)."""
+    return value_size([r.value for r in records]) + sum(map(len, [r.key for r in records]))
 
 
 def fitting(records: list[Record], room: int) -> tuple[int, int]:
@@ -97,7 +98,7 @@ def fitting(records: list[Record], room: int) -> tuple[int, int]:
     total = records_size(records)
     if total <= room:
         return len(records), total
-    sizes = list(accumulate(value_size([r.value]) for r in records))
+    sizes = list(accumulate(records_size([r]) for r in records))
     n = bisect_right(sizes, room)
     return n, sizes[n - 1] if n else 0
 

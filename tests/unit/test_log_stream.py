@@ -226,3 +226,18 @@ def test_the_engine_prefix_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) 
         assert rules.run is not None
         assert rules.run.prefix is None or rules.run.prefix_bytes <= 50_000 + 5 * 6000
     assert rules.run.prefix is None and rules.finish() == whole
+
+
+def test_log_content_in_messages_and_budgets_is_bounded_too() -> None:
+    """A key or a time_ms may be as long as a line (16 MiB): messages quote 200 characters of it, and the byte
+    budgets count keys as well as values."""
+    from mlsubmit.checker.logs import limits
+
+    key = "k" * 100_000
+    text = (f':::MLLOG {{"key": "{key}", "value": NaN, "time_ms": 1, "metadata": {{}}}}\n'
+            f':::MLLOG {{"key": "x", "value": 1, "time_ms": "{key}", "metadata": {{}}}}\n'
+            f':::MLLOG {{"key": "{key}", "value": 1, "value": 2, "time_ms": 1, "metadata": {{}}}}\n')
+    log = read_stream(io.BytesIO(text.encode()), "x")
+    said = {f.code: f.message for f in log.findings}
+    assert {"LOG006", "LOG007", "LOG008"} <= set(said) and all(len(m) < 400 for m in said.values())
+    assert limits.records_size(log.records[:1]) > 100_000
