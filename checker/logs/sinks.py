@@ -43,7 +43,7 @@ class RecordsOfKeys:
         if self.seen <= len(self.records):
             return []
         return [finding("LOG012", path, f"the hyperparameter table was checked on the first {len(self.records):,} "
-                        f"records of its keys, of {self.seen:,}", line=self.records[-1].line)]
+                        f"records of its keys, of {self.seen:,}", line=self.records[-1].line if self.records else None)]
 
     def log(self, log: ParsedLog) -> ParsedLog:
         """The log as the HP check reads it: its path and the kept records."""
@@ -72,7 +72,7 @@ class WholeLogReader:
         read_log(self.path, self.display, digest=False, unpack=self.unpack, rcp_lines=False, sink=keep)
         if total[0] > len(kept):
             self.cut = finding("LOG012", self.display, f"the rule files that need the whole log were run on its "
-                               f"first {len(kept):,} records, of {total[0]:,}", line=kept[-1].line)
+                               f"first {len(kept):,} records, of {total[0]:,}", line=kept[-1].line if kept else None)
         return kept
 
 
