@@ -273,12 +273,12 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             hasher.update(chunk)
         size += len(chunk)
         if overlong:  # drop bytes up to the end of the overlong line
-            cut = chunk.find(b"\n")
-            if cut < 0:
+            if (cut := chunk.find(b"\n")) < 0:
                 continue
-            chunk = chunk[cut + 1 :]
-            overlong = False
-            line += 1
+            chunk, overlong, line = chunk[cut + 1 :], False, line + 1
+        if rest and (end := _ends_over_limit(rest, chunk)) >= 0:  # a line begun earlier, too long once whole
+            reader.log.findings.append(_too_long(display, line))
+            chunk, rest, line = chunk[end:], b"", line + 1
         data = rest + chunk if rest else chunk
         cut = data.rfind(b"\n") + 1
         if cut:
@@ -289,11 +289,8 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             hand(reader.log, sink, block)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
-            reader.log.findings.append(
-                finding("LOG010", display, f"line is longer than {MAX_LINE} bytes; skipped", line=line)
-            )
-            rest = b""
-            overlong = True
+            reader.log.findings.append(_too_long(display, line))
+            rest, overlong = b"", True
     if rest and not over_limit(reader.log, size, limit):  # past a limit, `rest` is a line cut short
         if rcp_lines:
             keep_rcp_lines(reader.log, rest, kept)
@@ -305,6 +302,18 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
     log.sha256 = hasher.hexdigest() if hasher is not None else ""
     log.size = size
     return log
+
+
+def _ends_over_limit(rest: bytes, chunk: bytes) -> int:
+    """Where the line in progress (`rest`, at most MAX_LINE) ends in `chunk`, past its newline, when the whole line
+    is longer than MAX_LINE; else -1. A line is judged whole, as package's reading (logs/input.py) judges it, not
+    only while it is still unfinished at a chunk's end."""
+    end = chunk.find(b"\n")
+    return end + 1 if end >= 0 and len(rest) + end > MAX_LINE else -1
+
+
+def _too_long(display: str, line: int) -> Finding:
+    return finding("LOG010", display, f"line is longer than {MAX_LINE} bytes; skipped", line=line)
 
 
 def read_log(path: str | Path, display: str | None = None, *, digest: bool = True, unpack: bool = False,

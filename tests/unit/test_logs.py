@@ -114,6 +114,26 @@ def test_overlong_line_is_skipped_and_reported(monkeypatch: pytest.MonkeyPatch) 
     assert codes(log) == [("LOG010", 2)]
 
 
+@pytest.mark.parametrize("extra", [1, 100, 255])
+def test_a_line_just_over_the_limit_is_skipped_when_it_ends_in_the_next_chunk(monkeypatch: pytest.MonkeyPatch,
+                                                                               extra: int) -> None:  # fmt: skip
+    """A line carried over a chunk and ended in the next one is judged whole: it was read whole up to
+    MAX_LINE + CHUNK, while package's reading (numbered_records) skipped it; both skip it now."""
+    from mlsubmit.checker.logs import input as raw
+
+    for module in (logs, raw):
+        monkeypatch.setattr(module, "MAX_LINE", 1000)
+        monkeypatch.setattr(module, "CHUNK", 256)
+    long_record = rec(9)[: 1000 + extra].ljust(1000 + extra, "x")
+    text = f"{rec(0)}\n{long_record}\n{rec(1)}\n".encode()
+    log = parse(text)
+    assert [(r.key, r.line) for r in log.records] == [("k0", 1), ("k1", 3)]
+    assert codes(log) == [("LOG010", 2)]
+    assert [line for line, _ in raw.numbered_records(io.BytesIO(text))] == [1, 3]
+    exact = f"{rec(0)}\n".encode() + b"y" * 1000 + f"\n{rec(1)}\n".encode()  # at the limit: read
+    assert codes(parse(exact)) == [] and [r.line for r in parse(exact).records] == [1, 3]
+
+
 def test_chunk_boundaries_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     text = ("\n".join(f"noise {i}\n[0] {rec(i)}" for i in range(200)) + "\n").encode()
     whole = [(r.key, r.line) for r in parse(text).records]
