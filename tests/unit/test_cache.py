@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from logfix import check_log_file
+from fixtures.logfix import check_log_file
 from mlsubmit.checker.run import pipeline
 from mlsubmit.checker.run.cache import LogCache, context_key
 from mlsubmit.checker.run.discover import LogRef

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from logfix import check_log_file
+from fixtures.logfix import check_log_file
+from fixtures.rcpfix import run_lines
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp import evaluate, evaluate_cached
 from mlsubmit.checker.run.cache import MISS, load_entry, store_entry
 from mlsubmit.checker.run.discover import LogRef
 from mlsubmit.checker.run.pipeline import CheckOptions
-from rcpfix import run_lines
 
 from mlsubmit.core.support import cache_entries as entries_mod
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from fixtures.synth import RunSpec
+from fixtures.treefix import build_org
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.configfile import check_config_names
-from treefix import build_org
 
 
 def org_with(tmp_path: Path, *files: str) -> OrgTree:

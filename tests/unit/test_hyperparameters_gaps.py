@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from differential import reference_verdicts
+from fixtures.differential import reference_verdicts
 from fixtures.synth import HYPERPARAMETERS, RunSpec, write_run
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.logs.reader import read_log

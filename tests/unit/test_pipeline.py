@@ -7,8 +7,8 @@ from pathlib import Path
 import mlsubmit.checker.run.pipeline as pipeline
 import mlsubmit.checker.run.pool as pool
 import pytest
+from fixtures.treefix import build_org, resnet_runs
 from mlsubmit.checker.run.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
-from treefix import build_org, resnet_runs
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from fixtures.powerfix import PowerSpec, power_for, render, render_switch, write
+from fixtures.treefix import build_org, resnet_runs
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.power import check as power
 from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.folders import bench_folders
-from powerfix import PowerSpec, power_for, render, render_switch, write
-from treefix import build_org, resnet_runs
 
 NAMES = ["result_0", "result_1", "result_2"]
 Layout = dict[str, list[str] | str]  # run folder -> files in it (or "file": the entry is a file)

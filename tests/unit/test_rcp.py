@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fixtures.rcpfix import run_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rcp import RcpResult, evaluate, run_convergence
-from rcpfix import run_lines
 
 
 def write(folder: Path, runs: list[list[str]]) -> list[LogFacts]:

@@ -15,12 +15,12 @@ from pathlib import Path
 import mlperf_logging
 import pytest
 from conftest import tree_digest
+from fixtures.rcpfix import run_lines
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rcp import evaluate
 from mlsubmit.checker.upstream import rcp as reference
 from mlsubmit.checker.upstream import rcp_fit as fit
-from rcpfix import run_lines
 
 # benchmark, ruleset, runs, bypass: a pass, a pass by interpolation with a factor, a fail let through by bypass
 CASES = {

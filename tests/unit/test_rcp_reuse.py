@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import pytest
+from fixtures.rcpfix import run_lines
 from mlsubmit.checker import rcp
 from mlsubmit.checker.logs.facts import LogFacts
-from rcpfix import run_lines
 
 
 def rcp_runs(epochs: list[int], tag: str) -> list[LogFacts]:

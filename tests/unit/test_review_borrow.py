@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.reviewfix import OURS, THEIRS
+from fixtures.reviewfix import org_tree as _org
+from fixtures.reviewfix import trees as _trees
 from fixtures.synth_org import system
 from mlsubmit.checker.review.borrow import check_borrowing
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.rules import rules_for
-from reviewfix import OURS, THEIRS
-from reviewfix import org_tree as _org
-from reviewfix import trees as _trees
 
 from mlsubmit.cli import main
 

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.reviewfix import OURS, THEIRS, trees
+from fixtures.reviewfix import org_tree as _org
+from fixtures.reviewfix import preview_tree as _tree
 from fixtures.synth_org import system
-from reviewfix import OURS, THEIRS, trees
-from reviewfix import org_tree as _org
-from reviewfix import preview_tree as _tree
 
 from mlsubmit.cli import main
 from mlsubmit.core.support.schema_loader import load_schema, validator

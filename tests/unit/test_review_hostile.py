@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from fixtures.reviewfix import THEIRS, preview_tree, trees
 from fixtures.synth_org import runs, system, write_org
-from reviewfix import THEIRS, preview_tree, trees
 
 from mlsubmit.cli import main
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.reviewfix import preview_tree as _tree
 from mlsubmit.checker.review.preview import check_preview
-from reviewfix import preview_tree as _tree
 
 from mlsubmit.cli import main
 

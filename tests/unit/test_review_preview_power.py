@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fixtures.powerfix import power_for
 from fixtures.synth_org import ROUND_MS, runs, system, write_org
 from mlsubmit.checker.review.preview import check_preview
-from powerfix import power_for
 
 from mlsubmit.core.findings import Finding
 

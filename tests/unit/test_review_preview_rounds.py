@@ -9,7 +9,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from differential import rounds
+from fixtures.differential import rounds
 from mlsubmit.checker.review.preview import check_preview, points
 from mlsubmit.checker.tree.params import version
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.rcpfix import line
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rcp import RcpResult
-from rcpfix import line
 
 from mlsubmit.core.codes import finding
 from mlsubmit.report.inputs import read_system
