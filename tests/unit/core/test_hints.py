@@ -26,7 +26,7 @@ from mlsubmit.cli import COMMANDS, build_parser
 from mlsubmit.core.codes import CodeInfo, catalogue
 from mlsubmit.reporters.causes import ROOTS
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
 CODE = re.compile(r"\b[A-Z]{2,5}[0-9]{3}\b")
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 SETS = re.compile(r'"([a-z][a-z0-9_]*)": (?!\.\.\.)')  # `"key": ...` only shows a shape

@@ -55,7 +55,7 @@ def test_no_module_but_options_tests_a_profile_name() -> None:
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[4]
     name_test = re.compile(r"""[!=]=\s*["'](full|reference)["']""")  # (sysinfo has profiles of its own)
     offenders = [f"{p.relative_to(root)}:{n}" for folder in ("checker", "mlsubmit", "submission")
                  for p in sorted((root / folder).rglob("*.py")) if p.name != "options.py"

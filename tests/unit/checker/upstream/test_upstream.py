@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 PRODUCT = ("mlsubmit", "checker", "submission")
 ALLOWED = (ROOT / "checker" / "upstream",)
 
@@ -69,7 +69,7 @@ def test_upstream_finds_the_installed_release() -> None:
 def test_every_room_is_named_in_the_contracts() -> None:
     """The contract on mlperf_logging lists rooms by name: a room added later must be kept away from it like the
     others, so a missing name fails here rather than passing lint silently. (The public-API contract is held to the
-    tree by tests/unit/test_front_door.py.)"""
+    tree by tests/unit/checker/test_front_door.py.)"""
     import tomllib
 
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]

@@ -11,7 +11,7 @@ from mlsubmit.checker.systems.descriptions import summarize
 from mlsubmit.core.errors import FatalError
 from mlsubmit.report.inputs import Price, PriceBook, SystemFacts, load_prices, parse_prices, performance_per_price
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[3]
 DGX = {"system_name": "dgxa100_ngc21.05_mxnet", "number_of_nodes": "1", "accelerators_per_node": "8",
        "accelerator_model_name": "NVIDIA A100-SXM4-80GB (400W)",
        "host_processor_model_name": "AMD EPYC 7742"}  # fmt: skip

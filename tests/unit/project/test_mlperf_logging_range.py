@@ -13,7 +13,7 @@ from mlsubmit.checker.upstream import installed
 
 from mlsubmit.cli import rulesets as cli_rulesets
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 Cli = Callable[..., tuple[int, str, str]]
 
 

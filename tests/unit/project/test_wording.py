@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mlsubmit.core.codes import catalogue
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_pointer_in_the_catalogue_leads_to_a_document_and_heading() -> None:

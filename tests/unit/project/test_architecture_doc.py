@@ -7,7 +7,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 _ROOM = re.compile(r"^(checker/(?:[a-z_]+/)?)(?:([a-z_]+\.py)\s+\d+)?")
 _MODULE = re.compile(r"^\s+([a-z_]+\.py)\s+\d+\s")
 

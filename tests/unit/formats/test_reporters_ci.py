@@ -27,7 +27,7 @@ from mlsubmit.reporters.ci import (
     xml_text,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SARIF_SCHEMA = ROOT.parent / "shared" / "external" / "sarif-schema-2.1.0.json"
 
 HOSTILE = 'a <b> & "c" \x00 \x1b[31m % 50%\r\nline2 ::error file=x::forged, a:b \ud800 é'

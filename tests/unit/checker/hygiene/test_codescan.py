@@ -28,7 +28,7 @@ from mlsubmit.checker.hygiene import prefilter as secretfilter
 from mlsubmit.checker.hygiene import secrets as codescan
 from mlsubmit.checker.hygiene.check import SECRET_PLUGINS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 ROUNDS = ("training_results_v4.0", "training_results_v5.0", "training_results_v5.1")
 
 
@@ -275,7 +275,7 @@ def test_patterns_hold_on_joined_lines() -> None:
 
 
 def test_warm_scan_comes_from_the_cache_and_faults_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.unit.test_cache_faults import FAULTS
+    from tests.unit.checker.run.test_cache_faults import FAULTS
 
     code = tmp_path / "code"
     code.mkdir()

@@ -15,7 +15,7 @@ from mlsubmit.core.codes import info
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support.schema_loader import load_schema
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SYSTEMS = ROOT / "systems"
 POD16 = "ipu-pod16-POPART-closed"
 POD64_TF = "ipu-pod64-TF-closed"

@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "architecture.md"
 CONTRACT = "the command line, reporters, report and submission use the checker's public API, never its other modules"
 

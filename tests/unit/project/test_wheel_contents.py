@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # folder in the repository -> where its files land in the wheel (pyproject.toml's package-dir table)
 INSTALLED_AS = {"mlsubmit": "mlsubmit", "checker": "mlsubmit/checker", "submission": "mlsubmit/submission",
                 "schemas": "mlsubmit/schemas"}  # fmt: skip

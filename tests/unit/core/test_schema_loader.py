@@ -12,7 +12,7 @@ import pytest
 from mlsubmit.core.support import schema_loader
 from mlsubmit.core.support.schema_loader import load_schema
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SYSTEM = json.loads(next((ROOT / "systems").glob("*.json")).read_text(encoding="utf-8"))
 
 
