@@ -3,6 +3,6 @@
 installed module fits that adapter and `rcp_plain.py` running it as it is when it does not).
 
 Other rooms read mlperf-logging's shipped data (rule files, RCP files) through the folders named here, and never
-import mlperf_logging themselves; an import-linter contract and tests/unit/test_upstream.py hold it so. Its public
-`mllog` API, which writes test fixtures, is used by the test fixtures (tests/fixtures/) alone.
+import mlperf_logging themselves; an import-linter contract and tests/unit/checker/upstream/test_upstream.py hold it
+so. Its public `mllog` API, which writes test fixtures, is used by the test fixtures (tests/fixtures/) alone.
 """
