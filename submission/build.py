@@ -38,6 +38,7 @@ from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker import CheckRun
+    from mlsubmit.checker.policy.config import Policy
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class PackageOptions:
     progress: Tracker = no_progress  # the command line's bar over the tree check
     waivers: tuple[Waiver, ...] = ()  # applied to the check's report at the inputs' paths (config folder)
     today: dt.date | None = None  # the date waivers expire on (None: today)
+    policy: Policy | None = None  # the project's (mlsubmit.toml [check] and the flags); None: the default profile
 
 
 @dataclass
@@ -230,9 +232,12 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
 
 def check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> CheckRun:
     """The check on the build folder; its report is in the build folder's paths (`report_at_inputs` maps them)."""
-    from mlsubmit.checker import CheckOptions, run_check
+    from mlsubmit.checker import CheckOptions, Profile, run_check
 
-    return run_check([str(org_root)], CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs), progress=options.progress)
+    policy = options.policy
+    check = CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs) if policy is None else \
+        CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs, profile=Profile(policy.profile), policy=policy)
+    return run_check([str(org_root)], check, progress=options.progress)
 
 
 def remap(report: Report, old: str, new: str) -> Report:

@@ -28,6 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 
@@ -235,25 +236,13 @@ def _manifest_ruleset(path: Path) -> str | None:
 # ---- verify_for_v<round>_training.sh ------------------------------------------------------------------------
 
 
-def param_flags(org: Path) -> list[str]:
-    """The package checker arguments the script builds from `<org>/package_checker_params`: `--<line>` for every
-    newline-ended line (`read` drops a last line without one), the whole expanded unquoted, so split on blanks."""
-    path = org / "package_checker_params"
-    if not path.is_file():
-        return []
-    with open_regular(path) as fh:  # as params.read_org_params reads it: 64 KiB at most
-        data = fh.read(1 << 16).decode("utf-8", "surrogateescape")
-    lines = data.split("\n")[:-1]
-    return "".join(f" --{line}" for line in lines).split()
-
-
 def org_steps(tree: Path, org: str, ruleset: str, summary_csv: Path) -> list[Step]:
     """The round's verify script on `tree/<org>`, run from `tree` as the chair runs it after unpacking."""
     steps: list[Step] = []
     for module in round_steps(ruleset):
         args = [org, "training", ruleset]
         if module == "package_checker" and round_steps(ruleset)[-1] == "repo_checker":
-            args += param_flags(tree / org)
+            args += org_params.script_arguments(tree / org)
         if module == "result_summarizer":
             args += ["--csv", str(summary_csv)]
         step = _run_module(module, args, tree)

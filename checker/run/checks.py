@@ -211,7 +211,7 @@ CHECKS: dict[tuple[str, str], Check] = {
 COMMAND_CODES: dict[str, frozenset[str]] = {
     "advise": frozenset({"HP006", "HP007", "HP008", "HP010"}),
     "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG050", "PKG063",
-                                                                          "PKG064"},
+                                                                          "PKG064", "POL002"},
     "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62),  # 60-62: verify --official
     "report": _span("REP", 1, 4) | {"REP010"},
     "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)) | _span("REV", 56, 59),

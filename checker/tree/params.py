@@ -17,6 +17,7 @@ from pathlib import Path
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.safe_io import open_regular
 
 NAME = "package_checker_params"
 FIRST_RULESET = (2, 0, 0)  # the first verify script that reads the file
@@ -57,19 +58,36 @@ def read_org_params(root: Path, shown: str, ruleset: str) -> OrgParams:
     if not applies(ruleset) or not path.is_file():
         return out
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_BYTES)
+        lines, last = _script_lines(path)
     except OSError as exc:
         out.findings.append(finding("TREE046", shown, f"cannot be read: {exc.strerror or exc}"))
         return out
-    lines = data.split(b"\n")
-    last = lines.pop()  # after the final newline: `read` returns false for it, so the loop never sees it
     if last.strip():
         out.findings.append(finding("TREE047", shown, f"the last line {_text(last)!r} has no newline: the verify "
                                     "script drops it", line=len(lines) + 1))
     for number, raw in enumerate(lines, 1):
         out.findings += _line(_text(raw), number, shown, out.flags)
     return out
+
+
+def script_arguments(root: Path) -> list[str]:
+    """The package checker arguments the verify script builds from `<root>/package_checker_params`, as it builds
+    them: `--<line>` for every newline-ended line, the whole expanded unquoted (so split on blanks), whatever the
+    round or spelling. `verify --official` passes these; `read_org_params` judges the same lines."""
+    path = root / NAME
+    if not path.is_file():
+        return []
+    lines, _ = _script_lines(path)
+    return "".join(f" --{line.decode('utf-8', 'surrogateescape')}" for line in lines).split()
+
+
+def _script_lines(path: Path) -> tuple[list[bytes], bytes]:
+    """The newline-ended lines `while read -r line` sees, and what follows the last newline (which it drops).
+    Never a FIFO or device, and the first 64 KiB only: a flag file is a few bytes."""
+    with open_regular(path) as fh:
+        data = fh.read(_MAX_BYTES)
+    lines = data.split(b"\n")
+    return lines, lines.pop()
 
 
 def _line(text: str, number: int, shown: str, flags: set[str]) -> list[Finding]:

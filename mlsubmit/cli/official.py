@@ -101,7 +101,8 @@ def _whole(trees: list[tuple[Path, str]], work: Path, ruleset: str, args: argpar
 
 def _finish(args: argparse.Namespace, report: Report, steps: list[chair.Step], ruleset: str | None,
             display: str) -> int:  # fmt: skip
-    report.tally = Tally(((len(steps), "official step(s)"),), failed=sum(not s.passed for s in steps))
+    report.tally = Tally(((len(steps), "official step(s)"),), failed=sum(not s.passed for s in steps),
+                         steps=tuple(s.to_dict() for s in steps))
     release = mlperf_logging_version()
     report.meta.update({"command": "verify --official", "ruleset": ruleset or "", "version": __version__,
                         "mlperf_logging": release, "script": chair.script_name(ruleset) if ruleset else "",

@@ -152,12 +152,17 @@ class Tally:
 
     parts: tuple[tuple[int, str], ...]  # (count, noun), e.g. (15, "Preview point(s)")
     failed: int = 0  # how many of the first part broke a rule
+    # the steps compared, in order, as their own records (verify --official: each step with its last lines)
+    steps: tuple[dict[str, object], ...] = ()
 
     def __str__(self) -> str:
         return ", ".join(f"{n} {noun}" for n, noun in self.parts) + f" compared, {self.failed} failed"
 
     def to_dict(self) -> dict[str, object]:
-        return {"counts": {noun: n for n, noun in self.parts}, "failed": self.failed}
+        out: dict[str, object] = {"counts": {noun: n for n, noun in self.parts}, "failed": self.failed}
+        if self.steps:
+            out["steps"] = [dict(s) for s in self.steps]
+        return out
 
 
 @dataclass

@@ -15,6 +15,8 @@ from conftest import ROOT, tree_digest
 from fixtures.flowfix import ORG, fast_tree, write_job
 from mlsubmit.checker import mlperf_logging_version
 
+from mlsubmit.core.support.schema_loader import load_schema, validator
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("git") is None, reason="git is needed to export the implementation"),
@@ -66,10 +68,18 @@ def test_the_json_report_names_the_steps_and_the_release(tmp_path: Path, run_cli
     archive, passphrase = packaged(tmp_path, run_cli)
     code, out, err = run_cli("verify", archive, "--official", "--passphrase-file", passphrase, "--format", "json")
     assert code == 0, err
-    tool = json.loads(out)["tool"]
+    data = json.loads(out)
+    tool = data["tool"]
     assert tool["command"] == "verify --official" and tool["mlperf_logging"] == mlperf_logging_version()
     assert tool["script"] == "verify_for_v6.1_training.sh"
     assert tool["steps"].split("; ") == [f"{name}: pass" for name in STEPS]
+    steps = data["summary"]["compared"]["steps"]  # each step with its last lines, as the text report prints them
+    named = [s["step"] + (f" [{s['org']}]" if s["org"] else "") for s in steps]
+    assert named == STEPS and all(s["passed"] for s in steps)
+    last = {s["step"]: s["last_lines"] for s in steps}
+    assert "INFO - PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" in last["package checker"][-1]
+    assert last["report --against"] == ["every result agrees with the chair's summary"]
+    validator(load_schema("report.schema.json")).validate(data)
 
 
 def test_a_sha1_that_does_not_match_stops_as_the_chairs_script_does(tmp_path: Path, run_cli: Cli) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker import Waiver
+    from mlsubmit.checker.policy.config import Policy
     from mlsubmit.submission.build import PackageOptions
     from mlsubmit.submission.config import PackageConfig
 
@@ -50,6 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "each waiver applied. The nearest mlsubmit.toml above the config applies too")
     parser.add_argument("--no-project-waivers", action="store_true",
                         help="leave out the [[waiver]] tables of mlsubmit.toml")
+    from mlsubmit.cli.commands.check import add_policy_options
+
+    add_policy_options(parser)  # the build is checked under the project's policy, as `check` applies it
     add_output_options(parser)
 
 
@@ -61,10 +66,29 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     validate_ruleset(cfg.ruleset)
     passphrase, notes = _passphrase(args)
-    options = PackageOptions(archive=args.archive, passphrase=passphrase, kdf=args.key_derivation, notes=notes,
-                             allow_findings=args.allow_findings, jobs=max(0, args.jobs), strict=args.strict,
-                             progress=tracker, waivers=tuple(_waivers(args, cfg.path.parent)))
+    policy, policy_notes = _policy(args, cfg.path)
+    options = PackageOptions(archive=args.archive, passphrase=passphrase, kdf=args.key_derivation,
+                             notes=(*notes, *policy_notes), allow_findings=args.allow_findings,
+                             jobs=max(0, args.jobs), strict=args.strict, progress=tracker,
+                             waivers=tuple(_waivers(args, cfg.path.parent)), policy=policy)  # fmt: skip
     return _run(cfg, options, args)
+
+
+def _policy(args: argparse.Namespace, config: Path) -> tuple[Policy, tuple[Finding, ...]]:
+    """The policy of the nearest mlsubmit.toml above the package config, with --profile/--select/--ignore/
+    --severity over it: the build is gated as `check` gates the project. `[[check.overrides]]` name the project's
+    paths, which the build does not have: they are left out, and POL002 says so."""
+    from mlsubmit.checker import policy_for
+    from mlsubmit.cli.commands.check import flags_of
+
+    policy, where = policy_for([str(config.parent)], flags_of(args))
+    by_path = [layer for layer in policy.layers if layer.paths]
+    if not by_path:
+        return policy, ()
+    kept = replace(policy, layers=tuple(layer for layer in policy.layers if not layer.paths))
+    note = finding("POL002", str(where), f"{len(by_path)} [[check.overrides]] table(s) not applied to the build's "
+                   "check: their paths are the project's, not the packaged tree's")  # fmt: skip
+    return kept, (note,)
 
 
 def _waivers(args: argparse.Namespace, folder: Path) -> list[Waiver]:

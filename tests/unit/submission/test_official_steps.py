@@ -8,7 +8,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from mlsubmit.submission.official import param_flags, round_steps, script_name, sha1_step
+from mlsubmit.checker.tree.params import script_arguments
+from mlsubmit.submission.official import round_steps, script_name, sha1_step
 
 
 def archive(tmp_path: Path, name: str = "mlperf_submission_Graphcore.tar.gz") -> Path:
@@ -44,11 +45,11 @@ def test_a_missing_sha1_or_another_name_fails_in_the_scripts_words(tmp_path: Pat
 ])  # fmt: skip
 def test_the_flags_the_verify_script_builds(tmp_path: Path, text: str, flags: list[str]) -> None:
     (tmp_path / "package_checker_params").write_text(text, encoding="utf-8")
-    assert param_flags(tmp_path) == flags
+    assert script_arguments(tmp_path) == flags
 
 
 def test_no_params_file_no_flags(tmp_path: Path) -> None:
-    assert param_flags(tmp_path) == []
+    assert script_arguments(tmp_path) == []
 
 
 @pytest.mark.parametrize(("ruleset", "script", "steps"), [
@@ -60,3 +61,18 @@ def test_no_params_file_no_flags(tmp_path: Path) -> None:
 ])  # fmt: skip
 def test_each_rounds_script(ruleset: str, script: str, steps: int) -> None:
     assert script_name(ruleset) == script and len(round_steps(ruleset)) == steps
+
+
+
+def test_a_params_fifo_is_refused_not_waited_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """is_file() and the open are two moments: a FIFO put in between is refused by the open, never read."""
+    import os
+
+    from mlsubmit.checker.tree.params import read_org_params
+
+    os.mkfifo(tmp_path / "package_checker_params")
+    monkeypatch.setattr(Path, "is_file", lambda self: True)
+    with pytest.raises(OSError):
+        script_arguments(tmp_path)
+    found = read_org_params(tmp_path, "Org/package_checker_params", "5.0.0").findings
+    assert [(f.code, "cannot be read" in f.message) for f in found] == [("TREE046", True)]

@@ -1,4 +1,5 @@
-"""`check --ruleset auto`: a PATH's round comes from its training_results_vX.Y folder."""
+"""`check --ruleset auto`: a PATH's round comes from its training_results_vX.Y folder. And the rounds' dates of
+checker/tables/round-history.yaml, as the Preview clause's 140 days read them (rounds/history.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.rounds import history
 from mlsubmit.checker.rounds.detect import group_by_round, round_name, ruleset_of_path
 
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.schema_loader import SchemaError, load_schema, validate_or_raise
 
 KNOWN = ("1.0.0", "1.1.0", "2.0.0")
 
@@ -101,3 +104,36 @@ def test_a_name_split_as_text_gives_the_round_its_path_parts_give(given: str) ->
 def test_round_name_is_a_rulesets_round_and_a_path_gives_a_ruleset() -> None:
     assert round_name("1.1.0") == "1.1" and round_name("2.10.0") == "2.10"
     assert ruleset_of_path(Path("training_results_v2.10/x")) == "2.10.0"
+
+
+def test_the_140_days_compare_the_deadlines_where_both_rounds_have_one() -> None:
+    due = history.due_round("4.0.0")  # mlcommons/training README: May 10, 2024 -> Oct 11, 2024
+    assert due is not None and (due.round, due.days, due.kind, due.postponed) == ("4.1", 154, "submitted", False)
+    assert "154 days after round 4.0 by their submission deadlines, at least 140" in due.explain()
+
+
+def test_publication_dates_stand_in_for_both_where_a_round_has_no_deadline() -> None:
+    due = history.due_round("3.0.0")  # no public deadline for 3.0 or 3.1
+    assert due is not None and (due.round, due.days, due.kind, due.postponed) == ("4.0", 134, "published", True)
+    assert "by their publication dates (as the deadlines)" in due.explain()
+    due = history.due_round("3.1.0")  # 4.0 has a deadline, 3.1 none: never one kind of date against the other
+    assert due is not None and (due.days, due.kind) == (217, "published")
+
+
+def test_a_round_known_by_its_deadline_only_is_a_successor() -> None:
+    due = history.due_round("6.0.0")  # 6.1: submitted Oct 16, 2026, no publication date in the data
+    assert due is not None and (due.round, due.days, due.kind) == ("6.1", 154, "submitted")
+    assert history.due_round("6.1.0") is None
+
+
+@pytest.mark.parametrize(("row", "valid"), [({"published": "2026-11-11", "source": "s"}, True),
+                                            ({"submitted": "2026-10-16", "source": "s"}, True),
+                                            ({"source": "s"}, False)])
+def test_a_round_row_needs_one_of_its_dates(row: dict[str, str], valid: bool) -> None:
+    data = {"version": 1, "renames": [], "rounds": {"6.1": row}}
+    schema = load_schema("round-history.schema.json")
+    if valid:
+        validate_or_raise(data, schema, what="round-history")
+    else:
+        with pytest.raises(SchemaError):
+            validate_or_raise(data, schema, what="round-history")
