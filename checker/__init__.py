@@ -4,7 +4,7 @@ command line, `report` and `submission` use most (docs/architecture.md lists the
 holds the list and `__all__` equal). What they use once is imported from its module, among the public modules that
 docs/architecture.md lists; an import-linter contract keeps them out of every other module. Tests may reach inside.
 
-The rooms, each named for what it holds:
+The subpackages, each named for what it holds:
 
 - `run/`: options and profiles, discovery of what PATHs hold, the pipeline, the worker pool, the cache;
 - `rounds/`: what a round is: its benchmarks, the division a result counts in, the round a path states;

@@ -87,7 +87,7 @@ def _drop_junk_and_secrets(out: Exported, display: str) -> None:
     The scan runs on the exported copy (a temporary folder), so the rules are exactly those `mlsubmit check` applies
     to a finished tree, and junk shipped by accident can never pass the post-build check unnoticed.
     """
-    from mlsubmit.checker.hygiene.check import scan as scan_hygiene
+    from mlsubmit.checker.hygiene.scan import scan as scan_hygiene
 
     removed: set[str] = set()
     for found in scan_hygiene(out.dest, display):

@@ -7,7 +7,7 @@ other keys and of the global batch size, batch size lookup tables, a per-chip mu
 Nothing in the data is executed.
 
 `check_log` applies the table to logs that claim the closed division (`mlsubmit check`); `closed_advice`
-applies it whatever the log claims (`mlsubmit advise`, through advice.py). A row whose letter differs from the
+applies it whatever the log claims (`mlsubmit advise`, through as_closed.py). A row whose letter differs from the
 reference code or from what the review accepted lists those `readings`: a value that follows one is a warning
 (HP009) naming the letter and the sources, and a value outside every reading stays an error.
 """

@@ -20,7 +20,7 @@ from mlsubmit.core.findings import Finding
 MAX_KEPT = 100_000  # records of the table's keys kept for the HP check (a real log has one of each)
 
 
-class Kept:
+class RecordsOfKeys:
     """The records whose key is in `keys`, in order, at most MAX_KEPT."""
 
     def __init__(self, keys: frozenset[str]) -> None:
@@ -37,7 +37,7 @@ class Kept:
         return ParsedLog(path=log.path, records=self.records, record_count=log.record_count)
 
 
-class Whole:
+class WholeLogReader:
     """A log read again for the rule files that need its whole list (rules.engine): its first WHOLE_RECORDS
     records, and a LOG012 finding when there were more."""
 
@@ -60,7 +60,7 @@ class Whole:
         return kept
 
 
-def fan_out(*consumers: FactsBuilder | Kept | Any | None) -> Callable[[list[Record]], None]:
+def fan_out(*consumers: FactsBuilder | RecordsOfKeys | Any | None) -> Callable[[list[Record]], None]:
     """One reader sink feeding each consumer (anything with `feed(batch)`; None is skipped) in turn."""
     feeds = [c.feed for c in consumers if c is not None]
 

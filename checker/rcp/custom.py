@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from mlsubmit.checker.rcp import runs_key
+from mlsubmit.checker.rcp.verdict import runs_key
 
 
 class CustomRcpError(ValueError):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rcp import NOT_CONVERGED, judged
+from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, judged
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.tree import params as org_params
 from mlsubmit.checker.tree.folders import bypass_flags

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsubmit.checker.hyperparameters.table import table_for
+from mlsubmit.checker.review.borrowing_rules import BorrowRules
 from mlsubmit.checker.review.entries import Entry
-from mlsubmit.checker.review.rules import BorrowRules
 from mlsubmit.checker.review.scale import scale_findings, system_findings
 from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path
 

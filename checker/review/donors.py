@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
+from mlsubmit.checker.review.borrowing_rules import BorrowRules
 from mlsubmit.checker.review.entries import Entry, entry_folders, log_names, read_entry
 from mlsubmit.checker.review.identity import hardware, same_submitter
-from mlsubmit.checker.review.rules import BorrowRules
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.review.borrowing_rules import BorrowRules
 from mlsubmit.checker.review.entries import Entry, system_doc
-from mlsubmit.checker.review.rules import BorrowRules
 from mlsubmit.checker.systems.descriptions import summarize
 from mlsubmit.checker.systems.jsonfile import escape
 

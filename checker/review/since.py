@@ -12,9 +12,9 @@ from typing import Any
 
 from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
+from mlsubmit.checker.review.borrowing_rules import rules_for
 from mlsubmit.checker.review.entries import entry_folders_all, json_type, read_entry
 from mlsubmit.checker.review.identity import closest, hardware
-from mlsubmit.checker.review.rules import rules_for
 from mlsubmit.checker.rounds import benchmarks, history
 from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.systems.descriptions import norm, summarize

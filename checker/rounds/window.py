@@ -22,6 +22,12 @@ def olympic(minutes: Sequence[float], benchmark: str) -> float:
     return math.inf if score is None else score
 
 
+def scored_minutes(minutes: float | None, converged: bool) -> float:
+    """A run's time to train as the window and the olympic mean count it: infinity for a run that did not
+    converge (TR1.1 §Scoring) or has no time."""
+    return minutes if converged and minutes is not None else math.inf
+
+
 @dataclass(frozen=True)
 class Window:
     """The window the rules take: runs `start`..`start + n - 1` (in start order) and its olympic score; `scores`

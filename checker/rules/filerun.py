@@ -2,7 +2,7 @@
 
 Per record it runs PRE, CHECK and POST (for a `submission_*` key, on its first record only), FIRST_CHECK and
 ATLEAST_ONE_CHECK; after the records, the ATLEAST_ONE_CHECK verdicts, the REQ counts and END. What it keeps across
-records is the file's state `s` and per-key tallies (tally.Seen), never the records. `engine._LogRun` chains the
+records is the file's state `s` and per-key tallies (tally.KeyTally), never the records. `engine._LogRun` chains the
 files and joins their findings.
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.logs.reader import Record
 from mlsubmit.checker.rules.files import KeyRule, RuleFile
 from mlsubmit.checker.rules.safe_eval import Evaluator, Refused, Snippet, namespace, run
-from mlsubmit.checker.rules.tally import SHOWN_VALUES, Outcome, Seen, Values, count_keys, short, short_src
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, Outcome, Values, count_keys, short, short_src
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Location
@@ -207,7 +207,7 @@ class FileRun:
                             f"({self.rules.name})")
                 )
 
-    def _exactly_one(self, key: str, seen: Seen) -> None:
+    def _exactly_one(self, key: str, seen: KeyTally) -> None:
         lines = self._log_lines(key) if self.whole else seen.lines.as_list()
         related = tuple(Location(self.e.path, ln) for ln in lines[1:6])
         if seen.count and seen.same:

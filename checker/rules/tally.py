@@ -45,7 +45,7 @@ class Lines:
 
 
 @dataclass
-class Seen:
+class KeyTally:
     """The values of one key, as the REQ checks read them."""
 
     count: int = 0
@@ -88,11 +88,11 @@ def _prints_as_first(value: Any, first: Any) -> bool:
 
 class Values:
     """The values and lines of one file's REQ EXACTLY_ONE keys (the one requirement that reads the values): the
-    first of each as it is (most keys have one), a Seen for a key that comes again."""
+    first of each as it is (most keys have one), a KeyTally for a key that comes again."""
 
     def __init__(self) -> None:
         self.firsts: dict[str, tuple[Any, int]] = {}
-        self.again: dict[str, Seen] = {}
+        self.again: dict[str, KeyTally] = {}
 
     def add(self, key: str, value: Any, line: int) -> None:
         if key not in self.firsts:
@@ -103,11 +103,11 @@ class Values:
             seen = self.again[key] = self.seen(key)
         seen.add(value, line)
 
-    def seen(self, key: str) -> Seen:
+    def seen(self, key: str) -> KeyTally:
         """The values of a key, for its message."""
         found = self.again.get(key)
         if found is None:
-            found = Seen()
+            found = KeyTally()
             if key in self.firsts:
                 value, line = self.firsts[key]
                 found.add(value, line)

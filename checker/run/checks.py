@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import ParsedLog, Record
-    from mlsubmit.checker.logs.sinks import Whole
+    from mlsubmit.checker.logs.sinks import WholeLogReader
     from mlsubmit.checker.run.discover import LogRef
     from mlsubmit.checker.run.options import CheckOptions
 
@@ -44,7 +44,7 @@ class Check:
     codes: frozenset[str]
     load: Callable[[], Callable[..., Any]]  # imports the function that does the work
     # log checks only: the per-log state fed as the log is read, and the findings it gives once read
-    start: Callable[[LogRef, CheckOptions, Whole], Any] = field(default=lambda ref, options, whole: None)
+    start: Callable[[LogRef, CheckOptions, WholeLogReader], Any] = field(default=lambda ref, options, whole: None)
     finish: Callable[[Any, ParsedLog, CheckOptions, list[Finding]], list[Finding]] | None = None
 
     def function(self) -> Callable[..., Any]:
@@ -57,12 +57,12 @@ class Check:
 class _RulesState:
     """The rule files' stream of one log, and the whole-log reread whose cut (LOG012) it may report."""
 
-    def __init__(self, stream: Any, whole: Whole) -> None:
+    def __init__(self, stream: Any, whole: WholeLogReader) -> None:
         self.stream, self.whole = stream, whole
         self.feed = stream.feed
 
 
-def _rules_start(ref: LogRef, options: CheckOptions, whole: Whole) -> _RulesState:
+def _rules_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> _RulesState:
     from mlsubmit.checker.rules.engine import RuleStream
     from mlsubmit.checker.rules.files import get_ruleset
 
@@ -80,10 +80,10 @@ def _rules_load() -> Callable[..., Any]:
     return check_log
 
 
-def _hp_start(ref: LogRef, options: CheckOptions, whole: Whole) -> Any:
-    from mlsubmit.checker.logs.sinks import Kept
+def _hp_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> Any:
+    from mlsubmit.checker.logs.sinks import RecordsOfKeys
 
-    return Kept(hp_keys(options.ruleset))
+    return RecordsOfKeys(hp_keys(options.ruleset))
 
 
 @functools.cache
@@ -142,19 +142,19 @@ def _systems_org() -> Callable[..., Any]:
 
 
 def _tree_prepare() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import prepare_org
+    from mlsubmit.checker.tree.full import prepare_org
 
     return prepare_org
 
 
 def _tree_code() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import code_to_scan
+    from mlsubmit.checker.tree.full import code_to_scan
 
     return code_to_scan
 
 
 def _tree_org() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import check_org
+    from mlsubmit.checker.tree.full import check_org
 
     return check_org
 
@@ -166,7 +166,7 @@ def _run_sets() -> Callable[..., Any]:
 
 
 def _reference_prepare() -> Callable[..., Any]:
-    from mlsubmit.checker.tree.check import prepare_folders
+    from mlsubmit.checker.tree.full import prepare_folders
 
     return prepare_folders
 

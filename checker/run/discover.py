@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from mlsubmit.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.hygiene.check import Scanned, Walk
-    from mlsubmit.checker.power.check import ReferenceVerdict
+    from mlsubmit.checker.hygiene.scan import Scanned, Walk
+    from mlsubmit.checker.power.folder import ReferenceVerdict
     from mlsubmit.checker.power.logs import PowerLog
     from mlsubmit.checker.systems.jsonfile import JsonDocument
     from mlsubmit.checker.tree.folders import BenchFolder

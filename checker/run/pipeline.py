@@ -15,13 +15,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mlsubmit.checker.hygiene import check as hygiene
-from mlsubmit.checker.hygiene.check import Scanned
+from mlsubmit.checker.hygiene import scan as hygiene
+from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.logs.sinks import Whole, fan_out
+from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy
-from mlsubmit.checker.rcp import answer_for
+from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.run import pool
 from mlsubmit.checker.run.cache import LogCache, context_key
@@ -76,7 +76,7 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     cache = _cache(options)
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
     builder = FactsBuilder() if whole else None
-    whole_log = Whole(ref.path, ref.display, ref.unpack)
+    whole_log = WholeLogReader(ref.path, ref.display, ref.unpack)
     started = [(check, check.start(ref, options, whole_log)) for check in options.profile.plan.stage("log")]
     log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
                    sink=fan_out(builder, *(state for _, state in started)))

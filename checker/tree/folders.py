@@ -1,6 +1,6 @@
 """Results folders of an organisation tree as both tree checks see them: the listing, the policy data, the run
-counts and olympic tolerance, the bypass files and the RCP findings. The default profile's check (check.py) and the
-reference package checker's (reference.py) both build on this module, never on each other.
+counts and olympic tolerance, the bypass files and the RCP findings. The full (default) profile's check (full.py)
+and the reference package checker's (reference.py) both build on this module, never on each other.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import rcp
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.run.discover import OrgTree, is_result_log
 

@@ -4,7 +4,7 @@ It answers "will the official checker pass this?": an error here is something th
 (it still exits 0), or an input on which it stops with a traceback (TREE024, then an error). What it checks, in its
 order (package_checker.py): every systems/*.json has 33 keys; for every results/<system>/<benchmark>/ folder, the
 system file's `division`, the benchmark name (unknown ones are skipped with a warning), the exact result-file count,
-each log's compliance and the power checker's verdict on a power/ folder (checker/power/check.py; one failing run
+each log's compliance and the power checker's verdict on a power/ folder (checker/power/folder.py; one failing run
 tolerated, four for unet3d), then, only when the system file says exactly "closed", the seed checker and (except
 minigo) the RCP checker. Logs are not read again: their compliance verdict and facts come from the pipeline.
 """
@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import rcp
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.power import check as power
+from mlsubmit.checker.power import folder as power
+from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import reference_closed
 from mlsubmit.checker.run.discover import OrgTree

@@ -6,7 +6,7 @@ Runs are grouped as `package` places them: by the system (`--system NAME`, else 
 match the file, else the log's `submission_platform`), the log's `submission_benchmark` and `submission_division`;
 within a set they are ordered by start time (`LogFacts.started_ms`, packaging's order). The set is then shown to the
 tree check as a results folder held in memory (`view`: its runs as result_0..N-1, in that order), so the olympic
-tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree check's own code (`tree/check.py`,
+tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree check's own code (`tree/full.py`,
 `tree/folders.py`), and the window of N out of M is packaging's rule (`rounds/window.py`). No second copy of any.
 """
 
@@ -25,14 +25,14 @@ from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
 from mlsubmit.checker.run.discover import LogRef, RawFolder
 from mlsubmit.checker.run.ledger import Entry, now
-from mlsubmit.checker.tree.check import check_init, closed_set_checks
 from mlsubmit.checker.tree.folders import BenchFolder, check_olympic
+from mlsubmit.checker.tree.full import check_init, closed_set_checks
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.rcp import RcpResult
+    from mlsubmit.checker.rcp.verdict import RcpResult
     from mlsubmit.checker.run.options import CheckOptions
     from mlsubmit.checker.run.pipeline import CheckRun
 
@@ -170,8 +170,7 @@ def _count(rs: RunSet, options: CheckOptions) -> tuple[list[Finding], list[tuple
 
 def _minutes(facts: LogFacts) -> float:
     """Time to train, infinity for a run that did not converge (TR1.1 §Scoring), as packaging counts it."""
-    minutes = facts.minutes
-    return minutes if facts.converged and minutes is not None else math.inf
+    return rule.scored_minutes(facts.minutes, facts.converged)
 
 
 def _projection(rs: RunSet, scored: list[tuple[str, LogFacts]], result: RcpResult | None) -> Finding:
@@ -248,7 +247,7 @@ def _to_converge(facts: LogFacts, ruleset: str) -> float | None:
     """The epochs or samples to converge the reference's RCP reader gives a converged run (None otherwise)."""
     if not facts.converged or not facts.rcp_lines:
         return None
-    from mlsubmit.checker.rcp import NOT_CONVERGED, run_convergence
+    from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 
     conv = run_convergence(facts, ruleset)
     value = conv.epochs
@@ -279,7 +278,7 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
         return None, None
     if len(runs) <= 2 * benchmarks.dropped(bench) or not division_of.closed(None, runs):
         return None, None
-    from mlsubmit.checker.rcp import judged
+    from mlsubmit.checker.rcp.verdict import judged
 
     result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
     return _finite(result.rcp_mean), _finite(result.min_epochs)

@@ -1,7 +1,7 @@
 """`mlsubmit verify ARCHIVE|TREE --official`: the chair's steps (mlsubmit.submission.official), then our
 `report --against` the summary the chair's summarizer produced, for each organisation folder.
 
-It lives at the command line because it joins two rooms that do not import each other: `submission` (opening the
+It lives at the command line because it joins two packages that do not import each other: `submission` (opening the
 archive, running the reference tools) and `report` (our summary and the comparison). The exit status is 0 only
 when every step passed; each failing step is a finding that quotes the step.
 """

@@ -19,8 +19,8 @@ from mlsubmit.core.findings import Report
 from mlsubmit.core.support import atomic
 from mlsubmit.core.support.atomic import replacing
 from mlsubmit.core.support.names import did_you_mean
-from mlsubmit.reporters import REPORTERS
-from mlsubmit.reporters.causes import attach_causes
+from mlsubmit.formats import REPORTERS
+from mlsubmit.formats.causes import attach_causes
 
 STDOUT = "-"
 

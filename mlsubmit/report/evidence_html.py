@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlsubmit.core.support.inert import inert
+from mlsubmit.core.support.display_escape import inert
 from mlsubmit.report.html import FAIL_COLOUR, _svg, esc
 
 WIDTH = 11.0  # inches: across the page

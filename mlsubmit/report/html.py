@@ -2,8 +2,9 @@
 
 Nothing is loaded from the network: charts are inline SVG drawn with matplotlib (imported only here), the style
 sheet and the small filter script are inline, and a Content-Security-Policy forbids every other source. Everything
-that comes from the checked tree (system ids, file names, messages, JSON values) is untrusted: it is escaped, and
-its control, bidi-override and surrogate characters are shown as escapes (support/inert.py), in text and charts.
+that comes from the checked tree (system ids, file names, messages, JSON values) is untrusted: it is escaped,
+and its control, bidi-override and surrogate characters are shown as escapes (support/display_escape.py), in text and
+charts.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
-from mlsubmit.core.support.inert import inert
+from mlsubmit.core.support.display_escape import inert
 from mlsubmit.report.compare import Comparison, Group
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.html_assets import SCRIPT, STYLE  # re-exported: tests and the CSP read SCRIPT here

@@ -1,6 +1,6 @@
 """The HTML report's findings: grouped as the text report groups them, and the escaping every part of the page uses.
 
-Rows come from reporters.causes.reading_order, the one home of how findings are read (count first, places as a
+Rows come from formats.causes.reading_order, the one home of how findings are read (count first, places as a
 path pattern, causes first with their consequences under them, a shared hint once); every place of a pattern stays
 one click away in the row's details. Paths may wrap after each separator.
 """
@@ -12,16 +12,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from mlsubmit.core.findings import Finding, Report, Severity, location
-from mlsubmit.core.support.inert import inert
-from mlsubmit.reporters.causes import Entry, attach_causes, reading_order
-from mlsubmit.reporters.grouped import group
+from mlsubmit.core.support.display_escape import inert
+from mlsubmit.formats.causes import Entry, attach_causes, reading_order
+from mlsubmit.formats.grouped import group
 
 MAX_FINDING_ROWS = 5000  # groups; a page with more rows is slow to filter: the rest are counted, `check` lists them
 MAX_PLACES_LISTED = 200  # a group's places listed one by one under its pattern, at most
 
 
 def findings_section(findings: Sequence[Finding], base: str = "") -> str:
-    """Findings grouped as the text report groups them (reporters.causes.reading_order): one row per code and
+    """Findings grouped as the text report groups them (formats.causes.reading_order): one row per code and
     message with its count first and its places as a pattern, causes first with their consequences under them, a
     hint shared by consecutive rows given once. Every place stays one click away, in the row's details."""
     attached = attach_causes(Report(tree=list(findings))).tree

@@ -20,7 +20,7 @@ from mlsubmit.checker import median_window
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
 from mlsubmit.checker.run.ledger import Entry as LedgerEntry
-from mlsubmit.core.support.inert import inert
+from mlsubmit.core.support.display_escape import inert
 
 
 @dataclass

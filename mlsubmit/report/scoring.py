@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker import LogFacts
-from mlsubmit.checker.rcp import run_convergence
+from mlsubmit.checker.rcp.verdict import run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.benchmarks import olympic_mean as olympic
 from mlsubmit.core.findings import Finding, Severity

@@ -24,7 +24,7 @@ from typing import Any
 
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.support import atomic
-from mlsubmit.core.support.inert import inert
+from mlsubmit.core.support.display_escape import inert
 from mlsubmit.report.summary import Cell, Summary, Table
 
 _PRECISION = 10  # pandas' default double_precision for to_json

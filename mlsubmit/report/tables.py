@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import TextIO
 
-from mlsubmit.core.support.inert import spreadsheet_cell
+from mlsubmit.core.support.display_escape import spreadsheet_cell
 from mlsubmit.report.compare import Comparison
 from mlsubmit.report.data import ReportData, ResultRow, to_json
 

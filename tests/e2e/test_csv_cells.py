@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fixtures.synth_org import runs, system, write_org
 
-from mlsubmit.core.support.inert import spreadsheet_cell
+from mlsubmit.core.support.display_escape import spreadsheet_cell
 
 RULESET = "1.1.0"
 HOSTILE_ID = "=HYPERLINK(1)"

@@ -104,7 +104,7 @@ def trees(corpus: Path) -> list[tuple[Path, str]]:
 
 def test_power_verdicts_equal_the_reference_power_checker(trees: list[tuple[Path, str]]) -> None:
     from mlperf_logging.package_checker.power_checker import PowerChecker
-    from mlsubmit.checker.power.check import reference_verdict
+    from mlsubmit.checker.power.folder import reference_verdict
 
     folders = 0
     for org, ruleset in trees:
@@ -142,7 +142,7 @@ def _copy(folder: Path, src: str, dst: str) -> None:
 def test_mutated_power_folders_get_the_reference_verdict(trees: list[tuple[Path, str]], tmp_path: Path,
                                                          mutation: str) -> None:  # fmt: skip
     from mlperf_logging.package_checker.power_checker import PowerChecker
-    from mlsubmit.checker.power.check import reference_verdict
+    from mlsubmit.checker.power.folder import reference_verdict
 
     for n, power_dir in enumerate(p for org, _ in trees for p in sorted(org.glob("results/*/*/power"))):
         bench = tmp_path / str(n) / "sys" / power_dir.parent.name

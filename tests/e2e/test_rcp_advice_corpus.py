@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rcp import advice as ra
+from mlsubmit.checker.rcp import prediction as ra
 
 pytestmark = pytest.mark.corpus
 

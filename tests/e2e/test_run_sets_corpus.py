@@ -1,6 +1,6 @@
 """Differential: every corpus results folder's logs, copied into a folder of raw job output (renamed job-NN.out),
 get the same set-level verdicts (run count, TREE007/TREE008, the RCP codes) as the folder checked in its
-organisation tree. One code path (tree/runset.py on tree/check.py) makes them agree; where they cannot, the reason
+organisation tree. One code path (tree/runset.py on tree/full.py) makes them agree; where they cannot, the reason
 is one the raw folder cannot know (listed in `_explained`), never a silent difference."""
 
 from __future__ import annotations

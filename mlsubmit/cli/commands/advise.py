@@ -16,9 +16,9 @@ import os
 
 from mlsubmit import __version__
 from mlsubmit.checker import ParsedLog, discover, mlperf_logging_version, read_log
-from mlsubmit.checker.hyperparameters.advice import advise_parsed
 from mlsubmit.checker.hyperparameters.apply import coverage_findings
-from mlsubmit.checker.rcp.advice import advise_runs
+from mlsubmit.checker.hyperparameters.as_closed import advise_parsed
+from mlsubmit.checker.rcp.prediction import advise_runs
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for

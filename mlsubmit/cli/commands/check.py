@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])
     if args.ledger is not None:
-        # imported here: the front door would load the run sets' modules and SQLite for every check otherwise
+        # imported here: from the checker's public API (checker/__init__.py), the run sets' modules and SQLite
+        # would load for every check
         from mlsubmit.checker.run.ledger import record as record_runs
         from mlsubmit.checker.tree.runset import ledger_entries
 

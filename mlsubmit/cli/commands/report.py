@@ -157,7 +157,7 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
 
 def _list_on_stderr(found: list[Finding], chair: Path) -> None:
     """The comparison's findings are what --against is for: listed (the report's own are counted only)."""
-    from mlsubmit.reporters import text
+    from mlsubmit.formats import text
 
     if found:
         text(Report(files={str(chair): list(found)}), sys.stderr)  # filed under the chair's file: its verdict

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from mlsubmit import __version__
 from mlsubmit.checker.review.borrow import check_borrowing
+from mlsubmit.checker.review.borrowing_rules import rules_for as borrow_rules_for
 from mlsubmit.checker.review.donors import rank_donors
 from mlsubmit.checker.review.entries import entry_folders_all as review_entry_folders
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.preview import check_preview
-from mlsubmit.checker.review.rules import rules_for as borrow_rules_for
 from mlsubmit.checker.review.since import check_since, since_counts
 from mlsubmit.cli.output import add_output_options, emit, write_text
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for

@@ -18,7 +18,7 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "architecture.md"
-CONTRACT = "the command line, reporters, report and submission use the checker's public API, never its other modules"
+CONTRACT = "the command line, formats, report and submission use the checker's public API, never its other modules"
 
 
 def _section() -> str:

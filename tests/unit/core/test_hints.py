@@ -1,7 +1,7 @@
 """Each code's hint stays on its own subject, checked mechanically over the whole catalogue:
 
 - a code the hint names exists and is the code's neighbour: named in its title or explanation, or its root cause
-  or one of its consequences (reporters/causes.py);
+  or one of its consequences (formats/causes.py);
 - an option the hint names is an option of an mlsubmit command, or of the reference package checker when the hint
   says it is the reference's;
 - a field the hint gives a value for (`"key": value`) is one the title or explanation is about;
@@ -24,7 +24,7 @@ import pytest
 
 from mlsubmit.cli import COMMANDS, build_parser
 from mlsubmit.core.codes import CodeInfo, catalogue
-from mlsubmit.reporters.causes import ROOTS
+from mlsubmit.formats.causes import ROOTS
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
 CODE = re.compile(r"\b[A-Z]{2,5}[0-9]{3}\b")

@@ -9,7 +9,7 @@ import pytest
 
 from mlsubmit.core.findings import Finding, Report, Severity, place_kind
 from mlsubmit.core.support.schema_loader import errors, load_schema
-from mlsubmit.reporters import REPORTERS
+from mlsubmit.formats import REPORTERS
 
 
 def _f(path: str, severity: Severity = Severity.ERROR, code: str = "TREE013") -> Finding:

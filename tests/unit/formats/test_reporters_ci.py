@@ -13,9 +13,9 @@ import pytest
 
 from mlsubmit.core.codes import catalogue, finding
 from mlsubmit.core.findings import Location, Report, Severity
-from mlsubmit.core.support.inert import inert
-from mlsubmit.reporters import REPORTERS
-from mlsubmit.reporters.ci import (
+from mlsubmit.core.support.display_escape import inert
+from mlsubmit.formats import REPORTERS
+from mlsubmit.formats.ci import (
     artifact_uri,
     escape_data,
     escape_property,

@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Report
-from mlsubmit.core.support.inert import inert
-from mlsubmit.reporters import REPORTERS, text
-from mlsubmit.reporters.causes import attach_causes
-from mlsubmit.reporters.ci import github
-from mlsubmit.reporters.grouped import cause_label, group, path_pattern
+from mlsubmit.core.support.display_escape import inert
+from mlsubmit.formats import REPORTERS, text
+from mlsubmit.formats.causes import attach_causes
+from mlsubmit.formats.ci import github
+from mlsubmit.formats.grouped import cause_label, group, path_pattern
 
 
 def render(reporter: Callable[..., None], report: Report) -> str:

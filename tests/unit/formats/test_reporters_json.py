@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mlsubmit.core.findings import Report
-from mlsubmit.reporters import indented_json, json_reporter
+from mlsubmit.formats import indented_json, json_reporter
 
 _SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(), st.text(), st.text(alphabet=st.characters(codec="utf-8")),

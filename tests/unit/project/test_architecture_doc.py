@@ -48,4 +48,4 @@ def test_every_checker_module_is_named_in_the_architecture_doc() -> None:
 
 
 def test_the_list_is_read_as_written() -> None:
-    assert {"checker/__init__.py", "checker/upstream/rcp.py", "checker/rcp/__init__.py"} <= listed()
+    assert {"checker/__init__.py", "checker/upstream/rcp.py", "checker/rcp/verdict.py"} <= listed()

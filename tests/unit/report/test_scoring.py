@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from fixtures.rcpfix import line
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
-from mlsubmit.checker.rcp import RcpResult
+from mlsubmit.checker.rcp.verdict import RcpResult
 
 from mlsubmit.core.codes import finding
 from mlsubmit.report.inputs import read_system
@@ -186,7 +186,7 @@ def test_an_rcp_check_that_raises_leaves_the_score_unscaled(monkeypatch: pytest.
     def boom(*args: object, **kwargs: object) -> RcpResult:
         raise TypeError("'<' not supported between instances of 'int' and 'list'")
 
-    monkeypatch.setattr(rs, "rcp_evaluate", boom)
+    monkeypatch.setattr(rs, "judged", boom)
     got = rs.evaluate("resnet", "1.1.0", [facts()])
     assert got.status == "" and not got.evaluated and "TypeError" in got.message
     assert settled_factor("closed", got, None) == 1.0

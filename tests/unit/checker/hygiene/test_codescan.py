@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker.hygiene import check as hygiene
 from mlsubmit.checker.hygiene import prefilter as secretfilter
+from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene import secrets as codescan
-from mlsubmit.checker.hygiene.check import SECRET_PLUGINS
+from mlsubmit.checker.hygiene.scan import SECRET_PLUGINS
 
 ROOT = Path(__file__).resolve().parents[4]
 ROUNDS = ("training_results_v4.0", "training_results_v5.0", "training_results_v5.1")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import tree_digest
-from mlsubmit.checker.hygiene.check import SIZE_LIMIT, scan
+from mlsubmit.checker.hygiene.scan import SIZE_LIMIT, scan
 
 AWS_KEY = "AKIA" + "IOSFODNN7REALKEY"  # split so this file does not itself look like a credential
 PRIVATE_KEY = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3x\n-----END RSA PRIVATE KEY-----\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from mlsubmit.checker.hygiene import secrets
-from mlsubmit.checker.hygiene.check import SECRET_PLUGINS
+from mlsubmit.checker.hygiene.scan import SECRET_PLUGINS
 from mlsubmit.checker.run import pool
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks")

@@ -11,7 +11,7 @@ import pytest
 from fixtures.synth import HYPERPARAMETERS, RunSpec, write_run
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
-from mlsubmit.checker.hyperparameters.advice import as_closed
+from mlsubmit.checker.hyperparameters.as_closed import as_closed
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.run.pipeline import CheckOptions
 

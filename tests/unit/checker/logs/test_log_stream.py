@@ -14,7 +14,7 @@ from mlsubmit.checker.logs.reader import Record, read_log, read_stream
 from mlsubmit.checker.rules import engine
 from mlsubmit.checker.rules.engine import RuleStream, check_records
 from mlsubmit.checker.rules.files import get_ruleset
-from mlsubmit.checker.rules.tally import SHOWN_VALUES, Seen, short
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, short
 from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.run.pipeline import run_check
 
@@ -70,7 +70,7 @@ def test_a_sink_takes_every_record_and_the_log_keeps_none() -> None:
 
 
 def test_what_the_engine_keeps_of_repeated_values_is_bounded() -> None:
-    seen = Seen()
+    seen = KeyTally()
     for i in range(5 * SHOWN_VALUES):
         seen.add(i, i + 1)
     assert seen.count == 5 * SHOWN_VALUES and not seen.same and len(seen.shown) == SHOWN_VALUES + 1
@@ -90,11 +90,11 @@ def test_repeated_values_are_printed_only_when_a_message_may_need_them(monkeypat
         return short(value, limit)
 
     monkeypatch.setattr(tally, "short", counting)
-    seen = Seen()
+    seen = KeyTally()
     for line in range(3):
         seen.add("x", line + 1)
     assert printed == [] and seen.same and seen.values() == {'"x"'}
-    zeros = Seen()
+    zeros = KeyTally()
     for line, value in enumerate((0.0, -0.0, 0.0, 1, True)):
         zeros.add(value, line + 1)
     assert not zeros.same and zeros.values() == {"0.0", "-0.0", "1", "true"}

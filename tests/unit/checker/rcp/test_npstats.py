@@ -71,7 +71,7 @@ def test_a_warm_rcp_check_imports_no_numpy(tmp_path: object) -> None:
     code = (
         "import sys, json\n"
         "from mlsubmit.checker.logs.facts import LogFacts\n"
-        "from mlsubmit.checker.rcp import evaluate\n"
+        "from mlsubmit.checker.rcp.verdict import evaluate\n"
         "def line(k, v, **m):\n"
         "    return ':::MLLOG ' + json.dumps({'key': k, 'value': v, 'metadata': m})\n"
         "runs = [LogFacts(path=f'result_{i}.txt', rcp_lines=(line('submission_benchmark', 'resnet'),\n"

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rcp import RcpResult, evaluate, run_convergence
+from mlsubmit.checker.rcp.verdict import RcpResult, evaluate, run_convergence
 
 
 def write(folder: Path, runs: list[list[str]]) -> list[LogFacts]:
@@ -206,7 +206,7 @@ def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path:
 def test_answers_given_by_the_workers_change_nothing(case: str, tmp_path: Path, quiet: None) -> None:
     """The pipeline's workers keep the reader's answer on each closed run; the check then gives the same result as
     when it reads every run itself, raises included."""
-    from mlsubmit.checker.rcp import answer_for
+    from mlsubmit.checker.rcp.verdict import answer_for
 
     benchmark, ruleset, runs, bypass = CASES[case]
     facts = write(tmp_path / benchmark, runs)

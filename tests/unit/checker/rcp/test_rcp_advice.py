@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fixtures.synth import RunSpec, write_run
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rcp import advice as ra
+from mlsubmit.checker.rcp import prediction as ra
 from mlsubmit.checker.upstream.installed import rcp_data_folder as rcp_folder
 
 from mlsubmit.core.findings import Severity

@@ -18,7 +18,7 @@ from conftest import tree_digest
 from fixtures.rcpfix import run_lines
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rcp import evaluate
+from mlsubmit.checker.rcp.verdict import evaluate
 from mlsubmit.checker.upstream import rcp as reference
 from mlsubmit.checker.upstream import rcp_fit as fit
 
@@ -122,7 +122,7 @@ import json, sys
 from pathlib import Path
 from mlsubmit.checker.logs.facts import extract
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rcp import evaluate
+from mlsubmit.checker.rcp.verdict import evaluate
 folder = Path(sys.argv[1])
 facts = [extract(read_log(p)) for p in sorted(folder.glob("result_*.txt"))]
 r = evaluate(sys.argv[2], sys.argv[3], facts, closed=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.logs.facts import extract
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rcp import run_convergence
 from mlsubmit.checker.rcp.lines import TRIGGERS, as_text, collect
+from mlsubmit.checker.rcp.verdict import run_convergence
 
 
 def _words_the_reader_tests() -> set[str]:

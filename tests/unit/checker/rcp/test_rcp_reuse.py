@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from fixtures.rcpfix import run_lines
-from mlsubmit.checker import rcp
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rcp import verdict as rcp
 
 
 def rcp_runs(epochs: list[int], tag: str) -> list[LogFacts]:

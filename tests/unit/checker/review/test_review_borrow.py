@@ -11,8 +11,8 @@ from fixtures.reviewfix import org_tree as _org
 from fixtures.reviewfix import trees as _trees
 from fixtures.synth_org import system
 from mlsubmit.checker.review.borrow import check_borrowing
+from mlsubmit.checker.review.borrowing_rules import rules_for
 from mlsubmit.checker.review.entries import read_entry
-from mlsubmit.checker.review.rules import rules_for
 
 from mlsubmit.cli import main
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fixtures.synth_org import runs, write_org
 from mlsubmit.checker.review.borrow import check_borrowing, hyperparameter_keys
+from mlsubmit.checker.review.borrowing_rules import rules_for
 from mlsubmit.checker.review.entries import Entry, read_entry
-from mlsubmit.checker.review.rules import rules_for
 
 pytestmark = pytest.mark.corpus
 

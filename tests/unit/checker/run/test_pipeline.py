@@ -102,7 +102,7 @@ def test_prepared_system_files_are_used_once(org: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_the_hygiene_scan_runs_once(org: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     """With a pool it runs in the preparation, beside the log checks; without one, in the tree check."""
-    import mlsubmit.checker.hygiene.check as hygiene
+    import mlsubmit.checker.hygiene.scan as hygiene
 
     (org / "benchmarks" / "notes.txt~").parent.mkdir(exist_ok=True)
     (org / "benchmarks" / "notes.txt~").write_text("editor backup")
@@ -266,7 +266,7 @@ def test_progress_goes_to_the_callers_tracker(org: Path, jobs: int) -> None:
         opened.append((total, label))
         yield lambda: advanced.append(label)
 
-    from mlsubmit.checker.hygiene import check as hygiene
+    from mlsubmit.checker.hygiene import scan as hygiene
 
     walked = hygiene.walk(org, secrets_under=("benchmarks", "benchmark"))
     assert walked is not None and walked.secret_paths  # the code is scanned by the same pool, on the same bar

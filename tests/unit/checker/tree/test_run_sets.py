@@ -16,6 +16,7 @@ from mlsubmit.submission.runs import collect
 from mlsubmit.cli import main
 
 RULESET = "1.1.0"
+CapSys = pytest.CaptureFixture[str]
 SYSTEM = "ipu-pod16-POPART-closed"
 
 
@@ -151,3 +152,18 @@ def test_runs_of_no_set_or_of_a_benchmark_the_round_lacks(tmp_path: Path) -> Non
     found = {f.code: f.message for f in _check(runs)}
     assert "1 run(s) log no submission_benchmark (a.out)" in found["RUN004"]
     assert "'gpt3' is not a benchmark of ruleset 1.1.0 (b.out)" in found["RUN005"]
+
+
+def test_advise_on_m_over_n_runs_predicts_on_the_median_window(tmp_path: Path, capsys: CapSys) -> None:
+    """12 runs, N = 10: advise judges the runs `check` scores (the median window, runs 1..10), with the same RCP
+    numbers as the run set's TREE019, not all 12."""
+    runs = tmp_path / "runs"
+    write_runs(runs, "bert", SYSTEM, 12, minutes=[20 + k for k in range(12)])
+    main(["advise", "--ruleset", RULESET, "--color", "never", "--format", "json", str(runs)])
+    advice = [f for entry in json.loads(capsys.readouterr().out)["files"] for f in entry["findings"]
+              if f["code"] == "HP008"]  # fmt: skip
+    assert len(advice) == 1
+    head, _, numbers = advice[0]["message"].partition(": ")
+    assert head == "the RCP check passes on the median window of 10 of the 12 runs (job_01.out to job_10.out)"
+    checked = {f.code: f.message for f in _check(runs)}
+    assert checked["TREE019"].endswith(numbers)  # the same olympic mean and RCP figures as the check's

@@ -9,8 +9,8 @@ from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import closed as closed_division
 from mlsubmit.checker.run.discover import OrgTree
-from mlsubmit.checker.tree.check import check_init, check_names, init_limit
 from mlsubmit.checker.tree.folders import BenchFolder, bench_folders, bypass_flags, check_olympic, policy
+from mlsubmit.checker.tree.full import check_init, check_names, init_limit
 
 from mlsubmit.core.support.schema_loader import load_schema, validator
 
@@ -116,7 +116,7 @@ def test_scaling_json_is_a_warning_before_6_1_and_allowed_from_6_1() -> None:
     from types import SimpleNamespace
     from typing import Any
 
-    from mlsubmit.checker.tree.check import check_entries
+    from mlsubmit.checker.tree.full import check_entries
 
     folder: Any = SimpleNamespace(others=["scaling.json", "notes.txt"], shown="Org/results/s/llama31_8b",
                                   nested_logs={})
@@ -130,7 +130,7 @@ def test_scaling_json_is_a_warning_before_6_1_and_allowed_from_6_1() -> None:
     (None, None, "the folder fails the RCP check; RCP found"),
 ])  # fmt: skip
 def test_rcp_failure_says_the_verdict_in_plain_words(mean: float | None, low: float | None, said: str) -> None:
-    from mlsubmit.checker.rcp import RcpResult
+    from mlsubmit.checker.rcp.verdict import RcpResult
     from mlsubmit.checker.tree.folders import rcp_findings
 
     text = "RCP found (global batch size 3072); submission olympic mean 2.5000 epochs, fastest allowed 2.8000 epochs"

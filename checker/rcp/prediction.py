@@ -1,6 +1,6 @@
-"""RCP advice for `mlsubmit advise`: the reference convergence point a closed run will be measured against (or an
-open run would be, as closed), and where the run's hyperparameters differ from the RCP's, before the team spends
-its runs.
+"""What the RCP check will say, predicted for `mlsubmit advise`: the reference convergence point a closed run will be
+measured against (or an open run would be, as closed), and where the run's hyperparameters differ from the RCP's,
+before the team spends its runs.
 
 The data is mlperf-logging's own (`rcp_checker/training_X.Y.Z/rcps_<benchmark>.json`), read here as plain JSON; the
 file is found by listing the ruleset's folder, never built from a log value. The RCPs are pruned as the reference's
@@ -9,7 +9,7 @@ every smaller batch size, and an RCP slower than the interpolation of its two ne
 reference's olympic means, computed with numpy's own summation order (rcp/npstats.py). Then, for the run's
 global batch size: the RCP found at that size, or the two neighbours the check interpolates between, or the one it
 falls back to. The hyperparameters compared are those of the RCP at the run's batch size (pruned or not), else of
-the neighbours. The predicted verdict and normalisation factor are the tree check's (rcp/__init__.py).
+the neighbours. The predicted verdict and normalisation factor are the tree check's (rcp/verdict.py).
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
+from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog
-from mlsubmit.checker.rcp import npstats, rcp_file, runs_key
+from mlsubmit.checker.rcp import npstats
+from mlsubmit.checker.rcp.verdict import rcp_file, runs_key
 from mlsubmit.checker.rounds import benchmarks
 
 from mlsubmit.core.codes import finding
@@ -272,6 +274,25 @@ def _advise_group(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, divis
             *_prediction(runs, benchmark, ruleset, line, fail_on_rcp)]
 
 
+def _as_packaged(facts: list[LogFacts], benchmark: str, ruleset: str) -> tuple[list[LogFacts], str]:
+    """Raw job output as `package` would write its results folder: by start time, and with more runs than the
+    round's N the median window of N (rounds/window.py, as `check` judges the run set), named result_<i>.txt
+    (the reference's RCP checker lists only such names). The words say which runs were taken."""
+    from dataclasses import replace
+
+    from mlsubmit.checker.rounds import window
+
+    facts = sorted(facts, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
+    n, total, words = benchmarks.runs(benchmark), len(facts), ""
+    if n and total > n and window.applies(ruleset):
+        picked = window.median_window([window.scored_minutes(f.minutes, f.converged) for f in facts], n, benchmark)
+        facts = facts[picked.start : picked.stop]
+        first, last = (os.path.basename(f.path) for f in (facts[0], facts[-1]))
+        words = f" on the median window of {n} of the {total} runs ({first} to {last})"
+    folder = os.path.dirname(facts[0].path)
+    return [replace(f, path=os.path.join(folder, f"result_{i}.txt")) for i, f in enumerate(facts)], words
+
+
 def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: int | None, fail_on_rcp: bool
                 ) -> list[Finding]:
     """HP008: the RCP check's verdict on these runs, computed by the tree check's own code (checker/rcp), so the
@@ -279,8 +300,8 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     all converge as it did: the verdict then says where its convergence point falls in the window."""
     from dataclasses import replace
 
-    from mlsubmit.checker import rcp
     from mlsubmit.checker.logs.facts import extract
+    from mlsubmit.checker.rcp import verdict as rcp
 
     facts = [extract(log) for log in runs]
     trial = len(facts) == 1
@@ -288,11 +309,9 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     if trial:
         count = benchmarks.runs(benchmark) or 1
         facts = [replace(facts[0], path=os.path.join(folder, f"result_{i}.txt")) for i in range(count)]
-    elif not all(fnmatch.fnmatchcase(os.path.basename(f.path), "result_*.txt") for f in facts):
-        # raw job output: the runs as the results folder package would write, result_<i>.txt by start time (the
-        # reference's RCP checker lists only such names; tree/runset.py's view)
-        facts.sort(key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
-        facts = [replace(f, path=os.path.join(folder, f"result_{i}.txt")) for i, f in enumerate(facts)]
+    chosen = ""
+    if not trial and not all(fnmatch.fnmatchcase(os.path.basename(f.path), "result_*.txt") for f in facts):
+        facts, chosen = _as_packaged(facts, benchmark, ruleset)
     result = rcp.evaluate(benchmark, ruleset, facts, closed=True)
     if result.status == "not_applicable":
         return []
@@ -300,7 +319,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     said = {"pass": "passes", "bypassed": "passes by bypass", "fail": "fails", "error": "cannot be made",
             "not_checked": "is not made by the installed mlperf-logging"}.get(result.status, result.status)
     what = "if every run converged as this trial did, the RCP check " if trial else "the RCP check "
-    text = f"{what}{said}: {result.message}"
+    text = f"{what}{said}{chosen}: {result.message}"
     if trial and result.min_epochs is not None and result.rcp_mean is not None:
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")

@@ -19,8 +19,8 @@ from urllib.parse import quote
 from mlsubmit import __version__
 from mlsubmit.core.codes import CodeInfo, catalogue
 from mlsubmit.core.findings import Finding, Report, Severity, Waived, has_errors
-from mlsubmit.core.support.inert import inert
-from mlsubmit.reporters.grouped import Group, group, waiver_note
+from mlsubmit.core.support.display_escape import inert
+from mlsubmit.formats.grouped import Group, group, waiver_note
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/mlcommons/training_policies"

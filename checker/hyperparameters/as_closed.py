@@ -2,7 +2,7 @@
 
 The closed hyperparameter table (apply.py) and mlperf-logging's closed rule files (run by our engine on a
 copy of the records that claims closed) give the rows and rules a run breaks. An open run that breaks none of them
-is told so plainly (HP010): only convergence, the RCP check over its set of runs (rcp/advice.py), decides.
+is told so plainly (HP010): only convergence, the RCP check over its set of runs (rcp/prediction.py), decides.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from mlsubmit.core.findings import Finding, Report
-from mlsubmit.reporters.grouped import Group, cause_label, group
+from mlsubmit.formats.grouped import Group, cause_label, group
 
 # root code -> (scope, codes or families it explains). "file": consequences on the same path; "run": anywhere.
 ROOTS: dict[str, tuple[str, frozenset[str]]] = {

@@ -12,9 +12,9 @@ from typing import Any, TextIO
 
 from mlsubmit import __version__
 from mlsubmit.core.findings import Finding, Report, Severity
-from mlsubmit.core.support.inert import inert
-from mlsubmit.reporters.causes import Entry, reading_order
-from mlsubmit.reporters.grouped import group, location, waiver_note
+from mlsubmit.core.support.display_escape import inert
+from mlsubmit.formats.causes import Entry, reading_order
+from mlsubmit.formats.grouped import group, location, waiver_note
 
 Reporter = Callable[[Report, TextIO], None]
 
@@ -46,7 +46,7 @@ def _group_lines(entry: Entry) -> list[tuple[str, str | None]]:
 
 
 def _findings_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:
-    """Grouped findings in reading order (reporters.causes.reading_order), one or more lines each."""
+    """Grouped findings in reading order (formats.causes.reading_order), one or more lines each."""
     return [line for entry in reading_order(findings) for line in _group_lines(entry)]
 
 
@@ -170,12 +170,12 @@ def indented_json(data: Any, *, allow_nan: bool = True) -> str:
 
 
 def _ci(name: str) -> Callable[..., None]:
-    """A CI reporter (reporters.ci), imported when used: its XML library is not needed for text or JSON."""
+    """A CI reporter (formats.ci), imported when used: its XML library is not needed for text or JSON."""
 
     def report_with(report: Report, stream: TextIO, *, color: bool = False) -> None:
-        from mlsubmit.reporters import ci as reporters_ci
+        from mlsubmit.formats import ci as ci_formats
 
-        getattr(reporters_ci, name)(report, stream, color=color)
+        getattr(ci_formats, name)(report, stream, color=color)
 
     report_with.__name__ = name
     return report_with

@@ -1,4 +1,5 @@
-"""Organisation-level tree checks: layout, run counts, names, olympic tolerance, seeds, RCPs, init time, hygiene.
+"""The full (default) profile's organisation-level tree checks: layout, run counts, names, olympic tolerance, seeds,
+RCPs, init time, hygiene.
 
 Input is the organisation folder and the facts of its logs (each log was read once by the pipeline); nothing here
 reads a log again or writes anything. `--profile reference` is answered by `reference.py`, which runs only what
@@ -13,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import rcp
-from mlsubmit.checker.hygiene import check as hygiene
+from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.power import check as power
+from mlsubmit.checker.power import folder as power
+from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
