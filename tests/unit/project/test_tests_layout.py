@@ -10,15 +10,14 @@ ROOT = Path(__file__).resolve().parents[3]
 TESTS = ROOT / "tests"
 UNIT = TESTS / "unit"
 
-# the first folder under tests/unit/ and where its package is; `formats` is the output formats, whose package
-# is mlsubmit/formats (mlsubmit/reporters before its rename); `project` has no package
-PACKAGES: dict[str, tuple[Path, ...]] = {
-    "core": (ROOT / "mlsubmit" / "core",),
-    "checker": (ROOT / "checker",),
-    "submission": (ROOT / "submission",),
-    "report": (ROOT / "mlsubmit" / "report",),
-    "formats": (ROOT / "mlsubmit" / "formats", ROOT / "mlsubmit" / "reporters"),
-    "cli": (ROOT / "mlsubmit" / "cli",),
+# the first folder under tests/unit/ and where its package is (`project` has none)
+PACKAGES: dict[str, Path] = {
+    "core": ROOT / "mlsubmit" / "core",
+    "checker": ROOT / "checker",
+    "submission": ROOT / "submission",
+    "report": ROOT / "mlsubmit" / "report",
+    "formats": ROOT / "mlsubmit" / "formats",
+    "cli": ROOT / "mlsubmit" / "cli",
 }
 PROJECT = "project"
 
@@ -29,12 +28,10 @@ def _folders() -> list[Path]:
 
 def _package_of(folder: Path) -> Path | None:
     """The product package a folder of unit tests stands for, or None."""
-    first, *rest = folder.parts
-    for base in PACKAGES.get(first, ()):
-        package = base.joinpath(*rest)
-        if (package / "__init__.py").is_file():
-            return package
-    return None
+    if not folder.parts or folder.parts[0] not in PACKAGES:
+        return None  # tests/unit/ itself, or a folder named for no package
+    package = PACKAGES[folder.parts[0]].joinpath(*folder.parts[1:])
+    return package if (package / "__init__.py").is_file() else None
 
 
 def test_every_unit_test_folder_names_a_package() -> None:
