@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from mlsubmit.checker.logs.input import output_pieces
+
+from mlsubmit.core.findings import Finding
+
 Opener = Callable[[], AbstractContextManager[BinaryIO]]  # opens the run's output afresh, as a binary stream
 
 LIMIT = 100 << 20  # 100 MiB: the file size above which framework output may be cut
 REDACTED = b"<redacted>"
-_TOKEN = b":::MLLOG "
-_CHUNK = 1 << 20  # lines are read in pieces of at most this, so memory stays bounded
 
 
 @dataclass(frozen=True)
@@ -56,40 +58,77 @@ def _rules(redaction: Redaction) -> list[tuple[str, re.Pattern[bytes], bytes]]:
 
 
 def _sizes(open_stream: Opener) -> tuple[int, int]:
-    """(all bytes, bytes of MLLOG lines) of the output."""
+    """(all bytes, bytes of MLLOG lines) of the output, as copy_full will read it."""
     total = mllog = 0
     with open_stream() as stream:
-        while piece := stream.readline(_CHUNK):
+        for is_record, piece in output_pieces(stream, "", []):
             total += len(piece)
-            if _TOKEN in piece:
-                mllog += len(piece)
+            mllog += len(piece) if is_record else 0
     return total, mllog
 
 
-def copy_full(open_stream: Opener, dest: Path, redaction: Redaction,
-              limit: int = LIMIT) -> FullCopy:
-    """Write the output to `dest` as the round allows; `open_stream` opens it afresh (it is read twice)."""
+def _lines(piece: bytes) -> list[bytes]:
+    """The lines of `piece`, each with its newline (splitlines would also split at a CR)."""
+    lines = [line + b"\n" for line in piece.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+class _Copy:
+    """The framework lines between records, a run of them at a time: redacted line by line only where a rule
+    matches the run, cut from the first line past the budget; bytes scans otherwise, so a newline bomb costs no
+    Python step per line."""
+
+    def __init__(self, out: BinaryIO, rules: list[tuple[str, re.Pattern[bytes], bytes]], budget: int | None) -> None:
+        self.out, self.rules, self.budget = out, rules, budget
+        self.done = FullCopy()
+        self.kept = 0  # framework bytes written
+
+    def record(self, line: bytes) -> None:  # a record's line: never redacted, never cut
+        self.done.lines += 1
+        self.done.records += 1
+        self.out.write(line)
+
+    def framework(self, piece: bytes) -> None:
+        if any(pattern.search(piece) for _, pattern, _ in self.rules):
+            piece = b"".join(map(self._redact, _lines(piece)))
+        budget, first = self.budget, self.done.lines + 1
+        lines = piece.count(b"\n") + (not piece.endswith(b"\n"))
+        self.done.lines += lines
+        if budget is None or self.kept + len(piece) <= budget:
+            self.kept += len(piece)
+            self.out.write(piece)
+            return
+        kept = b""
+        if self.kept < budget:  # the lines that still fit, then the cut (once cut, every later line goes too)
+            for line in _lines(piece):
+                if self.kept + len(kept) + len(line) > budget:
+                    break
+                kept += line
+        self.out.write(kept)
+        self.kept += len(kept)
+        done = self.done
+        done.cut_lines += lines - kept.count(b"\n")
+        done.cut_bytes += len(piece) - len(kept)
+        done.first_cut_line = done.first_cut_line or first + kept.count(b"\n")
+        self.budget = self.kept
+
+    def _redact(self, line: bytes) -> bytes:
+        for rule, pattern, repl in self.rules:
+            line, n = pattern.subn(repl, line)
+            if n:
+                self.done.redacted[rule] = self.done.redacted.get(rule, 0) + 1
+        return line
+
+
+def copy_full(open_stream: Opener, dest: Path, redaction: Redaction, limit: int = LIMIT, *, display: str = "",
+              cut: list[Finding] | None = None) -> FullCopy:
+    """Write the output to `dest` as the round allows; `open_stream` opens it afresh (it is read twice). Read in
+    chunks within `check`'s limits (input.output_pieces): LOG012 into `cut` where it stops."""
     total, mllog = _sizes(open_stream)
     budget = None if total <= limit else max(limit - mllog, 0)  # framework bytes that fit beside every record
-    rules, done = _rules(redaction), FullCopy()
-    kept_framework = 0
     with open_stream() as stream, open(dest, "wb") as out:
-        while piece := stream.readline(_CHUNK):
-            done.lines += 1
-            if _TOKEN in piece:  # a record's line: never redacted, never cut
-                done.records += 1
-                out.write(piece)
-                continue
-            for rule, pattern, repl in rules:
-                piece, n = pattern.subn(repl, piece)
-                if n:
-                    done.redacted[rule] = done.redacted.get(rule, 0) + 1
-            if budget is not None and kept_framework + len(piece) > budget:
-                done.cut_lines += 1
-                done.cut_bytes += len(piece)
-                done.first_cut_line = done.first_cut_line or done.lines
-                budget = kept_framework  # once cut, every later framework line goes too: no holes in between
-                continue
-            kept_framework += len(piece)
-            out.write(piece)
-    return done
+        copy = _Copy(out, _rules(redaction), budget)
+        for is_record, piece in output_pieces(stream, display, cut if cut is not None else []):
+            (copy.record if is_record else copy.framework)(piece)
+    return copy.done

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlsubmit.checker import LogFacts, median_window, read_log
-from mlsubmit.checker.logs.facts import extract
-from mlsubmit.checker.logs.input import GZIP_ERRORS, numbered_records, open_log
+from mlsubmit.checker.logs.facts import FactsBuilder
+from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, raw_records
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import olympic as window_olympic
 from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
@@ -153,12 +153,14 @@ def _ours(path: Path, out: Path) -> bool:
 
 
 
-def _copy_records(source: Path, staged: Path, run: Run) -> int:
+def _copy_records(source: Path, staged: Path, run: Run, cut: list[Finding]) -> int:
     """The run's records into `staged`, each record's raw line noted so findings can point back at it. Read in
-    chunks, as `check` reads (checker.numbered_records): a newline bomb costs C-level scans, not a loop per line."""
+    chunks, as `check` reads (checker.numbered_records): a newline bomb costs C-level scans, not a loop per line;
+    and within `check`'s limits (input.raw_records), so past 4 GiB or 10 M records both stop at the same place
+    and say LOG012 (into `cut`)."""
     count = 0
     with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses
-        for line, rec in numbered_records(stream):
+        for line, rec in raw_records(stream, run.display, cut):
             out.write(rec + b"\n")
             run.raw_lines.append(line)
             count += 1
@@ -169,24 +171,27 @@ def stage_run(source: Path, display: str, staged: Path,
               full: Redaction | None = None) -> tuple[Run | None, list[Finding]]:
     """Copy the run's records (with `full`: its whole output, redacted, line for line) into `staged`; None (with a
     finding) when the file is not a usable run."""
+    cut: list[Finding] = []
     try:
         run = Run(source, display, sha256_file(source), staged)
         if full is None:
-            count = _copy_records(source, staged, run)
+            count = _copy_records(source, staged, run, cut)
         else:
-            copied = copy_full(lambda: open_log(source, unpack=True), staged, full)
+            copied = copy_full(lambda: open_log(source, unpack=True), staged, full, display=display, cut=cut)
             count, run.output = copied.records, copied.manifest()
     except GZIP_ERRORS as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return None, [finding("PKG002", display, f"cannot read the run's output: {reason}")]
     if count == 0:
         return None, [finding("PKG003", display, "no :::MLLOG records: this file is not the output of a run")]
-    log = read_log(staged, display, rcp_lines=False)  # packaging reads start, stop and status, not convergence
+    # packaging reads start, stop and status (not convergence): the facts, gathered as the staged records stream by
+    builder = FactsBuilder()
+    log = read_log(staged, display, rcp_lines=False, sink=builder.feed)
     run.records = count
     run.sha256 = log.sha256
     run.size = log.size
-    run.facts = extract(log)
-    return run, []
+    run.facts = builder.facts(log)
+    return run, cut
 
 
 def _order_key(run: Run) -> tuple[float, str]:

@@ -9,8 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from mlsubmit.checker.logs.limits import FACTS_BYTES, value_size
 from mlsubmit.checker.logs.reader import ParsedLog, Record
 from mlsubmit.checker.rcp.lines import as_text
+
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 # Keys whose every occurrence is kept, because a tree check or the scorer reads them all (the rest keep their
 # first occurrence only). Per-epoch keys nobody reads (block_stop, epoch_stop, eval_stop) stay out: they were
@@ -137,14 +141,19 @@ MAX_SERIES = 100_000  # occurrences kept per series key (a real log: at most a f
 
 class FactsBuilder:
     """Facts gathered batch by batch as the log is read (a reader sink): the first record of each key and the
-    series, each bounded (MAX_KEYS, MAX_SERIES), so memory does not follow the number of records."""
+    series, each bounded (MAX_KEYS, MAX_SERIES, and FACTS_BYTES for all), so memory does not follow the records."""
 
     def __init__(self) -> None:
         self.first: dict[str, Occurrence] = {}
         self.series: dict[str, list[Occurrence]] = {}
+        self.size = 0  # limits.value_size of the occurrences kept; past FACTS_BYTES no more are kept
+        self.left: Record | None = None  # the first record past FACTS_BYTES
 
     def feed(self, batch: list[Record]) -> None:
+        if self.size > FACTS_BYTES:
+            return
         first, series = self.first, self.series
+        added: list[Any] = []
         for rec in batch:
             key = rec.key
             occ = None
@@ -152,6 +161,8 @@ class FactsBuilder:
                 value = rec.value
                 occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
                 first[key] = occ
+                added.append(occ)
+                self.size += len(key)  # a key may be long too
             if key in SERIES_KEYS:
                 kept = series.setdefault(key, [])
                 if len(kept) < MAX_SERIES:
@@ -159,7 +170,21 @@ class FactsBuilder:
                         value = rec.value
                         occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp,
                                          rec.line)
+                        added.append(occ)
                     kept.append(occ)
+        if added:
+            self.size += value_size([(o.value, o.metadata) for o in added])
+            if self.size > FACTS_BYTES:
+                self.left = batch[-1]
+
+    def cut(self, path: str) -> list[Finding]:
+        """LOG012 when the facts stopped at FACTS_BYTES: what the tree checks and the score read of this log may
+        miss records after that line."""
+        if self.left is None:
+            return []
+        return [finding("LOG012", path, f"the facts the tree checks and the score read of this log were kept up "
+                        f"to {FACTS_BYTES >> 20} MiB of values; records after this line are left out",
+                        line=self.left.line)]
 
     def facts(self, log: ParsedLog) -> LogFacts:
         return LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,

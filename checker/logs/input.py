@@ -8,10 +8,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from mlsubmit.core.support.safe_io import open_regular
+
+if TYPE_CHECKING:
+    from mlsubmit.core.findings import Finding
 
 TOKEN = ":::MLLOG "
 _BTOKEN = TOKEN.encode("ascii")
@@ -107,17 +111,34 @@ def _block_records(block: bytes, line: int) -> Iterator[tuple[int, bytes]]:
         pos = find(_BTOKEN, end)
 
 
-def numbered_records(stream: SupportsRead) -> Iterator[tuple[int, bytes]]:
+@dataclass
+class Reading:
+    """How far `numbered_records` read: the bytes read (decompressed), and whether it stopped at `max_bytes` as the
+    reader of `check` stops (limits.over_limit: after the chunk that passes the limit, the line cut there dropped)."""
+
+    max_bytes: int | None = None
+    size: int = 0
+    stopped: bool = False
+
+    def full(self) -> bool:
+        self.stopped = self.max_bytes is not None and self.size > self.max_bytes
+        return self.stopped
+
+
+def numbered_records(stream: SupportsRead, reading: Reading | None = None) -> Iterator[tuple[int, bytes]]:
     """(line, raw bytes) of each MLLOG record, as the reader above finds them, for copying a run into a result file.
 
     A record runs from the last `:::MLLOG ` token on its line (a bare CR also ends a line) to the last
     non-blank byte, so launcher prefixes (`[1,0]<stdout>:`) and line ends are dropped and the JSON is copied
     byte for byte. Records that do not decode are yielded too: leaving them out would hide a broken run.
     Lines over MAX_LINE are skipped, as the reader skips them. Read in CHUNK pieces, as `check` reads: memory stays
-    bounded by MAX_LINE, and a file of newlines costs C-level scans only.
+    bounded by MAX_LINE, and a file of newlines costs C-level scans only. With `reading`, the bytes are counted
+    there and reading stops past its `max_bytes`, at the same byte as `check`'s reader.
     """
+    reading = reading if reading is not None else Reading()
     rest, line, overlong = b"", 1, False
-    while chunk := stream.read(CHUNK):
+    while not reading.full() and (chunk := stream.read(CHUNK)):
+        reading.size += len(chunk)
         if overlong:  # drop bytes up to the end of the overlong line
             cut = chunk.find(b"\n")
             if cut < 0:
@@ -131,8 +152,74 @@ def numbered_records(stream: SupportsRead) -> Iterator[tuple[int, bytes]]:
         rest = data[cut:]
         if len(rest) > MAX_LINE:
             rest, overlong = b"", True
-    if rest and not overlong:
+    if rest and not overlong and not reading.full():
         yield from _block_records(rest, line)
+
+
+def raw_records(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[int, bytes]]:
+    """numbered_records within `check`'s limits (limits.MAX_RECORDS, counting a line that does not decode as one,
+    and limits.MAX_BYTES, stopping at the same byte as `check`'s reader), and LOG012 into `cut` where it stops, as
+    `check` says it: packaging copies raw job output through this, so the same bytes give the same cut."""
+    from mlsubmit.checker.logs import limits  # limits reads this module's constants: imported when first used
+
+    reading = Reading(limits.MAX_BYTES)
+    count, last = 0, None
+    for line, raw in numbered_records(stream, reading):
+        yield line, raw
+        count, last = count + 1, line
+        if count >= limits.MAX_RECORDS:
+            break
+    if count >= limits.MAX_RECORDS or reading.stopped:
+        cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
+
+
+def _whole_lines(stream: SupportsRead, reading: Reading) -> Iterator[bytes]:
+    """The stream as blocks of whole lines (the last may end without a newline), read in CHUNK pieces and stopping
+    where `reading` says, as `check` stops; a line over MAX_LINE is handed on in MAX_LINE pieces, never held whole."""
+    rest = b""
+    while not reading.full() and (chunk := stream.read(CHUNK)):
+        reading.size += len(chunk)
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield data[:cut]
+        rest = data[cut:]
+        while len(rest) > MAX_LINE:
+            yield rest[:MAX_LINE]
+            rest = rest[MAX_LINE:]
+    if rest and not reading.full():
+        yield rest
+
+
+def output_pieces(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[bool, bytes]]:
+    """A run's whole output as (is a record's line, bytes): each line holding the token alone, the lines between
+    records as one piece, all of it byte for byte (a whole-output copy, submission/fulllog.py). Read in chunks
+    within `check`'s limits, as raw_records reads: past them the rest is not read, and LOG012 goes into `cut`."""
+    from mlsubmit.checker.logs import limits  # limits reads this module's constants: imported when first used
+
+    reading = Reading(limits.MAX_BYTES)
+    count, line, last = 0, 1, None
+    for block in _whole_lines(stream, reading):
+        pos, find = 0, block.find
+        at = find(_BTOKEN)
+        while at >= 0:
+            start = block.rfind(b"\n", 0, at) + 1
+            end = find(b"\n", at) + 1 or len(block)
+            if start > pos:
+                yield False, block[pos:start]
+            line += block.count(b"\n", pos, start)
+            yield True, block[start:end]
+            count, last, pos = count + 1, line, end
+            line += 1
+            if count >= limits.MAX_RECORDS:
+                cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
+                return
+            at = find(_BTOKEN, end)
+        if pos < len(block):
+            yield False, block[pos:]
+        line += block.count(b"\n", pos)
+    if reading.stopped:
+        cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
 
 
 def record_lines(stream: SupportsRead) -> Iterator[bytes]:

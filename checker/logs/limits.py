@@ -6,13 +6,17 @@ about 40 s). A rule file that reads the whole log runs on the log read again, ke
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.logs.input import _BTOKEN
+import msgspec
+from mlsubmit.checker.logs.input import _BTOKEN, MAX_LINE
 from mlsubmit.checker.rcp.lines import collect
 
 from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
     from mlsubmit.checker.logs.reader import ParsedLog, Record
@@ -33,6 +37,14 @@ KEPT_OVERHEAD = 600
 # 150 MB of them. The corpus's largest log holds 1,492.
 WHOLE_RECORDS = 200_000
 MAX_BYTES = 4 << 30  # read from the file, or from what a gzip-compressed one expands to
+# What keeps values while `check` streams a log is bounded by their size as well as their count (a record may hold
+# a 16 MiB value: MAX_LINE): the records a rule file asked for early may still need (rules.engine's prefix), the
+# log read again for the whole-log rule files, the HP table's records and the facts. Sizes are the values' JSON text
+# plus KEPT_OVERHEAD a record (value_size); real logs stay far below each.
+PREFIX_BYTES = 64 << 20
+WHOLE_BYTES = 160 << 20  # ~200,000 records of the usual 200 bytes (WHOLE_RECORDS), 60,000 of 2 kB
+HP_BYTES = 32 << 20
+FACTS_BYTES = 32 << 20  # the first record of each key and the series (facts.FactsBuilder)
 
 
 # The lines kept for the RCP check (every eval_accuracy, train_samples, ... line): the largest real log has ~1,500
@@ -56,6 +68,41 @@ def keep_rcp_lines(log: ParsedLog, block: bytes, kept: list[bytes]) -> None:
                                     f"or {RCP_BYTES >> 20} MiB; it reads the first {len(kept):,}"))
 
 
+def value_size(values: list[Any]) -> int:
+    """What `values` (records' values, or anything decoded from a log) take, as the budgets above count it: their
+    JSON text (one C-level pass) plus KEPT_OVERHEAD each. A value msgspec cannot encode is measured by its repr, or
+    counted as the longest line when even that fails (an integer of more digits than str() allows)."""
+    try:
+        return len(msgspec.json.encode(values)) + KEPT_OVERHEAD * len(values)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        pass
+    return sum(map(_repr_size, values))
+
+
+def _repr_size(value: Any) -> int:
+    try:
+        return len(repr(value)) + KEPT_OVERHEAD
+    except (ValueError, RecursionError):
+        return MAX_LINE
+
+
+def records_size(records: list[Record]) -> int:
+    """value_size of the records' values, plus their keys' length (a key may be long too; the time and the line
+    are within KEPT_OVERHEAD)."""
+    return value_size([r.value for r in records]) + sum(map(len, [r.key for r in records]))
+
+
+def fitting(records: list[Record], room: int) -> tuple[int, int]:
+    """How many of `records`, from the first, fit in `room` bytes (records_size), and their size: the whole batch in
+    one pass when it fits, else record by record (once, where a keeper fills up)."""
+    total = records_size(records)
+    if total <= room:
+        return len(records), total
+    sizes = list(accumulate(records_size([r]) for r in records))
+    n = bisect_right(sizes, room)
+    return n, sizes[n - 1] if n else 0
+
+
 def records_limit(sink: Sink | None) -> int:
     """MAX_RECORDS for a log handed on as it is read; MAX_KEPT for one that keeps its records."""
     return MAX_RECORDS if sink is not None else MAX_KEPT
@@ -74,12 +121,16 @@ def over_limit(log: ParsedLog, size: int, limit: int) -> bool:
         return False
     if any(f.code == "LOG012" and f.message.startswith("the log holds") for f in log.findings):  # not the RCP's
         return True
-    what = f"{limit:,} records or more" if log.record_count >= limit else f"more than {MAX_BYTES:,} bytes"
-    if heavy and log.record_count < limit:
-        what = f"records past {MAX_KEPT_BYTES >> 20} MiB kept (at {log.record_count:,} records)"
-    last = log.last_line or None
-    log.findings.append(finding("LOG012", log.path, f"the log holds {what}; the rest was not read", line=last))
+    what = f"records past {MAX_KEPT_BYTES >> 20} MiB kept (at {log.record_count:,} records)" if (
+        heavy and log.record_count < limit) else None
+    log.findings.append(cut_finding(log.path, log.record_count, limit, log.last_line or None, what))
     return True
+
+
+def cut_finding(path: str, count: int, limit: int, line: int | None, what: str | None = None) -> Finding:
+    """LOG012 for a log whose reading stopped at `limit` records or MAX_BYTES, said alike by check and package."""
+    what = what or (f"{limit:,} records or more" if count >= limit else f"more than {MAX_BYTES:,} bytes")
+    return finding("LOG012", path, f"the log holds {what}; the rest was not read", line=line)
 
 
 _MARKS = frozenset({"run_start", "run_stop"})

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.logs.facts import FactsBuilder
-from mlsubmit.checker.logs.limits import WHOLE_RECORDS
+from mlsubmit.checker.logs.limits import HP_BYTES, WHOLE_BYTES, WHOLE_RECORDS, fitting
 from mlsubmit.checker.logs.reader import ParsedLog, Record, read_log
 
 from mlsubmit.core.codes import finding
@@ -21,16 +21,29 @@ MAX_KEPT = 100_000  # records of the table's keys kept for the HP check (a real 
 
 
 class RecordsOfKeys:
-    """The records whose key is in `keys`, in order, at most MAX_KEPT."""
+    """The records whose key is in `keys`, in order, at most MAX_KEPT and HP_BYTES of them."""
 
     def __init__(self, keys: frozenset[str]) -> None:
         self.keys = keys
         self.records: list[Record] = []
+        self.size = 0  # limits.records_size of `records`, within HP_BYTES
+        self.seen = 0  # records of the keys, kept or not
 
     def feed(self, batch: list[Record]) -> None:
-        if len(self.records) < MAX_KEPT:
-            keys = self.keys
-            self.records += [r for r in batch if r.key in keys][: MAX_KEPT - len(self.records)]
+        keys = self.keys
+        mine = [r for r in batch if r.key in keys]
+        if mine and self.seen == len(self.records) < MAX_KEPT:  # nothing left out yet
+            more, grown = fitting(mine[: MAX_KEPT - len(self.records)], HP_BYTES - self.size)
+            self.records += mine[:more]
+            self.size += grown
+        self.seen += len(mine)
+
+    def cut(self, path: str) -> list[Finding]:
+        """LOG012 when records of the table's keys were left out (past MAX_KEPT or HP_BYTES)."""
+        if self.seen <= len(self.records):
+            return []
+        return [finding("LOG012", path, f"the hyperparameter table was checked on the first {len(self.records):,} "
+                        f"records of its keys, of {self.seen:,}", line=self.records[-1].line if self.records else None)]
 
     def log(self, log: ParsedLog) -> ParsedLog:
         """The log as the HP check reads it: its path and the kept records."""
@@ -47,16 +60,19 @@ class WholeLogReader:
 
     def __call__(self) -> list[Record]:
         kept: list[Record] = []
-        total = [0]
+        total, size = [0], [0]
 
         def keep(batch: list[Record]) -> None:
+            if total[0] == len(kept) < WHOLE_RECORDS:  # nothing left out yet
+                more, grown = fitting(batch[: WHOLE_RECORDS - len(kept)], WHOLE_BYTES - size[0])
+                kept.extend(batch[:more])
+                size[0] += grown
             total[0] += len(batch)
-            kept.extend(batch[: max(0, WHOLE_RECORDS - len(kept))])
 
         read_log(self.path, self.display, digest=False, unpack=self.unpack, rcp_lines=False, sink=keep)
-        if total[0] > WHOLE_RECORDS:
+        if total[0] > len(kept):
             self.cut = finding("LOG012", self.display, f"the rule files that need the whole log were run on its "
-                               f"first {WHOLE_RECORDS:,} records, of {total[0]:,}", line=kept[-1].line)
+                               f"first {len(kept):,} records, of {total[0]:,}", line=kept[-1].line if kept else None)
         return kept
 
 

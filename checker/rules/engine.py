@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.logs.limits import PREFIX_BYTES, records_size
 from mlsubmit.checker.logs.reader import ParsedLog, Record
 from mlsubmit.checker.rules.filerun import FileRun
 from mlsubmit.checker.rules.files import RuleFile, Ruleset, RulesetError, get_ruleset
@@ -86,11 +87,15 @@ class _LogRun:
         self.deferred: list[Asked] = []
         self.prefix: list[list[Record]] | None = []  # the batches read so far, while they are few (PREFIX_RECORDS)
         self.prefix_count = 0
+        self.prefix_bytes = 0  # limits.records_size of the prefix, within PREFIX_BYTES: a record may hold 16 MiB
         self.asked: dict[tuple[str, str], set[int]] = {}  # every file asked for, and id() of the files that asked
         self.seq = 0
         self.current: Record | None = None
         self.active: FileRun | None = None
-        self.counts: Counter[str] = Counter()  # records of each key, for the streamed files (each sees every one)
+        # records of each key, for the streamed files (each sees every one): every key while a file may still start
+        # streaming (the first PREFIX_RECORDS), then only the keys the streamed files name (`named`)
+        self.counts: Counter[str] = Counter()
+        self.named: frozenset[str] = frozenset()
         self.lines: dict[str, Lines] | None = None  # of every key, for the files run on the whole log
         self._reported_refusals: set[int] = set()
         self._crash_heads: dict[tuple[Any, ...], str] = {}  # RULE006's message head per snippet and error
@@ -106,12 +111,26 @@ class _LogRun:
         if self.prefix is not None:
             self.prefix.append(batch)  # the reader hands each batch over and never touches it again
             self.prefix_count += len(batch)
-        count_keys(self.counts, batch)
+            if len(self.prefix) > 1:  # one batch is one chunk read (at most 17 MiB): a log of one is never sized
+                first = records_size(self.prefix[0]) if len(self.prefix) == 2 else 0
+                self.prefix_bytes += first + records_size(batch)
+            count_keys(self.counts, batch)
+        else:
+            count_keys(self.counts, batch, self.named)
         for run in list(self.runs):
             run.feed(batch)
         self._start()
-        if self.prefix is not None and self.prefix_count > PREFIX_RECORDS:
-            self.prefix = None
+        if self.prefix is not None and (self.prefix_count > PREFIX_RECORDS or self.prefix_bytes > PREFIX_BYTES):
+            self._close_prefix()
+
+    def _close_prefix(self) -> None:
+        """No file starts streaming from here on (a later one runs on the log read again): the counts keep the keys
+        the streamed files name, and only those are counted further, so a log of millions of distinct keys keeps
+        a few dozen counts, not one per key."""
+        self.prefix = None
+        self.named = frozenset().union(*(run.rules.keys for run in self.runs))
+        for key in [k for k in self.counts if k not in self.named]:
+            del self.counts[key]
 
     def _start(self) -> None:
         """Start the files asked for: streamed from here when the records so far are at hand, else deferred."""
@@ -196,6 +215,8 @@ class _LogRun:
             f"which is not a rule file of ruleset {self.ruleset.version}")
         rec = self.current
         shown = requested.removeprefix(self.ruleset.prefix)
+        if len(shown) > 1000:  # a value may be 16 MiB: never quoted whole (its head and its file name at the end)
+            shown = f"{shown[:500]}...{shown[-500:]}"
         code = "RULE008"
         if rec is not None and rec.key == "submission_benchmark" and _plain_name(rec.value.get("value")):
             code = "RULE009"

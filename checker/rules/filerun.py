@@ -147,16 +147,18 @@ class FileRun:
                 )
 
     def _at_least(self, rule: KeyRule, evaluate: Evaluator, rec: Record, atleast: dict[str, int]) -> None:
-        """ATLEAST_ONE_CHECK of a plain rule, as one evaluation of its vetted snippet; an exception is evaluated
-        again the slow way, to file its finding."""
+        """ATLEAST_ONE_CHECK of a plain rule, as one evaluation of its vetted snippet; an exception is filed as the
+        slow way (_exec) files it: the snippet only reads, so evaluating it again would raise the same (a log whose
+        every record raises paid for two evaluations a record)."""
         n = atleast.setdefault(rec.key, 0)
         self.last_line[rec.key] = rec.line
         try:
             hit = evaluate(self.ns)
-        except Exception:
+        except Exception as exc:
             assert rule.atleast_one is not None  # the snippet `evaluate` was made from
-            hit = self._exec(rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK")
-        if hit is not _FAILED and hit:
+            self.e.crashed(self.out, self.rules, rule.atleast_one, rec, rec.key, "ATLEAST_ONE_CHECK", exc)
+            return
+        if hit:
             atleast[rec.key] = n + 1
 
     def _key_checks(self, rule: KeyRule, rec: Record) -> None:

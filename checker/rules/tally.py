@@ -114,9 +114,11 @@ class Values:
         return found
 
 
-def count_keys(counts: Counter[str], records: list[Record]) -> None:
-    """Add the records of each key to `counts` (counted in C: this runs on every record of a log)."""
-    counts.update(map(_KEY, records))
+def count_keys(counts: Counter[str], records: list[Record], only: frozenset[str] | None = None) -> None:
+    """Add the records of each key (of each key in `only`, when given) to `counts`, counted in C: this runs on
+    every record of a log."""
+    keys = map(_KEY, records)
+    counts.update(keys if only is None else filter(only.__contains__, keys))
 
 
 def lines_of_records(records: list[Record]) -> dict[str, Lines]:

@@ -101,7 +101,8 @@ def hp_keys(ruleset: str) -> frozenset[str]:
 def _hp_finish(kept: Any, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
     from mlsubmit.checker.hyperparameters.apply import check_log, merge_rule_duplicates
 
-    return merge_rule_duplicates([*found, *check_log(kept.log(log), options)])  # a value both catch: once
+    found = merge_rule_duplicates([*found, *check_log(kept.log(log), options)])  # a value both catch: once
+    return [*found, *kept.cut(log.path)]
 
 
 def _hp_load() -> Callable[..., Any]:

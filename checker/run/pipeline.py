@@ -80,7 +80,7 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     started = [(check, check.start(ref, options, whole_log)) for check in options.profile.plan.stage("log")]
     log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
                    sink=fan_out(builder, *(state for _, state in started)))
-    findings = list(log.findings)
+    findings = [*log.findings, *(builder.cut(log.path) if builder is not None else [])]
     if log.record_count:
         for check, state in started:  # in the profile's order, each fed as the log was read
             if check.finish is not None:

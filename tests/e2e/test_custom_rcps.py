@@ -48,10 +48,13 @@ def test_custom_rcps_replace_the_shipped_ones(tmp_path: Path, run_cli: Cli) -> N
 
 @pytest.mark.parametrize(("text", "said"), [
     (None, "cannot read it"),
-    ("{not json", "not JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
+    ("{not json", "not JSON an RCP file can hold: Expecting property name enclosed in double quotes: line 1 column 2"),
     ("[]", "an RCP file is a JSON object of records"),
     (json.dumps({"r": {**RECORD, "BS": "8"}}), "record 'r': \"BS\" is not a positive integer"),
-    (json.dumps({"r": {**RECORD, "samples to converge": [1, float("nan")]}}), "NaN is not a number"),
+    (json.dumps({"r": {**RECORD, "samples to converge": [1, float("nan")]}}), "NaN is not a JSON number"),
+    # issue 35: read through core/support/jsontext like every JSON we did not write (json.loads: RecursionError)
+    ("[" * 100_000 + "]" * 100_000, "not JSON an RCP file can hold: nested more than 64 levels deep"),
+    (json.dumps({"r": {**RECORD, "samples to converge": [1, 7]}}).replace("7", "1e999"), "out of a float's range"),
     (json.dumps({"r": {k: v for k, v in RECORD.items() if k != "samples to converge"}}),
      "has no 'samples to converge'"),
     # the reference reads one key per benchmark: the other one was a KeyError there (TREE020), not a usage error

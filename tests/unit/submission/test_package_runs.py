@@ -82,6 +82,31 @@ def test_damaged_gzip_and_non_runs_are_findings(tmp_path: Path) -> None:
     assert run is None and [f.code for f in problems] == ["PKG003"]
 
 
+@pytest.mark.parametrize("limit", ["bytes", "records"])
+def test_package_stops_reading_raw_output_where_check_stops(tmp_path: Path, limit: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: package read raw output past the 4 GiB at which check stops (LOG012). One home for the limits
+    (checker/logs/limits.py): the same bytes give the same records and the same LOG012 in both."""
+    from mlsubmit.checker.logs import input as log_input
+    from mlsubmit.checker.logs import limits, reader
+    from mlsubmit.checker.logs.reader import Record
+
+    text = render(RunSpec(benchmark="resnet", ruleset="1.1.0", raw_output=True, evals=20)).encode()
+    source = tmp_path / "job.out.gz"
+    source.write_bytes(gzip.compress(b"banner\n" + b"\n" * 300 + text, mtime=0))
+    total = len(read_log(source, unpack=True).records)
+    for module in (log_input, reader):
+        monkeypatch.setattr(module, "CHUNK", 256)  # the limits at a small scale: 256-byte chunks
+    monkeypatch.setattr(limits, "MAX_BYTES" if limit == "bytes" else "MAX_RECORDS", 2000 if limit == "bytes" else 9)
+    seen: list[Record] = []
+    checked = read_log(source, "job.out.gz", unpack=True, sink=seen.extend)
+    said = [(f.message, f.line) for f in checked.findings if f.code == "LOG012"]
+    assert len(said) == 1 and 0 < len(seen) < total
+    run, problems = stage_run(source, "job.out.gz", tmp_path / "staged.txt")
+    assert run is not None and [(f.code, f.message, f.line) for f in problems] == [("LOG012", *said[0])]
+    assert run.raw_lines == [r.line for r in seen] and run.records == len(seen)
+
+
 # --- olympic scoring ---------------------------------------------------------------------------------------------
 
 

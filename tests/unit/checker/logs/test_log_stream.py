@@ -57,6 +57,26 @@ def test_batches_give_the_findings_of_the_whole_list(spec: RunSpec, prefix: int,
         assert _streamed(records, spec.ruleset, batch) == whole
 
 
+def test_the_engine_counts_only_the_keys_its_files_name_once_no_file_can_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35 item 9: a log of millions of distinct keys kept a count (and the key's text) for each of them."""
+    records = _records(RunSpec(benchmark="resnet", ruleset="1.0.0", omit=("run_stop",)))
+    # 3,000 records of distinct keys nobody names, then a required key's records after them: still counted
+    odd = [Record(f"k{i:07d}", {"value": 1, "metadata": {}}, 1.0, 1000 + i, 1000 + i) for i in range(3000)]
+    late = [Record("eval_accuracy", {"value": 0.5, "metadata": {"epoch_num": 1}}, 2.0, 5000, 5000)] * 2
+    log = [*records[:-3], *odd, *late, *records[-3:]]
+    whole = check_records(log, get_ruleset("1.0.0"), "x")
+    monkeypatch.setattr(engine, "PREFIX_RECORDS", 10)
+    rules = RuleStream(get_ruleset("1.0.0"), "x", lambda: log)
+    for i in range(0, len(log), 7):
+        rules.feed(log[i : i + 7])
+    assert rules.run is not None
+    counts = rules.run.counts
+    assert not any(k.startswith("k0") for k in counts) and len(counts) <= len(rules.run.named) < 100
+    assert counts["eval_accuracy"] == sum(r.key == "eval_accuracy" for r in log)
+    assert rules.finish() == whole and any("run_stop" in f.message for f in whole)
+
+
 def test_a_sink_takes_every_record_and_the_log_keeps_none() -> None:
     text = render(RunSpec(evals=30)).encode()
     kept = read_stream(io.BytesIO(text), "x")
@@ -137,6 +157,10 @@ def test_whole_log_rule_files_past_their_cap_are_a_finding(tmp_path: Path, monke
     after = run_check([str(log)], options).report.files[str(log)]
     cut = [f for f in after if f.code == "LOG012"]
     assert len(cut) == 1 and "first 10 records, of 41" in cut[0].message
+    monkeypatch.setattr(sinks, "WHOLE_RECORDS", 1000)
+    monkeypatch.setattr(sinks, "WHOLE_BYTES", 5_000)  # a record is ~600 bytes as the budget counts it
+    cut = [f for f in run_check([str(log)], options).report.files[str(log)] if f.code == "LOG012"]
+    assert len(cut) == 1 and "first 7 records, of 41" in cut[0].message
 
 
 def test_a_log_read_with_a_sink_keeps_its_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,3 +187,57 @@ def test_the_rcp_lines_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.Monk
     assert cut.rcp_lines == whole.rcp_lines[:10]
     assert [f.message for f in cut.findings if f.code == "LOG012"] == [
         "the lines the RCP check reads pass 10 lines or 4 MiB; it reads the first 10"]
+
+
+def _wide(n: int, key: str = "eval_accuracy", size: int = 5000) -> list[Record]:
+    return [Record(key, {"value": "x" * size, "metadata": {"epoch_num": i}}, 1.0, 100 + i, 100 + i) for i in range(n)]
+
+
+def test_what_check_keeps_of_values_is_bounded_by_bytes_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: 600 records of 1 MB values took 2.4 GB under `check --cache` (the facts, the engine's prefix);
+    each keeper stops at its byte budget, and the ones that leave records out say so (LOG012)."""
+    from mlsubmit.checker.logs import facts, limits
+
+    assert limits.value_size(["x" * 1000]) == 1004 + limits.KEPT_OVERHEAD  # '["xx...x"]'
+    assert limits.value_size([10**5000]) == limits.MAX_LINE  # no str() of it: counted as the longest line
+    monkeypatch.setattr(facts, "FACTS_BYTES", 20_000)
+    builder = FactsBuilder()
+    for batch in (_wide(2), _wide(2), _wide(2), _wide(2)):
+        builder.feed(batch)
+    assert len(builder.series["eval_accuracy"]) == 4  # the batch that passed the budget is kept, then no more
+    cut = builder.cut("x")
+    assert [f.code for f in cut] == ["LOG012"] and cut[0].line == 101  # the last record kept
+    assert FactsBuilder().cut("x") == []
+    monkeypatch.setattr(sinks, "HP_BYTES", 20_000)  # 5,000 bytes and 600 a record: three of them
+    kept = sinks.RecordsOfKeys(frozenset({"global_batch_size"}))
+    for _ in range(3):
+        kept.feed(_wide(2, "global_batch_size"))
+    assert len(kept.records) == 3 and "first 3 records of its keys, of 6" in kept.cut("x")[0].message
+
+
+def test_the_engine_prefix_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = _records(RunSpec(benchmark="resnet", ruleset="1.0.0"))
+    log = [*records[:-3], *_wide(50, "some_key"), *records[-3:]]
+    whole = check_records(log, get_ruleset("1.0.0"), "x")
+    monkeypatch.setattr(engine, "PREFIX_BYTES", 50_000)
+    rules = RuleStream(get_ruleset("1.0.0"), "x", lambda: log)
+    for i in range(0, len(log), 5):
+        rules.feed(log[i : i + 5])
+        assert rules.run is not None
+        assert rules.run.prefix is None or rules.run.prefix_bytes <= 50_000 + 5 * 6000
+    assert rules.run.prefix is None and rules.finish() == whole
+
+
+def test_log_content_in_messages_and_budgets_is_bounded_too() -> None:
+    """A key or a time_ms may be as long as a line (16 MiB): messages quote 200 characters of it, and the byte
+    budgets count keys as well as values."""
+    from mlsubmit.checker.logs import limits
+
+    key = "k" * 100_000
+    text = (f':::MLLOG {{"key": "{key}", "value": NaN, "time_ms": 1, "metadata": {{}}}}\n'
+            f':::MLLOG {{"key": "x", "value": 1, "time_ms": "{key}", "metadata": {{}}}}\n'
+            f':::MLLOG {{"key": "{key}", "value": 1, "value": 2, "time_ms": 1, "metadata": {{}}}}\n')
+    log = read_stream(io.BytesIO(text.encode()), "x")
+    said = {f.code: f.message for f in log.findings}
+    assert {"LOG006", "LOG007", "LOG008"} <= set(said) and all(len(m) < 400 for m in said.values())
+    assert limits.records_size(log.records[:1]) > 100_000

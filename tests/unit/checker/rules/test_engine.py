@@ -290,3 +290,12 @@ def test_a_rule_file_is_run_once_per_log_even_when_asked_again(tmp_path: Path) -
     rs = ruleset(tmp_path, {"common.yaml": COMMON, "closed_common.yaml": again})
     records = [rec("submission_division", "closed", 1), rec("eval_accuracy", 0.9, 2)]
     assert codes(check_records(records, rs, "x")) == [("RULE008", 1)]
+
+
+def test_a_value_naming_no_rule_file_is_quoted_short() -> None:
+    """Issue 35: a 15 MB submission_division went whole into RULE008's message (and every report format)."""
+    from mlsubmit.checker.rules.files import get_ruleset
+
+    records = [rec("submission_division", "x" * 1_000_000, 1)]
+    found = [f for f in check_records(records, get_ruleset("1.0.0"), "x") if f.code in ("RULE008", "RULE009")]
+    assert found and all(len(f.message) < 1200 and "xxx...xxx" in f.message for f in found)
