@@ -10,7 +10,7 @@ from types import ModuleType
 
 from mlsubmit.checker.logs.reader import Record, read_log
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _tool() -> ModuleType:
