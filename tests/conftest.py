@@ -48,9 +48,9 @@ def corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def reference_summaries(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The reference summarizer's files for every corpus tree, run once (tests/summarizer_run.py): its output folder
-    and, per tree name, the package checker's and both summarizer passes' exit status."""
-    from summarizer_run import run_all
+    """The reference summarizer's files for every corpus tree, run once (tests/fixtures/summarizer_run.py): its
+    output folder and, per tree name, the package checker's and both summarizer passes' exit status."""
+    from fixtures.summarizer_run import run_all
 
     out = tmp_path_factory.mktemp("chair")
     return out, run_all(corpus, out)

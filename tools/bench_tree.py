@@ -115,7 +115,7 @@ def _git(repo: Path, *args: str) -> None:
 
 def bench_recheck(work: Path) -> dict[str, object]:
     """200 logs: 40 closed ResNet-50 folders of 5 runs; change one log, re-check with --changed-since."""
-    from treefix import build_org, resnet_runs  # tests/ helper, on sys.path above
+    from fixtures.treefix import build_org, resnet_runs  # tests/fixtures/, on sys.path above
 
     repo = work / "repo"
     runs = {(f"pod{i:02d}", "resnet"): resnet_runs([36, 37, 37, 38, 39]) for i in range(40)}

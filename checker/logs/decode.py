@@ -46,7 +46,7 @@ _DECODE = _DECODER.decode
 _SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
 # msgspec decodes an ASCII record ~6x faster than json and gives the same value whenever it succeeds: big ints stay
 # exact, and it refuses what json would take differently (NaN, overflowing floats, lone surrogates, deep nesting),
-# so those lines fall back to the json path and its findings (tests/unit/test_logs_fast.py checks this).
+# so those lines fall back to the json path and its findings (tests/unit/checker/logs/test_logs_fast.py checks this).
 FAST = msgspec.json.Decoder().decode
 # msgspec.DecodeError is a ValueError
 FAST_ERRORS = (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError)

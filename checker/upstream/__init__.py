@@ -2,7 +2,7 @@
 (`installed.py`), and its RCP checker run on logs already read (`rcp.py`, with `rcp_fit.py` saying whether the
 installed module fits that adapter and `rcp_plain.py` running it as it is when it does not).
 
-Other subpackages read mlperf-logging's shipped data (rule files, RCP files) through the folders named here, and never
-import mlperf_logging themselves; an import-linter contract and tests/unit/test_upstream.py hold it so. Its public
-`mllog` API, which writes test fixtures, is used by the test fixtures (tests/fixtures/) alone.
+Other subpackages read mlperf-logging's shipped data (rule files, RCP files) through the folders named here, and
+never import mlperf_logging themselves; an import-linter contract and tests/unit/checker/upstream/test_upstream.py
+hold it so. Its public `mllog` API, which writes test fixtures, is used by the test fixtures (tests/fixtures/) alone.
 """

@@ -147,7 +147,7 @@ def assert_drawn(shot: Path, size: tuple[int, int]) -> None:
 
 def test_per_dollar_page(chromium: str, tmp_path: Path) -> None:
     """Issue #16: Graphcore against a DGX A100 priced by its description, with the comparison chart."""
-    from per_dollar_round import build_round
+    from fixtures.per_dollar_round import build_round
 
     from mlsubmit.cli import main
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from fixtures.demo import MODERN_SYSTEM
+from fixtures.flowfix import BENCHMARK, ORG, RULESET, raw_output, verify_v61, write_job
 from fixtures.synth import RunSpec
-from flowfix import BENCHMARK, ORG, RULESET, raw_output, verify_v61, write_job
 
 pytestmark = [
     pytest.mark.slow,

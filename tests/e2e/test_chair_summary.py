@@ -2,10 +2,10 @@
 
 The reference runs as the chair runs it in `verify_for_vX.Y_training.sh`: the package checker first (its RCP step
 settles each closed folder's `scaling.json`), then `result_summarizer ORG training X.Y.Z --csv OUT.csv`. Both write
-into the tree, so they run on a copy, in one subprocess for all trees, once per test session (`tests/summarizer_run.py`,
-shared with test_report_reference). Ours runs on the corpus itself and writes nothing there. The four files are
-compared cell by cell (a number to the precision the reference prints it, which is the float's shortest text) and
-then byte by byte.
+into the tree, so they run on a copy, in one subprocess for all trees, once per test session
+(`tests/fixtures/summarizer_run.py`, shared with test_report_reference). Ours runs on the corpus itself and writes
+nothing there. The four files are compared cell by cell (a number to the precision the reference prints it, which is
+the float's shortest text) and then byte by byte.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from summarizer_run import TOLERANCE, compare, corpus_trees, ours, scores_of_rows
+from fixtures.summarizer_run import TOLERANCE, compare, corpus_trees, ours, scores_of_rows
 
 SUFFIXES = (".csv", ".json", "_detailed.csv", "_detailed.json")
 # A tree where the reference summarizer fails or differs for a known reason: tree name -> the reason. None today.

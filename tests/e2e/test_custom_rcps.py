@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from fixtures.demo import MODERN_SYSTEM
+from fixtures.flowfix import BENCHMARK, ORG, RULESET, write_system
 from fixtures.synth import RunSpec
-from flowfix import BENCHMARK, ORG, RULESET, write_system
-from treefix import build_org
+from fixtures.treefix import build_org
 
 Cli = Callable[..., tuple[int, str, str]]
 RECORD = {"Benchmark": BENCHMARK, "BS": 8, "Hyperparams": {"opt_base_learning_rate": 4e-4},

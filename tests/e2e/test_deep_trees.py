@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from treefix import build_org, resnet_runs
+from fixtures.treefix import build_org, resnet_runs
 
 RunCLI = Callable[..., tuple[int, str, str]]
 DEPTH = 1100  # over sys.getrecursionlimit()'s 1,000; 2 bytes a level keeps the path under PATH_MAX

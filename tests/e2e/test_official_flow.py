@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from fixtures.demo import MODERN_SYSTEM
+from fixtures.flowfix import BENCHMARK, ORG, RULESET, Step, fast_tree, raw_output, unpack, verify_v61, write_job
 from fixtures.modern import chair_commands
 from fixtures.synth import RunSpec
-from flowfix import BENCHMARK, ORG, RULESET, Step, fast_tree, raw_output, unpack, verify_v61, write_job
 
 pytestmark = [
     pytest.mark.slow,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
-from powerfix import power_for
-from treefix import build_org, resnet_runs
+from fixtures.powerfix import power_for
+from fixtures.treefix import build_org, resnet_runs
 
 Cli = Callable[..., tuple[int, str, str]]
 GOOD = [36, 37, 37, 38, 39]

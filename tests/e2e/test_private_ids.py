@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import corpus_path
-from summarizer_run import corpus_trees
+from fixtures.summarizer_run import corpus_trees
 
 from mlsubmit.report.private_ids import HASHED, spell
 
@@ -71,7 +71,7 @@ def test_spelling_and_collisions() -> None:
 
 def test_the_ids_never_go_into_the_checked_tree(tmp_path: Path, run_cli: Cli) -> None:
     from fixtures.synth import RunSpec
-    from treefix import build_org
+    from fixtures.treefix import build_org
 
     org = build_org(tmp_path / "Graphcore", {("sys", "resnet"): [RunSpec(benchmark="resnet")]})
     code, _out, err = run_cli("report", "--ruleset", "1.0.0", org, "--generate-private-ids", org / "results")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from differential import our_kinds
+from fixtures.differential import our_kinds
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

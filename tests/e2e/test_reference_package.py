@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
-from differential import our_kinds, rounds
+from fixtures.differential import our_kinds, rounds
 
 pytestmark = pytest.mark.corpus
 # What the installed mlperf-logging (4.1.68) says about each corpus tree: None = it crashes.
@@ -100,7 +100,7 @@ def test_full_profile_never_crashes_and_writes_nothing(
 
 def _crafted(root: Path) -> dict[str, Path]:
     """Small trees that each make the reference fail (or pass) for one reason; built with mllog, so trusted."""
-    from treefix import build_org, resnet_runs
+    from fixtures.treefix import build_org, resnet_runs
 
     good = [36, 37, 37, 38, 39]
     trees: dict[str, Path] = {"clean": build_org(root / "clean" / "Org", {("p", "resnet"): resnet_runs(good)})}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from differential import corpus_logs, make_mutants, reference_verdicts
+from fixtures.differential import corpus_logs, make_mutants, reference_verdicts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rules.engine import check_records
 from mlsubmit.checker.rules.files import get_ruleset

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from per_dollar_round import DGX_BERT, DGX_RESNET, POD16_BERT, POD16_RESNET, RULESET, build_round, olympic
+from fixtures.per_dollar_round import DGX_BERT, DGX_RESNET, POD16_BERT, POD16_RESNET, RULESET, build_round, olympic
 
 from mlsubmit.core.support.schema_loader import load_schema
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from summarizer_run import TOLERANCE, ours
+from fixtures.summarizer_run import TOLERANCE, ours
 
 # --- the driver: runs inside a subprocess, never imported by the tests' own process for its side effects ---------
 
@@ -32,7 +32,7 @@ def _summarize_twice(source: str, ruleset: str) -> dict[str, Any]:
     from mlperf_logging.result_summarizer import result_summarizer as rs
 
     logging.disable(logging.CRITICAL)
-    from summarizer_run import scores_of_rows
+    from fixtures.summarizer_run import scores_of_rows
 
     passes: list[dict[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from flowfix import BENCHMARK, MODERN_SYSTEM, ORG, write_job
+from fixtures.flowfix import BENCHMARK, MODERN_SYSTEM, ORG, write_job
 
 pytestmark = [
     pytest.mark.slow,

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import ROOT, tree_digest
-from reviewfix import THEIRS, preview_tree, trees
+from fixtures.reviewfix import THEIRS, preview_tree, trees
 
 SARIF_SCHEMA = ROOT.parent / "shared" / "external" / "sarif-schema-2.1.0.json"
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from differential import our_kinds
+from fixtures.differential import our_kinds
 from fixtures.synth import RunSpec
+from fixtures.treefix import build_org
 from mlsubmit.checker.rounds import benchmarks
-from treefix import build_org
 
 pytestmark = pytest.mark.slow
 SYSTEM = "ipu-pod64"

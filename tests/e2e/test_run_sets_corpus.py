@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures.differential import rounds
 from mlsubmit.checker.run.discover import is_result_log
 from mlsubmit.checker.run.pipeline import CheckOptions, run_rounds
 from mlsubmit.checker.tree.folders import bypass_flags, read_division
-
-from tests.differential import rounds
 
 pytestmark = [pytest.mark.corpus]  # about 20 s on a loaded 2-core machine
 

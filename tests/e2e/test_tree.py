@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 from fixtures.synth import RunSpec
-from treefix import build_org, resnet_runs
+from fixtures.treefix import build_org, resnet_runs
 
 Cli = Callable[..., tuple[int, str, str]]
 GOOD = [36, 37, 37, 38, 39]  # epochs to converge: slower than the RCP mean, so no normalisation

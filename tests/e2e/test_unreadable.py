@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from treefix import build_org, resnet_runs
+from fixtures.treefix import build_org, resnet_runs
 
 _SETPRIV = shutil.which("setpriv")
 _DROP = "-dac_override,-dac_read_search"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
-from flowfix import BENCHMARK, MODERN_SYSTEM, ORG, SECOND_SYSTEM, write_split_job
+from fixtures.flowfix import BENCHMARK, MODERN_SYSTEM, ORG, SECOND_SYSTEM, write_split_job
 
 pytestmark = [
     pytest.mark.slow,

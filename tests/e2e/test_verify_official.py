@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
-from flowfix import ORG, fast_tree, write_job
+from fixtures.flowfix import ORG, fast_tree, write_job
 from mlsubmit.checker import mlperf_logging_version
 
 from mlsubmit.core.support.schema_loader import load_schema, validator
@@ -120,8 +120,8 @@ def test_a_tree_is_checked_on_a_copy_and_a_failing_step_quotes_itself(
 def test_a_round_11_tree_runs_that_rounds_script(tmp_path: Path, run_cli: Cli) -> None:
     """verify_for_v1.1_training.sh reads no package_checker_params and has no repo checker."""
     from fixtures.synth import RunSpec
+    from fixtures.treefix import build_org
     from mlsubmit.submission.official import round_steps, script_name
-    from treefix import build_org
 
     assert round_steps("1.1.0") == round_steps("1.0.0") == ("package_checker", "result_summarizer")
     assert round_steps("2.0.0") == ("package_checker", "result_summarizer", "repo_checker")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from fixtures.synth import RunSpec, write_run
-from treefix import build_org, resnet_runs
+from fixtures.treefix import build_org, resnet_runs
 
 from mlsubmit.core.support.schema_loader import errors, load_schema
 

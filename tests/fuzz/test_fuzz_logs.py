@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.logfix import check_log_file
 from fixtures.synth import RunSpec, render
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from logfix import check_log_file
 from mlsubmit.checker.logs.reader import TOKEN, read_stream
 from mlsubmit.checker.rules.engine import check_records
 from mlsubmit.checker.rules.files import get_ruleset

@@ -1,0 +1,63 @@
+"""CheckOptions and Profile: what each profile runs is written in one place, and a profile name still works."""
+
+from __future__ import annotations
+
+import pytest
+from mlsubmit.checker.run.cache import context_key
+from mlsubmit.checker.run.checks import STAGES, Check
+from mlsubmit.checker.run.options import CheckOptions, Profile
+
+
+def _names(checks: list[Check]) -> list[str]:
+    return [c.name for c in checks]
+
+
+def test_the_full_profile_runs_rules_and_the_hp_table_then_systems_and_tree() -> None:
+    full = CheckOptions(ruleset="1.0.0").profile
+    assert full is Profile.FULL
+    assert _names(full.plan.stage("log")) == ["read", "rules", "hyperparameters", "result-file"]
+    assert _names(full.plan.stage("prepare")) == ["systems", "tree"]
+    assert _names(full.plan.stage("org")) == ["systems", "tree"]
+    assert full.plan.run_errors == "folder" and full.plan.note_alone
+
+
+def test_the_reference_profile_runs_only_what_the_package_checker_runs() -> None:
+    ref = CheckOptions(ruleset="1.0.0", profile=Profile.REFERENCE)
+    assert _names(ref.profile.plan.stage("log")) == ["read", "rules"]
+    assert _names(ref.profile.plan.stage("prepare")) == ["reference-tree"]
+    assert _names(ref.profile.plan.stage("org")) == ["reference-tree"]
+    assert ref.profile.plan.stage("code") == []
+    assert not ref.hp_table and ref.profile.plan.run_errors == "folder" and not ref.profile.plan.levels()
+
+
+def test_every_check_of_a_profile_loads_its_function() -> None:
+    for profile in Profile:
+        for stage in STAGES:
+            for check in profile.plan.stage(stage):
+                assert callable(check.function())
+
+
+@pytest.mark.parametrize("name", ["full", "reference"])
+def test_a_profile_name_is_turned_into_the_profile_and_keys_the_cache_by_its_log_checks(name: str) -> None:
+    options = CheckOptions(ruleset="1.0.0", profile=name)  # type: ignore[arg-type]
+    assert options.profile is Profile(name) and options.profile == name
+    assert options.in_force.profile == name
+    assert context_key("1.0.0", options.profile.plan.key()) == context_key("1.0.0", Profile(name).plan.key())
+
+
+def test_an_unknown_profile_is_refused() -> None:
+    with pytest.raises(ValueError, match="nosuch"):
+        CheckOptions(ruleset="1.0.0", profile="nosuch")  # type: ignore[arg-type]
+
+
+def test_no_module_but_options_tests_a_profile_name() -> None:
+    """What a profile means is data in Profile's plan; nobody else compares its name."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[4]
+    name_test = re.compile(r"""[!=]=\s*["'](full|reference)["']""")  # (sysinfo has profiles of its own)
+    offenders = [f"{p.relative_to(root)}:{n}" for folder in ("checker", "mlsubmit", "submission")
+                 for p in sorted((root / folder).rglob("*.py")) if p.name != "options.py"
+                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if name_test.search(line)]
+    assert offenders == []

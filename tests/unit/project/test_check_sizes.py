@@ -1,0 +1,43 @@
+"""tools/check_sizes.py, the 50-line function and 400-line module limits `make lint` keeps."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_sizes", ROOT / "tools" / "check_sizes.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _function(name: str, lines: int) -> str:
+    return f"def {name}() -> None:\n" + "    x = 1\n" * (lines - 1)
+
+
+def test_a_long_function_and_a_long_module_are_named(tmp_path: Path) -> None:
+    tool = _tool()
+    (tmp_path / "checker").mkdir()
+    (tmp_path / "checker" / "ok.py").write_text(_function("short", 50))
+    (tmp_path / "checker" / "long.py").write_text(
+        "class C:\n" + "".join("    " + line + "\n" for line in _function("method", 51).splitlines())
+        + "\n" * (401 - 52)
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_big.py").write_text("\n" * 500 + _function("test_x", 51))  # tests: functions only
+    found = tool.problems(tmp_path)
+    assert found == [
+        "checker/long.py: 401 lines (limit 400)",
+        "checker/long.py:2: C.method is 51 lines (limit 50)",
+        "tests/test_big.py:501: test_x is 51 lines (limit 50)",
+    ]
+
+
+def test_the_project_keeps_its_limits() -> None:
+    assert _tool().problems(ROOT) == []
