@@ -1,6 +1,6 @@
 """The checks: mlperf-logging's rule files, the closed hyperparameter table, system descriptions, organisation trees,
 power logs, convergence and RCPs, and the code's hygiene. This module is the checker's public API: the names the
-command line, `report` and `submission` use most (docs/architecture.md lists them; tests/unit/checker/test_front_door.py
+command line, `report` and `submission` use most (docs/architecture.md lists them; tests/unit/checker/test_public_api.py
 holds the list and `__all__` equal). What they use once is imported from its module, among the public modules that
 docs/architecture.md lists; an import-linter contract keeps them out of every other module. Tests may reach inside.
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-_ROOM = re.compile(r"^(checker/(?:[a-z_]+/)?)(?:([a-z_]+\.py)\s+\d+)?")
+_PACKAGE_LINE = re.compile(r"^(checker/(?:[a-z_]+/)?)(?:([a-z_]+\.py)\s+\d+)?")
 _MODULE = re.compile(r"^\s+([a-z_]+\.py)\s+\d+\s")
 
 
@@ -17,14 +17,14 @@ def listed() -> set[str]:
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = text.split("## The checker, module by module", 1)[1].split("```", 2)[1]
     out: set[str] = set()
-    room = ""
+    package = ""
     for line in block.splitlines():
-        if m := _ROOM.match(line):
-            room = m.group(1)
+        if m := _PACKAGE_LINE.match(line):
+            package = m.group(1)
             if m.group(2):
-                out.add(room + m.group(2))
+                out.add(package + m.group(2))
         elif m := _MODULE.match(line):
-            out.add(room + m.group(1))
+            out.add(package + m.group(1))
     return out
 
 
@@ -37,7 +37,7 @@ def modules() -> set[str]:
     found = set()
     for path in (ROOT / "checker").rglob("*.py"):
         if path.name == "__init__.py" and _only_a_docstring(path):
-            continue  # a room's docstring alone: the room's line names it
+            continue  # a subpackage's docstring alone: its line names it
         found.add(path.relative_to(ROOT).as_posix())
     return found
 
