@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import Tracker, Waiver, apply_waivers, no_progress, round_name
+from mlsubmit.checker.policy.config import Policy
 from mlsubmit.checker.policy.waivers import applied as applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
 from mlsubmit.checker.tree import params as org_params
@@ -38,7 +39,6 @@ from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker import CheckRun
-    from mlsubmit.checker.policy.config import Policy
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class PackageOptions:
     progress: Tracker = no_progress  # the command line's bar over the tree check
     waivers: tuple[Waiver, ...] = ()  # applied to the check's report at the inputs' paths (config folder)
     today: dt.date | None = None  # the date waivers expire on (None: today)
-    policy: Policy | None = None  # the project's (mlsubmit.toml [check] and the flags); None: the default profile
+    policy: Policy = field(default_factory=Policy)  # the project's (mlsubmit.toml [check], the flags); default: full
 
 
 @dataclass
@@ -235,8 +235,7 @@ def check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> C
     from mlsubmit.checker import CheckOptions, Profile, run_check
 
     policy = options.policy
-    check = CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs) if policy is None else \
-        CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs, profile=Profile(policy.profile), policy=policy)
+    check = CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs, profile=Profile(policy.profile), policy=policy)
     return run_check([str(org_root)], check, progress=options.progress)
 
 

@@ -20,7 +20,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog
 from mlsubmit.checker.rcp import npstats
 from mlsubmit.checker.rcp.verdict import rcp_file, runs_key
-from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds import benchmarks, window
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
@@ -278,10 +278,6 @@ def _as_packaged(facts: list[LogFacts], benchmark: str, ruleset: str) -> tuple[l
     """Raw job output as `package` would write its results folder: by start time, and with more runs than the
     round's N the median window of N (rounds/window.py, as `check` judges the run set), named result_<i>.txt
     (the reference's RCP checker lists only such names). The words say which runs were taken."""
-    from dataclasses import replace
-
-    from mlsubmit.checker.rounds import window
-
     facts = sorted(facts, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
     n, total, words = benchmarks.runs(benchmark), len(facts), ""
     if n and total > n and window.applies(ruleset):
@@ -298,8 +294,6 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     """HP008: the RCP check's verdict on these runs, computed by the tree check's own code (checker/rcp), so the
     advice, `check` and the reference give the same numbers. One trial log stands for a full set of runs that
     all converge as it did: the verdict then says where its convergence point falls in the window."""
-    from dataclasses import replace
-
     from mlsubmit.checker.logs.facts import extract
     from mlsubmit.checker.rcp import verdict as rcp
 
