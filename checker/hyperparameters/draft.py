@@ -20,9 +20,16 @@ from typing import Any
 
 from mlsubmit.checker.hyperparameters import constraint_text
 from mlsubmit.checker.hyperparameters.adoc import MAIN_SECTION, Row
-from mlsubmit.checker.hyperparameters.table import Rule, Table
+from mlsubmit.checker.hyperparameters.table import SCHEMA, Rule, Table, table_for
 from mlsubmit.checker.rounds import benchmarks as benchmark_table
 from mlsubmit.checker.rounds import history
+
+__all__ = ["SCHEMA", "Document", "Draft", "Previous", "draft", "round_table"]
+
+
+def round_table(round_: str) -> Table | None:
+    """Our curated table of a round ("6.1"), None for a round it does not cover."""
+    return table_for(f"{round_}.0") if re.fullmatch(r"\d+\.\d+", round_) else None
 
 
 @dataclass

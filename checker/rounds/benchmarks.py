@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlsubmit.checker.upstream import installed
+
 from mlsubmit.core.support.datafiles import load_validated
 
 

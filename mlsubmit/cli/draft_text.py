@@ -9,9 +9,8 @@ from typing import Any
 
 import yaml
 
-from mlsubmit.checker.hyperparameters.draft import Draft
+from mlsubmit.checker.hyperparameters.draft import SCHEMA, Draft
 from mlsubmit.checker.hyperparameters.draft_compare import compare
-from mlsubmit.checker.hyperparameters.table import SCHEMA, Table
 from mlsubmit.core.errors import UsageError
 
 
@@ -29,8 +28,8 @@ def render(made: Draft, document: str, previous: str) -> str:
            f"{len(made.read)}; unread, left for a person: {len(made.unread)}."]
     out.extend(f"#   UNREAD L{r.line} {r.model} {r.name}{r.marks}: {' '.join(r.constraint.split())}"
                for r in made.unread)
-    for key in ("round", "rulesets", "source", "tolerance", "benchmark_aliases", "aliases"):
-        out.append(f"{key}: {_flow(table[key])}")
+    out.extend(f"{key}: {_flow(table[key])}"
+               for key in ("round", "rulesets", "source", "tolerance", "benchmark_aliases", "aliases"))
     out.append("benchmarks:")
     for bench, part in table["benchmarks"].items():
         out.append(f"  {bench}:\n    rules:")
@@ -70,7 +69,8 @@ def summary(made: Draft, round_: str, previous: str, before: Path | None, output
     return "\n".join(lines) + "\n"
 
 
-def comparison(made: Draft, curated: Table | None) -> str:
+def comparison(made: Draft, curated: Any) -> str:
+    """The draft against `curated` (our table of the same round; None when there is none)."""
     if curated is None:
         return "no curated table of this round to compare with\n"
     f = compare(made, curated)

@@ -57,16 +57,15 @@ def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
 def round_data_note(ruleset: str) -> str | None:
     """What a ruleset mlsubmit's own tables lack takes from the installed mlperf-logging, and which of our checks
     it skips for want of data; None for a round the tables know. Said once on stderr and in the report's meta."""
-    from mlsubmit.checker.hyperparameters.table import table_for
+    from mlsubmit.checker import mlperf_logging_version, round_name
+    from mlsubmit.checker.hyperparameters.apply import coverage_findings
     from mlsubmit.checker.rounds import benchmarks
-    from mlsubmit.checker.rounds.detect import round_name
-    from mlsubmit.checker.upstream.installed import version
 
     if not benchmarks.from_installed(ruleset):
         return None
-    skipped = ["the closed hyperparameter table (HP003)"] if table_for(ruleset) is None else []
+    skipped = ["the closed hyperparameter table (HP003)"] if coverage_findings(ruleset) else []
     skipped.append("the review's round history and borrowing rules (mlsubmit review)")
     return (f"ruleset {ruleset}: mlsubmit's tables have no round {round_name(ruleset)}; its benchmarks "
             f"({', '.join(benchmarks.allowed(ruleset))}) and run counts come from the installed mlperf-logging "
-            f"{version()}, as do its rule files and RCP data; skipped for want of our own data: "
+            f"{mlperf_logging_version()}, as do its rule files and RCP data; skipped for want of our own data: "
             + "; ".join(skipped))

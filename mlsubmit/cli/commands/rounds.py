@@ -69,12 +69,11 @@ def _previous_text(args: argparse.Namespace, table: Any) -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     from mlsubmit.checker.hyperparameters import adoc
-    from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft
-    from mlsubmit.checker.hyperparameters.table import table_for
+    from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft, round_table
     from mlsubmit.cli import draft_text
 
     round_ = _round(args)
-    table = table_for(f"{args.previous}.0") if re.fullmatch(r"\d+\.\d+", args.previous) else None
+    table = round_table(args.previous)
     if table is None:
         raise UsageError(f"--from {args.previous}: no table of ours covers that round")
     text = _text(args.rules)
@@ -91,5 +90,5 @@ def run(args: argparse.Namespace) -> int:
     draft_text.write(output, draft_text.render(made, args.rules.name, args.previous))
     sys.stdout.write(draft_text.summary(made, round_, args.previous, before, output, problems))
     if args.compare:
-        sys.stdout.write(draft_text.comparison(made, table_for(f"{round_}.0")))
+        sys.stdout.write(draft_text.comparison(made, round_table(round_)))
     return 1 if made.unread or problems else 0

@@ -38,8 +38,8 @@ Cli = Callable[..., tuple[int, str, str]]
                                                                      "factor": 0.1}]}),
     ("12000 - opt_learning_rate_warmup_steps", {"kind": "formula", "terms": [
         {"constant": 12000}, {"name": "opt_learning_rate_warmup_steps", "factor": -1}]}),
-    ("ceil(1_200_000 * 1152 / global_batch_size) - ceil(8000 * 1152 / global_batch_size)", {"kind": "formula", "terms": [
-        {"ceil": [1200000, 1152], "batch": "global_batch_size"},
+    ("ceil(1_200_000 * 1152 / global_batch_size) - ceil(8000 * 1152 / global_batch_size)", {
+        "kind": "formula", "terms": [{"ceil": [1200000, 1152], "batch": "global_batch_size"},
         {"ceil": [8000, 1152], "batch": "global_batch_size", "factor": -1}]}),
 ])  # fmt: skip
 def test_plain_constraint_text_is_read_into_our_kinds(text: str, constraint: dict[str, Any]) -> None:
