@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 
 from mlsubmit.checker import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report
 
 
 def add_ruleset_option(parser: argparse.ArgumentParser) -> None:
@@ -69,3 +71,12 @@ def round_data_note(ruleset: str) -> str | None:
             f"({', '.join(benchmarks.allowed(ruleset))}) and run counts come from the installed mlperf-logging "
             f"{mlperf_logging_version()}, as do its rule files and RCP data; skipped for want of our own data: "
             + "; ".join(skipped))
+
+
+def say_round_data(report: Report, rulesets: Iterable[str]) -> None:
+    """round_data_note of each ruleset, once on stderr and in the report's meta (`tool.round_data` in JSON)."""
+    notes = [n for n in dict.fromkeys(map(round_data_note, rulesets)) if n]
+    if notes:
+        report.meta["round_data"] = " | ".join(notes)
+        for note in notes:
+            print(f"mlsubmit: {note}", file=sys.stderr)

@@ -78,3 +78,14 @@ def test_a_folder_the_new_round_does_not_list_is_still_refused(made: tuple[Path,
     (moved / "results" / SYSTEM / "llama31_405b" / "result_0.txt").write_text("", encoding="utf-8")
     code, report, _err = _check(moved, env, "7.0.0")
     assert code == 1 and "TREE002" in _codes(report)
+
+
+def test_the_review_says_what_it_lacks_for_the_new_round(made: tuple[Path, dict[str, str]]) -> None:
+    org, env = made
+    proc = subprocess.run([sys.executable, "-m", "mlsubmit", "review", "since", "--previous", str(org), "--current",
+                           str(org), "--previous-ruleset", "6.1.0", "--ruleset", "7.0.0", "--format", "json"],
+                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout
+    said = [line for line in proc.stderr.splitlines() if "mlsubmit's tables have no round 7.0" in line]
+    assert len(said) == 1 and "borrowing rules (mlsubmit review)" in said[0]
+    assert json.loads(proc.stdout)["tool"]["round_data"] == said[0].removeprefix("mlsubmit: ")
