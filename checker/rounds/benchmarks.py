@@ -2,6 +2,8 @@
 
 Run counts, the olympic drop, the unit a run's convergence is counted in and which benchmarks a ruleset has:
 the tree checks, the RCP check's messages, scoring, packaging's run selection and the report all ask here.
+A round the installed mlperf-logging knows and the table does not (a new round on its first day) takes its
+benchmark list and run counts from the installed release's benchmark_meta (`from_installed` says so).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import functools
 import importlib.resources
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from mlsubmit.checker.upstream import installed
 
 from mlsubmit.core.support.datafiles import load_validated
 
@@ -27,14 +31,26 @@ def _row(benchmark: str) -> dict[str, Any] | None:
 
 
 def allowed(ruleset: str) -> list[str]:
-    """The benchmarks of a ruleset (empty for a ruleset the table does not know)."""
-    return list(table()["rulesets"].get(ruleset, []))
+    """The benchmarks of a ruleset: the table's, else the installed release's (empty when neither knows it)."""
+    if ruleset in table()["rulesets"]:
+        return list(table()["rulesets"][ruleset])
+    return list(installed.benchmark_meta().allowed.get(_round(ruleset), ()))
+
+
+def from_installed(ruleset: str) -> bool:
+    """The ruleset's benchmarks come from the installed mlperf-logging, not from our table."""
+    return ruleset not in table()["rulesets"] and bool(allowed(ruleset))
+
+
+def _round(ruleset: str) -> str:
+    return ".".join(ruleset.split(".")[:2])
 
 
 def runs(benchmark: str) -> int | None:
-    """How many result logs a results folder of this benchmark holds."""
+    """How many result logs a results folder of this benchmark holds (the installed release's count for a
+    benchmark the table does not know)."""
     row = _row(benchmark)
-    return int(row["runs"]) if row else None
+    return int(row["runs"]) if row else installed.benchmark_meta().runs.get(benchmark)
 
 
 def dropped(benchmark: str) -> int:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 RCP_MODULE = "mlperf_logging.rcp_checker.rcp_checker"
 
@@ -82,3 +84,51 @@ def private_id_words() -> tuple[str, ...]:
             if isinstance(words, tuple) and len(words) == 256 and all(isinstance(w, str) for w in words):
                 return words
     raise ImportError("the installed result_summarizer has no 256-word DEFAULT_WORDLIST")
+
+
+@dataclass(frozen=True)
+class Meta:
+    """benchmark_meta.py's training tables, read as data: the benchmarks of each round ("6.1" -> names) and the
+    result files a folder of each benchmark holds."""
+
+    allowed: dict[str, tuple[str, ...]]
+    runs: dict[str, int]
+
+
+@functools.cache
+def benchmark_meta() -> Meta:
+    """The installed release's `_ALL_ALLOWED_BENCHMARKS` and `_ALL_RESULT_FILE_COUNTS` for training, read from its
+    source with ast (literals only: the module is never imported or run); empty when absent or not literal."""
+    import ast
+
+    package = package_folder()
+    source = None if package is None else package / "benchmark_meta.py"
+    found: dict[str, Any] = {}
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8")) if source is not None and source.is_file() else None
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        tree = None
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return Meta(allowed=_training(found.get("_ALL_ALLOWED_BENCHMARKS"), _names),
+                runs=_training(found.get("_ALL_RESULT_FILE_COUNTS"), _count))
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    return tuple(dict.fromkeys(value)) if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10_000 else None
+
+
+def _training(table: Any, keep: Any) -> dict[str, Any]:
+    """The `training` part of one of benchmark_meta's tables, each value kept when `keep` accepts it."""
+    part = table.get("training") if isinstance(table, dict) else None
+    if not isinstance(part, dict):
+        return {}
+    return {k: v for k, v in ((k, keep(v)) for k, v in part.items() if isinstance(k, str)) if v is not None}

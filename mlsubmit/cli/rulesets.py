@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 
 from mlsubmit.checker import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.findings import Report
 
 
 def add_ruleset_option(parser: argparse.ArgumentParser) -> None:
@@ -52,3 +54,29 @@ def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
     for ruleset in groups:
         print(f"mlsubmit: ruleset {ruleset} (from {', '.join(sorted(why.get(ruleset, ())))})", file=sys.stderr)
     return groups
+
+
+def round_data_note(ruleset: str) -> str | None:
+    """What a ruleset mlsubmit's own tables lack takes from the installed mlperf-logging, and which of our checks
+    it skips for want of data; None for a round the tables know. Said once on stderr and in the report's meta."""
+    from mlsubmit.checker import mlperf_logging_version, round_name
+    from mlsubmit.checker.hyperparameters.apply import coverage_findings
+    from mlsubmit.checker.rounds import benchmarks
+
+    if not benchmarks.from_installed(ruleset):
+        return None
+    skipped = ["the closed hyperparameter table (HP003)"] if coverage_findings(ruleset) else []
+    skipped.append("the review's round history and borrowing rules (mlsubmit review)")
+    return (f"ruleset {ruleset}: mlsubmit's tables have no round {round_name(ruleset)}; its benchmarks "
+            f"({', '.join(benchmarks.allowed(ruleset))}) and run counts come from the installed mlperf-logging "
+            f"{mlperf_logging_version()}, as do its rule files and RCP data; skipped for want of our own data: "
+            + "; ".join(skipped))
+
+
+def say_round_data(report: Report, rulesets: Iterable[str]) -> None:
+    """round_data_note of each ruleset, once on stderr and in the report's meta (`tool.round_data` in JSON)."""
+    notes = [n for n in dict.fromkeys(map(round_data_note, rulesets)) if n]
+    if notes:
+        report.meta["round_data"] = " | ".join(notes)
+        for note in notes:
+            print(f"mlsubmit: {note}", file=sys.stderr)

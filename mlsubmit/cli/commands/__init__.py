@@ -10,6 +10,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": (f"{_HERE}.explain", "explain a finding code, or list them all"),
     "package": (f"{_HERE}.package", "build a submission tree (and archive) from raw runs"),
     "report": (f"{_HERE}.report", "scores per system and benchmark: tables, JSON, a self-contained HTML page"),
+    "rounds": (f"{_HERE}.rounds", "a new round's data: draft its closed hyperparameter table from its rules"),
     "runs": (f"{_HERE}.runs", "the run ledger (check --ledger): run sets, windows of N, convergence over time"),
     "review": (f"{_HERE}.review", "the review period: borrowing, Preview results, changes since last round"),
     "systems": (f"{_HERE}.systems", "system descriptions: capture one from a machine"),

@@ -14,7 +14,7 @@ from mlsubmit.checker.policy.config import split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
-from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for, say_round_data
 from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mlsubmit: ledger {args.ledger}: {added} new of {len(entries)} run log(s) read", file=sys.stderr)
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
+    say_round_data(report, groups)  # a round only the installed mlperf-logging knows: said once
     return emit(waive(report, args, waivers), args)
 
 

@@ -24,7 +24,7 @@ from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.preview import check_preview
 from mlsubmit.checker.review.since import check_since, since_counts
 from mlsubmit.cli.output import add_output_options, emit, write_text
-from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
+from mlsubmit.cli.rulesets import add_ruleset_option, round_data_note, rulesets_for, say_round_data
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Location, Report, Tally
@@ -109,6 +109,7 @@ def _since(args: argparse.Namespace) -> int:
                 _ruleset(args.ruleset, args.current))
     report = Report(strict=args.strict)
     report.meta.update({"command": "review since", "ruleset": " -> ".join(rulesets), "version": __version__})
+    say_round_data(report, rulesets)  # a round our tables lack: its hyperparameter moves are not compared
     found = check_since(args.previous, args.current, rulesets)
     report.extend(found)
     systems, entries, benches = since_counts(args.previous, args.current, rulesets)
@@ -140,7 +141,9 @@ def _borrow(args: argparse.Namespace) -> int:
     ruleset = _ruleset(args.ruleset, args.resubmitted)
     rules = borrow_rules_for(ruleset)
     if rules is None:
-        raise UsageError(f"review borrow: no borrowing rules for ruleset {ruleset}")
+        lacking = round_data_note(ruleset)
+        raise UsageError(f"review borrow: no borrowing rules for ruleset {ruleset}"
+                         + (f" ({lacking})" if lacking else ""))
     report = Report(strict=args.strict)
     report.meta.update({"command": "review borrow", "ruleset": ruleset, "version": __version__})
     original, resubmitted = read_entry(args.original), read_entry(args.resubmitted)
