@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from mlsubmit.checker.run.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
+
 from mlsubmit.core.support.numbers import finite
 
 TEXT_BYTES = 4096  # per stored text; paths and names are far shorter
@@ -123,7 +124,7 @@ class Reader:
                     got = dict(zip(COLUMNS, row[1:], strict=True))
                     why = _problem(got)
                     if why is None:
-                        yield Entry(**got)  # type: ignore[arg-type]
+                        yield Entry(**got)
                     else:
                         self.left_out[int(row[0])] = why
         except sqlite3.Error as exc:

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TextIO
+from typing import IO
 
 from mlsubmit.checker import median_window
 from mlsubmit.checker.rounds import benchmarks
@@ -117,7 +117,7 @@ def _status(view: SetView) -> str:
     return f"{have} runs, N = {n}: the rules take {view.window.why(have)}"
 
 
-def write_text(reader: Reader, out: TextIO) -> None:
+def write_text(reader: Reader, out: IO[str]) -> None:
     sets, total = views(reader)
     out.write(f"{total} ledger entries, {len(sets)} run set(s)\n")
     for key, i, e in runs(reader):
@@ -138,7 +138,7 @@ def _inert_entry(e: LedgerEntry) -> dict[str, object]:
     return {k: inert(v) if isinstance(v, str) else v for k, v in e.to_dict().items()}
 
 
-def write_json(reader: Reader, out: TextIO) -> None:
+def write_json(reader: Reader, out: IO[str]) -> None:
     """{"runs": [every entry, oldest first], "sets": [...], "left_out": [rows that are no entry]}, written as
     it is read; every text inert."""
     sets, _ = views(reader)
@@ -161,7 +161,7 @@ _CSV_HEAD = ("system", "benchmark", "division", "run", "median_window", "start_u
              "unit", "verdict", "seed", "sha256", "file", "first_seen")
 
 
-def write_csv(reader: Reader, out: TextIO) -> None:
+def write_csv(reader: Reader, out: IO[str]) -> None:
     """One row per run of each set, in start order; every text a spreadsheet shows as text."""
     sets, _ = views(reader)
     table = csv.writer(out, lineterminator="\n")
@@ -221,7 +221,7 @@ def _set_head(view: SetView) -> str:
             + _chart(view.trained, [], "time to train (minutes), by start time") + _ROW_HEAD)
 
 
-def write_html(reader: Reader, out: TextIO) -> None:
+def write_html(reader: Reader, out: IO[str]) -> None:
     sets, total = views(reader)
     out.write('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" '
               "content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>mlsubmit run ledger</title>"
@@ -239,5 +239,5 @@ def write_html(reader: Reader, out: TextIO) -> None:
     out.write(("</table>" if started else "") + "</body></html>\n")
 
 
-WRITERS: dict[str, Callable[[Reader, TextIO], None]] = {
+WRITERS: dict[str, Callable[[Reader, IO[str]], None]] = {
     "text": write_text, "json": write_json, "csv": write_csv, "html": write_html}

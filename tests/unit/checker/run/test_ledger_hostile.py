@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,13 +28,12 @@ SYSTEM = "ipu-pod16-POPART-closed"
 
 
 def _entry(k: int = 0, **changes: object) -> ledger.Entry:
-    values: dict[str, object] = dict(
+    entry = ledger.Entry(
         sha256=hashlib.sha256(str(k).encode()).hexdigest(), path=f"/runs/job-{k:05d}.out",
         shown=f"runs/job-{k:05d}.out", system=SYSTEM, benchmark="bert", division="closed", ruleset=RULESET,
         run_start_ms=1.6e12 + k * 1000.0, seed=k, verdict="pass", minutes=20.0 + k % 7, converged=True,
         to_converge=2.6e6, unit="samples", rcp_mean=2.7e6, rcp_fastest=2.5e6, first_seen="2026-11-27T08:00:00Z")
-    values.update(changes)
-    return ledger.Entry(**values)  # type: ignore[arg-type]
+    return replace(entry, **changes)  # type: ignore[arg-type]
 
 
 def _show(db: Path, capsys: pytest.CaptureFixture[str], fmt: str = "text") -> tuple[int, str, str]:
@@ -226,3 +226,19 @@ def test_runs_show_output_is_whole_or_the_old_file(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot write it" in done.stderr and "Traceback" not in done.stderr
     assert target.read_text(encoding="utf-8") == "old\n" * 100_000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.db", "shown.txt"]
+
+
+def test_a_check_with_every_report_in_a_file_says_its_summary(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 47 item 10: stdout said nothing when every format went to a file; the upload folder held -wal/-shm."""
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    write_runs(tmp_path / "runs", "bert", SYSTEM, 2)
+    capsys.readouterr()
+    assert main(["check", "--ruleset", RULESET, "--jobs", "1", "--ledger", str(upload / "ledger.db"),
+                 "--format", f"json:{upload / 'r.json'}", "--format", f"sarif:{upload / 'r.sarif'}",
+                 str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "0 error(s)," in out and str(upload / "r.sarif") in out
+    assert main(["runs", "show", "--ledger", str(upload / "ledger.db"), "-o", str(upload / "runs.txt")]) == 0
+    assert sorted(p.name for p in upload.iterdir()) == ["ledger.db", "r.json", "r.sarif", "runs.txt"]
