@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import os
 import sqlite3
 import struct
@@ -144,7 +145,7 @@ def _clean(path: Path) -> None:
     """Remove the temporary ledgers a killed process left beside `path` (.NAME.*.new): those old enough whose
     maker no longer holds its lock on them."""
     with contextlib.suppress(OSError):
-        for left in path.parent.glob(f".{path.name}.*.new"):
+        for left in path.parent.glob(f".{glob.escape(path.name)}.*.new"):
             with contextlib.suppress(OSError), open(left, "rb") as stream:
                 if time.time() - os.fstat(stream.fileno()).st_mtime < STALE_S:
                     continue
