@@ -43,7 +43,7 @@ def clipped(text: str, budget: int = TEXT_BYTES) -> str:
     head = text[: budget + 1].encode("utf-8", "backslashreplace")
     if len(head) <= budget and len(text) <= budget:
         return head.decode("utf-8")
-    note = f" … [clipped: {len(text)} characters]"
+    note = f" ... [clipped: {len(text)} characters]"
     return head[: budget - len(note.encode())].decode("utf-8", "ignore") + note
 
 

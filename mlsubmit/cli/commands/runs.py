@@ -29,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     write = WRITERS[args.format]
     with Reader(args.ledger) as reader:
         if args.output is None:
+            reconfigure = getattr(sys.stdout, "reconfigure", None)
+            if reconfigure is not None:  # a name the terminal's encoding lacks is shown as an escape, not exit 3
+                reconfigure(errors="backslashreplace")
             write(reader, sys.stdout)
         else:
             try:

@@ -67,7 +67,7 @@ def test_a_long_value_is_stored_clipped_and_read_back(tmp_path: Path, capsys: py
     db = tmp_path / "ledger.db"
     assert ledger.record(db, [_entry(system="p" * (1 << 20))]) == 1
     (got,) = ledger.read(db)
-    assert len(got.system.encode()) <= ledger_rows.TEXT_BYTES and got.system.endswith("[clipped: 1048576 characters]")
+    assert len(got.system.encode()) <= ledger_rows.TEXT_BYTES and got.system.endswith("... [clipped: 1048576 characters]")
     raw = sqlite3.connect(db)  # a row written whole before values were clipped
     raw.execute("INSERT INTO runs (sha256, path, shown, system, benchmark, division, ruleset, verdict, converged, "
                 "unit, first_seen) VALUES (?, 'p', 's', ?, 'bert', 'closed', '1.1.0', 'pass', 0, 'samples', "
@@ -76,6 +76,9 @@ def test_a_long_value_is_stored_clipped_and_read_back(tmp_path: Path, capsys: py
     raw.close()
     code, out, _ = _show(db, capsys)
     assert code == 0 and "2 ledger entries" in out and "clipped" in out and len(out) < 40_000
+    done = subprocess.run([sys.executable, "-m", "mlsubmit", "runs", "show", "--ledger", str(db)], capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "ascii"}, check=False)  # a terminal without UTF-8
+    assert done.returncode == 0 and b"[clipped: 1048576 characters]" in done.stdout
     lone = _entry(1, shown="job-\udcff.out")  # an undecodable file name: SQLite takes UTF-8 only
     assert ledger.record(db, [lone]) == 1 and ledger.read(db)[-1].shown == "job-\\udcff.out"
 
