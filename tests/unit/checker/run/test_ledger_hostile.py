@@ -67,7 +67,8 @@ def test_a_long_value_is_stored_clipped_and_read_back(tmp_path: Path, capsys: py
     db = tmp_path / "ledger.db"
     assert ledger.record(db, [_entry(system="p" * (1 << 20))]) == 1
     (got,) = ledger.read(db)
-    assert len(got.system.encode()) <= ledger_rows.TEXT_BYTES and got.system.endswith("... [clipped: 1048576 characters]")
+    assert len(got.system.encode()) <= ledger_rows.TEXT_BYTES
+    assert got.system.endswith("... [clipped: 1048576 characters]")
     raw = sqlite3.connect(db)  # a row written whole before values were clipped
     raw.execute("INSERT INTO runs (sha256, path, shown, system, benchmark, division, ruleset, verdict, converged, "
                 "unit, first_seen) VALUES (?, 'p', 's', ?, 'bert', 'closed', '1.1.0', 'pass', 0, 'samples', "
