@@ -1,14 +1,18 @@
 """A result entry's runs taken from the run ledger (`ledger = "FILE"` in [[results]]): every run `check --ledger`
 recorded for the entry's system and benchmark, at the path it was read from, while its file is still as recorded
 (the latest entry per path; a replaced file's earlier entries stay in the ledger, and the manifest's `run_set` lists
-the hashes of every run the selection chose from)."""
+the hashes of every run the selection chose from).
+
+What is packaged is the recorded run set or nothing: a recorded file that is gone or changed, or a ledger row that
+cannot be read as an entry (it might be one of the set's runs), is an error (RUN008) naming it, so the build stops
+instead of packaging another set (a window moved by one run) without a word."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from mlsubmit.checker.run.ledger import Entry as LedgerEntry
-from mlsubmit.checker.run.ledger import read as read_ledger
+from mlsubmit.checker.run.ledger_rows import Reader
 from mlsubmit.submission.config import PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding
@@ -21,22 +25,26 @@ def ledger_runs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
     if entry.ledger is None:
         return [], []
     latest: dict[str, LedgerEntry] = {}
-    for e in read_ledger(cfg.base / entry.ledger):  # exit 2 for a ledger that is not ours or not whole
-        if e.system == entry.system and e.benchmark == entry.benchmark:
-            latest[e.path] = e  # rows are in the order they were added: a later entry for the path wins
+    with Reader(cfg.base / entry.ledger) as reader:  # exit 2 for a ledger that is not ours or not whole
+        for e in reader.entries():
+            if e.system == entry.system and e.benchmark == entry.benchmark:
+                latest[e.path] = e  # rows are in the order they were added: a later entry for the path wins
     where = f"/results/{entry.index}/ledger"
     paths, findings = [], []
+    findings += [finding("RUN008", str(cfg.path), f"{entry.ledger}: {note} (not a ledger entry; it may be one of "
+                         "this set's runs)", pointer=where) for note in reader.notes()]
     for path, e in sorted(latest.items()):
         try:
             now = sha256_file(Path(path))
         except OSError as exc:
-            findings.append(finding("RUN008", str(cfg.path), f"{e.shown}: recorded in {entry.ledger}, but cannot "
-                                    f"be read now ({exc.strerror or exc}); left out", pointer=where))
+            findings.append(finding("RUN008", str(cfg.path), f"{e.path}: recorded in {entry.ledger}, but cannot "
+                                    f"be read now ({exc.strerror or exc}): the recorded run set cannot be "
+                                    "packaged", pointer=where))
             continue
         if now != e.sha256:
-            findings.append(finding("RUN008", str(cfg.path), f"{e.shown}: changed since {entry.ledger} recorded it "
-                                    f"(sha256 {e.sha256[:12]}, now {now[:12]}); left out until a check --ledger "
-                                    "records it", pointer=where))
+            findings.append(finding("RUN008", str(cfg.path), f"{e.path}: changed since {entry.ledger} recorded it "
+                                    f"(sha256 {e.sha256[:12]}, now {now[:12]}): the recorded run set cannot be "
+                                    "packaged", pointer=where))
             continue
         paths.append(Path(path))
     return paths, findings

@@ -19,7 +19,7 @@ from mlsubmit.core.findings import Report
 from mlsubmit.core.support import atomic
 from mlsubmit.core.support.atomic import replacing
 from mlsubmit.core.support.names import did_you_mean
-from mlsubmit.formats import REPORTERS
+from mlsubmit.formats import REPORTERS, printable, summary_line
 from mlsubmit.formats.causes import attach_causes
 
 STDOUT = "-"
@@ -141,6 +141,8 @@ def emit(report: Report, args: argparse.Namespace) -> int:
                 reporter(report, stream, color=False)
         except OSError as exc:
             raise FatalError(f"cannot write {o.path}: {exc.strerror or exc}") from exc
+    if all(o.path != STDOUT for o in wanted):  # every report went to a file: the terminal still gets the verdict
+        sys.stdout.write(printable(f"{summary_line(report)} (written to {', '.join(o.path for o in wanted)})") + "\n")
     return report.exit_code()
 
 

@@ -80,16 +80,16 @@ def _text_lines(report: Report) -> list[tuple[str, str | None]]:
         out.append((f"paths below are under {root}/", "dim"))
         findings = [(t.replace(f"{root}/", ""), style) for t, style in findings]
     out.extend(findings)
+    out.append((summary_line(report), "bold"))
+    return out
+
+
+def summary_line(report: Report) -> str:
+    """The report in one line: what was checked and the findings by severity."""
     counts = report.counts()
     waived = f", {counts['waived']} waived" if counts.get("waived") else ""
-    out.append(
-        (
-            f"{report.checked()}; {counts['error']} error(s), "
-            f"{counts['warning']} warning(s), {counts['info']} info{waived}",
-            "bold",
-        )
-    )
-    return out
+    return (f"{report.checked()}; {counts['error']} error(s), {counts['warning']} warning(s), "
+            f"{counts['info']} info{waived}")
 
 
 def _waived_lines(findings: list[Finding]) -> list[tuple[str, str | None]]:

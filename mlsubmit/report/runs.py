@@ -1,26 +1,35 @@
-"""`mlsubmit runs show`: the run ledger per run set, as text, JSON or one self-contained HTML page.
+"""`mlsubmit runs show`: the run ledger per run set, as text, JSON, CSV or one self-contained HTML page.
 
 Per set (system, benchmark, division): its runs by start time (a content seen at several paths is one run), every
 window of N consecutive runs with its olympic score and the median one the rules take (the checker's rule,
 `median_window`), and time to train and the RCP checker's epochs or samples to converge over time against the set's
-RCP window (the RCP mean and the fastest allowed mean). Every value comes from the ledger, which validated it; text
-from it is escaped and made inert in the page.
+RCP window (the RCP mean and the fastest allowed mean).
+
+The ledger is read twice as a stream, in run-set order (SQLite sorts it, on disk when large): once for each set's
+numbers (a few floats per run: the windows, the charts), once to write the runs. So time is linear in the ledger's
+rows and memory holds no row longer than it is written. Every text from the ledger is made inert in every format
+(controls and escapes shown, never sent to a terminal), escaped in HTML and kept from becoming a formula in CSV.
 """
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import IO
 
 from mlsubmit.checker import median_window
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
 from mlsubmit.checker.run.ledger import Entry as LedgerEntry
-from mlsubmit.core.support.display_escape import inert
+from mlsubmit.checker.run.ledger_rows import BY_SET, Reader
+from mlsubmit.core.support.display_escape import inert, spreadsheet_cell
+
+Key = tuple[str, str, str]
 
 
 @dataclass
@@ -28,7 +37,11 @@ class SetView:
     system: str
     benchmark: str
     division: str
-    runs: list[LedgerEntry] = field(default_factory=list)  # one per content, by start time
+    minutes: list[float] = field(default_factory=list)  # per run in start order; inf: did not converge
+    trained: list[float | None] = field(default_factory=list)  # time to train as recorded
+    to_converge: list[float | None] = field(default_factory=list)
+    rcp: tuple[float | None, float | None] = (None, None)  # the RCP mean and fastest allowed, as last recorded
+    seen: str = ""
     required: int | None = None
     window: Window | None = None
 
@@ -36,17 +49,20 @@ class SetView:
     def label(self) -> str:
         return f"{self.system}/{self.benchmark} ({self.division})"
 
-    @property
-    def rcp(self) -> tuple[float | None, float | None]:
-        """The RCP mean and fastest allowed, as last recorded."""
-        latest = max(self.runs, key=lambda e: e.first_seen)
-        return latest.rcp_mean, latest.rcp_fastest
+    def add(self, e: LedgerEntry) -> None:
+        self.minutes.append(e.minutes if e.converged and e.minutes is not None else math.inf)
+        self.trained.append(e.minutes)
+        self.to_converge.append(e.to_converge)
+        if e.first_seen > self.seen:
+            self.rcp, self.seen = (e.rcp_mean, e.rcp_fastest), e.first_seen
+
+    def marked(self, i: int) -> bool:
+        return self.window is not None and self.window.start <= i < self.window.stop
 
     def to_dict(self) -> dict[str, object]:
         w = self.window
-        return {"system": self.system, "benchmark": self.benchmark, "division": self.division,
-                "required": self.required, "runs": [e.sha256 for e in self.runs],
-                "windows": None if w is None else [_number(s) for s in w.scores],
+        return {"system": inert(self.system), "benchmark": inert(self.benchmark), "division": inert(self.division),
+                "required": self.required, "windows": None if w is None else [_number(s) for s in w.scores],
                 "median_window": None if w is None else {"first": w.start, "last": w.stop - 1,
                                                          "olympic_minutes": _number(w.score), "valid": w.valid},
                 "rcp_mean": self.rcp[0], "rcp_fastest": self.rcp[1]}
@@ -56,33 +72,43 @@ def _number(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def minutes(entry: LedgerEntry) -> float:
-    return entry.minutes if entry.converged and entry.minutes is not None else math.inf
+def runs(reader: Reader) -> Iterator[tuple[Key, int, LedgerEntry]]:
+    """Each set's runs in start order, numbered from 0, a content once per set (its first entry in that order)."""
+    key: Key | None = None
+    seen: set[str] = set()
+    for e in reader.entries(BY_SET):
+        if (e.system, e.benchmark, e.division) != key:
+            key, seen = (e.system, e.benchmark, e.division), set()
+        if e.sha256 not in seen:
+            seen.add(e.sha256)
+            yield key, len(seen) - 1, e
 
 
-def views(entries: Sequence[LedgerEntry]) -> list[SetView]:
-    sets: dict[tuple[str, str, str], SetView] = {}
-    for e in entries:
-        view = sets.setdefault((e.system, e.benchmark, e.division), SetView(e.system, e.benchmark, e.division))
-        if all(r.sha256 != e.sha256 for r in view.runs):
-            view.runs.append(e)
+def views(reader: Reader) -> tuple[dict[Key, SetView], int]:
+    """The run sets in the ledger's set order, with their windows; and how many entries the ledger holds."""
+    sets: dict[Key, SetView] = {}
+    for key, _, e in runs(reader):
+        sets.setdefault(key, SetView(*key)).add(e)
     for view in sets.values():
-        view.runs.sort(key=lambda e: (math.inf if e.run_start_ms is None else e.run_start_ms, e.shown))
-        view.required = benchmarks.runs(view.benchmark)
-        n = view.required
-        if n is not None and len(view.runs) >= n:
-            view.window = median_window([minutes(e) for e in view.runs], n, view.benchmark)
-    return [sets[k] for k in sorted(sets)]
+        view.required = n = benchmarks.runs(view.benchmark)
+        if n is not None and len(view.minutes) >= n:
+            view.window = median_window(view.minutes, n, view.benchmark)
+    (total,) = reader.conn.execute("SELECT count(*) FROM runs").fetchone()
+    return sets, int(total) - len(reader.left_out)
 
 
-def _start(entry: LedgerEntry) -> str:
-    if entry.run_start_ms is None:
+def start_text(ms: float | None) -> str:
+    """A start time in UTC to the minute; "?" for none or one no calendar holds (a log may say 1e300)."""
+    if ms is None:
         return "?"
-    return datetime.fromtimestamp(entry.run_start_ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M")
+    try:
+        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, ValueError, OSError):
+        return "?"
 
 
 def _status(view: SetView) -> str:
-    n, have = view.required, len(view.runs)
+    n, have = view.required, len(view.minutes)
     if n is None:
         return f"{have} run(s); the rules name no run count"
     if have < n:
@@ -91,27 +117,61 @@ def _status(view: SetView) -> str:
     return f"{have} runs, N = {n}: the rules take {view.window.why(have)}"
 
 
-def write_text(sets: Sequence[SetView], entries: Sequence[LedgerEntry]) -> str:
-    lines = [f"{len(entries)} ledger entries, {len(sets)} run set(s)"]
-    for view in sets:
-        lines += ["", f"{inert(view.label)}: {_status(view)}"]
-        mean, fastest = view.rcp
-        if mean is not None and fastest is not None:
-            lines.append(f"  RCP window: fastest allowed {fastest:.4g}, RCP mean {mean:.4g} "
-                         f"{benchmarks.unit(view.benchmark)}")
-        w = view.window
-        for i, e in enumerate(view.runs):
-            mark = "*" if w is not None and w.start <= i < w.stop else " "
-            shown = f"{e.minutes:.2f} min" if e.minutes is not None else "-"
-            conv = f"{e.to_converge:.6g} {e.unit}" if e.to_converge is not None else "did not converge"
-            lines.append(f" {mark}{i:3d} {_start(e)}  {shown:>11}  {conv:<24} {e.verdict:<4} {e.sha256[:12]} "
-                         f"{inert(e.shown)}")
-    return "\n".join(lines) + "\n"
+def write_text(reader: Reader, out: IO[str]) -> None:
+    sets, total = views(reader)
+    out.write(f"{total} ledger entries, {len(sets)} run set(s)\n")
+    for key, i, e in runs(reader):
+        view = sets[key]
+        if i == 0:
+            out.write(f"\n{inert(view.label)}: {_status(view)}\n")
+            mean, fastest = view.rcp
+            if mean is not None and fastest is not None:
+                out.write(f"  RCP window: fastest allowed {fastest:.4g}, RCP mean {mean:.4g} "
+                          f"{inert(benchmarks.unit(view.benchmark))}\n")
+        shown = f"{e.minutes:.2f} min" if e.minutes is not None else "-"
+        conv = f"{e.to_converge:.6g} {inert(e.unit)}" if e.to_converge is not None else "did not converge"
+        out.write(f" {'*' if view.marked(i) else ' '}{i:3d} {start_text(e.run_start_ms)}  {shown:>11}  {conv:<24} "
+                  f"{e.verdict:<4} {e.sha256[:12]} {inert(e.shown)}\n")
 
 
-def write_json(sets: Sequence[SetView], entries: Sequence[LedgerEntry]) -> str:
-    body = {"runs": [e.to_dict() for e in entries], "sets": [v.to_dict() for v in sets]}
-    return json.dumps(body, indent=2, sort_keys=False, allow_nan=False) + "\n"
+def _inert_entry(e: LedgerEntry) -> dict[str, object]:
+    return {k: inert(v) if isinstance(v, str) else v for k, v in e.to_dict().items()}
+
+
+def write_json(reader: Reader, out: IO[str]) -> None:
+    """{"runs": [every entry, oldest first], "sets": [...], "left_out": [rows that are no entry]}, written as
+    it is read; every text inert."""
+    sets, _ = views(reader)
+    out.write('{"runs": [')
+    for k, e in enumerate(reader.entries()):
+        out.write(("," if k else "") + "\n  " + json.dumps(_inert_entry(e), allow_nan=False))
+    out.write('\n], "sets": [')
+    current = None
+    for key, i, e in runs(reader):
+        if key != current:
+            head = json.dumps(sets[key].to_dict(), allow_nan=False)[:-1] + ', "runs": ['
+            out.write(("]}," if current is not None else "") + "\n  " + head)
+            current = key
+        out.write(("," if i else "") + json.dumps(e.sha256))
+    out.write(("]}" if current is not None else "") + '\n], "left_out": ')
+    out.write(json.dumps([{"row": i, "why": why} for i, why in sorted(reader.left_out.items())]) + "}\n")
+
+
+_CSV_HEAD = ("system", "benchmark", "division", "run", "median_window", "start_utc", "minutes", "to_converge",
+             "unit", "verdict", "seed", "sha256", "file", "first_seen")
+
+
+def write_csv(reader: Reader, out: IO[str]) -> None:
+    """One row per run of each set, in start order; every text a spreadsheet shows as text."""
+    sets, _ = views(reader)
+    table = csv.writer(out, lineterminator="\n")
+    table.writerow(_CSV_HEAD)
+    for key, i, e in runs(reader):
+        texts = (e.system, e.benchmark, e.division)
+        numbers = (i, "yes" if sets[key].marked(i) else "", start_text(e.run_start_ms), e.minutes, e.to_converge)
+        table.writerow([spreadsheet_cell(t) for t in texts] + ["" if v is None else v for v in numbers]
+                       + [spreadsheet_cell(t) for t in (e.unit, e.verdict)] + ["" if e.seed is None else e.seed]
+                       + [spreadsheet_cell(t) for t in (e.sha256, e.shown, e.first_seen)])
 
 
 def esc(value: object) -> str:
@@ -149,28 +209,35 @@ def _chart(values: Sequence[float | None], lines: Sequence[tuple[str, float | No
 
 _STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;"
           "border-bottom:1px solid #ddd;text-align:left}tr.window{background:#eef4fb}")
+_ROW_HEAD = ("<table><tr><th>#</th><th>start (UTC)</th><th>minutes</th><th>to converge</th><th>verdict</th>"
+             "<th>seed</th><th>sha256</th><th>file</th><th>first seen</th></tr>")
 
 
-def write_html(sets: Sequence[SetView], entries: Sequence[LedgerEntry]) -> str:
-    body = [f"<h1>Run ledger</h1><p>{len(entries)} entries, {len(sets)} run set(s)</p>"]
-    for view in sets:
-        mean, fastest = view.rcp
-        w = view.window
-        body.append(f"<h2>{esc(view.label)}</h2><p>{esc(_status(view))}</p>")
-        body.append(_chart([e.to_converge for e in view.runs], [("RCP mean", mean), ("fastest allowed", fastest)],
-                           f"{benchmarks.unit(view.benchmark)} to converge, by start time"))
-        body.append(_chart([e.minutes for e in view.runs], [], "time to train (minutes), by start time"))
-        rows = ["<tr><th>#</th><th>start (UTC)</th><th>minutes</th><th>to converge</th><th>verdict</th>"
-                "<th>seed</th><th>sha256</th><th>file</th><th>first seen</th></tr>"]
-        for i, e in enumerate(view.runs):
-            cls = ' class="window"' if w is not None and w.start <= i < w.stop else ""
-            rows.append(f"<tr{cls}><td>{i}</td><td>{esc(_start(e))}</td><td>{esc(e.minutes)}</td>"
-                        f"<td>{esc(e.to_converge)}</td><td>{esc(e.verdict)}</td><td>{esc(e.seed)}</td>"
-                        f"<td>{esc(e.sha256[:16])}</td><td>{esc(e.shown)}</td><td>{esc(e.first_seen)}</td></tr>")
-        body.append("<table>" + "".join(rows) + "</table>")
-    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" '
-            "content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>mlsubmit run ledger</title>"
-            f"<style>{_STYLE}</style></head><body>{''.join(body)}</body></html>\n")
+def _set_head(view: SetView) -> str:
+    mean, fastest = view.rcp
+    return (f"<h2>{esc(view.label)}</h2><p>{esc(_status(view))}</p>"
+            + _chart(view.to_converge, [("RCP mean", mean), ("fastest allowed", fastest)],
+                    f"{benchmarks.unit(view.benchmark)} to converge, by start time")
+            + _chart(view.trained, [], "time to train (minutes), by start time") + _ROW_HEAD)
 
 
-WRITERS = {"text": write_text, "json": write_json, "html": write_html}
+def write_html(reader: Reader, out: IO[str]) -> None:
+    sets, total = views(reader)
+    out.write('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" '
+              "content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>mlsubmit run ledger</title>"
+              f"<style>{_STYLE}</style></head><body><h1>Run ledger</h1><p>{total} entries, {len(sets)} run set(s)</p>")
+    started = False
+    for key, i, e in runs(reader):
+        view = sets[key]
+        if i == 0:
+            out.write(("</table>" if started else "") + _set_head(view))
+            started = True
+        cls = ' class="window"' if view.marked(i) else ""
+        out.write(f"<tr{cls}><td>{i}</td><td>{esc(start_text(e.run_start_ms))}</td><td>{esc(e.minutes)}</td>"
+                  f"<td>{esc(e.to_converge)}</td><td>{esc(e.verdict)}</td><td>{esc(e.seed)}</td>"
+                  f"<td>{esc(e.sha256[:16])}</td><td>{esc(e.shown)}</td><td>{esc(e.first_seen)}</td></tr>")
+    out.write(("</table>" if started else "") + "</body></html>\n")
+
+
+WRITERS: dict[str, Callable[[Reader, IO[str]], None]] = {
+    "text": write_text, "json": write_json, "csv": write_csv, "html": write_html}

@@ -1,4 +1,4 @@
-"""mlsubmit runs show --ledger FILE [--format text|json|html] [-o FILE]: the run ledger, per run set."""
+"""mlsubmit runs show --ledger FILE [--format text|json|csv|html] [-o FILE]: the run ledger, per run set."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlsubmit.core.errors import UsageError
-from mlsubmit.report.runs import WRITERS, views
+from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.atomic import replacing
+from mlsubmit.report.runs import WRITERS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,22 +17,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     actions.required = True
     show = actions.add_parser("show", help="every run per run set: start order, windows of N, convergence over time")
     show.add_argument("--ledger", type=Path, required=True, metavar="FILE", help="the ledger (check --ledger FILE)")
-    show.add_argument("--format", choices=sorted(WRITERS), default="text", help="text (default), json or html")
-    show.add_argument("--output", "-o", type=Path, metavar="FILE", help="write here instead of stdout")
+    show.add_argument("--format", choices=sorted(WRITERS), default="text", help="text (default), json, csv or html")
+    show.add_argument("--output", "-o", type=Path, metavar="FILE", help="write here instead of stdout (whole or "
+                      "not at all: a failed write leaves FILE as it was)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from mlsubmit.checker.run.ledger import (
-        read as read_ledger,  # SQLite is imported only by the commands that open a ledger
-    )
+    """0, or 1 when rows of the ledger are no entries (each named on stderr, left out of what is shown)."""
+    from mlsubmit.checker.run.ledger_rows import Reader  # SQLite is imported only by the commands that open a ledger
 
-    entries = read_ledger(args.ledger)
-    text = WRITERS[args.format](views(entries), entries)
-    if args.output is None:
-        sys.stdout.write(text)
-        return 0
-    try:
-        args.output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--output {args.output}: cannot write it: {exc.strerror or exc}") from None
-    return 0
+    write = WRITERS[args.format]
+    with Reader(args.ledger) as reader:
+        if args.output is None:
+            reconfigure = getattr(sys.stdout, "reconfigure", None)
+            if reconfigure is not None:  # a name the terminal's encoding lacks is shown as an escape, not exit 3
+                reconfigure(errors="backslashreplace")
+            write(reader, sys.stdout)
+        else:
+            try:
+                with replacing(args.output) as stream:
+                    write(reader, stream)
+            except OSError as exc:
+                raise FatalError(f"--output {args.output}: cannot write it: {exc.strerror or exc}; left as it "
+                                 "was") from None
+    for note in reader.notes():
+        print(f"mlsubmit: ledger {args.ledger}: left out {note} (not a ledger entry)", file=sys.stderr)
+    return 1 if reader.left_out else 0

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fixtures.demo import BERT_SYSTEM, TAG, write_example
+from fixtures.demo import BERT_SYSTEM, TAG, write_example, write_runs
 
 from mlsubmit.cli import main
 
@@ -73,3 +73,20 @@ def test_a_tree_checked_into_the_ledger_is_recorded_by_results_folder(tmp_path: 
     assert len(entries) == 15
     bert = [e for e in entries if e.benchmark == "bert"]
     assert {e.system for e in bert} == {BERT_SYSTEM} and all(e.rcp_mean and e.rcp_fastest for e in bert)
+
+
+def test_a_changed_recorded_run_stops_the_build_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 47: one line appended to a recorded log of 12 moved the median window and packaging exited 0."""
+    write_example(tmp_path)
+    runs = write_runs(tmp_path / "runs12", "bert", BERT_SYSTEM, 12)
+    assert main(["check", "--ruleset", RULESET, "--system", BERT_SYSTEM, "--ledger", str(tmp_path / "ledger.db"),
+                 str(tmp_path / "runs12")]) == 0
+    config = _config(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8") + 'select = "median-window"\n', encoding="utf-8")
+    runs[4].write_bytes(runs[4].read_bytes() + b"job restarted\n")
+    capsys.readouterr()
+    assert main(["package", str(config), "--color", "never"]) == 1
+    text = capsys.readouterr().out
+    assert "RUN008" in text and f"{runs[4].resolve()}: changed since ledger.db recorded it" in text
+    assert not (tmp_path / "submission").exists()  # nothing packaged: not the recorded set, not another one
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ledger.db")) == ["ledger.db"]

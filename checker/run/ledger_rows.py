@@ -1,0 +1,137 @@
+"""The run ledger's values, stored and read back (run/ledger.py opens the file).
+
+Stored: every text within a byte budget (a longer value, such as a 15 MiB `submission_platform`, is clipped with a
+note saying how long it was: never refused, and never a row that cannot be read back), lone surrogates written as
+escapes (SQLite stores UTF-8 only); every number finite, a seed within SQLite's 64 bits.
+
+Read: row by row from a cursor, a page at a time, so a ledger of any length is read in bounded memory; each value
+through the same guarded readers as the logs (core/support/numbers.py). A row that is no ledger entry (a wrong
+type, a digest that is not exactly 64 hex digits, an unknown verdict or time) is left out and named in
+`Reader.left_out`, never an answer and never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import astuple
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from types import TracebackType
+
+from mlsubmit.checker.run.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
+
+from mlsubmit.core.support.numbers import finite
+
+TEXT_BYTES = 4096  # per stored text; paths and names are far shorter
+PAGE = 1000  # rows fetched at a time
+_HEX = re.compile(r"[0-9a-f]{64}")
+_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_TEXT = ("path", "shown", "system", "benchmark", "division", "ruleset", "unit")
+_NUMBERS = ("run_start_ms", "minutes", "to_converge", "rcp_mean", "rcp_fastest")
+_SEED = 1 << 63
+# a run set's runs in start order (unknown start last, ties by name): runs show's order, sorted by SQLite (on disk
+# when large) rather than in memory
+BY_SET = "system, benchmark, division, run_start_ms IS NULL, run_start_ms, shown, id"
+
+
+def clipped(text: str, budget: int = TEXT_BYTES) -> str:
+    """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note. Only
+    its head is encoded: a 400 MB value costs no second copy."""
+    head = text[: budget + 1].encode("utf-8", "backslashreplace")
+    if len(head) <= budget and len(text) <= budget:
+        return head.decode("utf-8")
+    note = f" ... [clipped: {len(text)} characters]"
+    return head[: budget - len(note.encode())].decode("utf-8", "ignore") + note
+
+
+def _seed(value: object) -> int | None:
+    return value if type(value) is int and -_SEED <= value < _SEED else None
+
+
+def stored(entry: Entry) -> tuple[object, ...]:
+    """The row to store for `entry`: texts clipped, numbers finite or None."""
+    values = dict(zip(COLUMNS, astuple(entry), strict=True))
+    for name in (*_TEXT, "sha256", "verdict", "first_seen"):
+        values[name] = clipped(str(values[name]))
+    for name in _NUMBERS:
+        values[name] = finite(values[name])
+    values["seed"] = _seed(values["seed"])
+    values["converged"] = int(bool(values["converged"]))
+    return tuple(values.values())
+
+
+@lru_cache(maxsize=4096)  # a check writes one time on all its rows: a long ledger holds few distinct ones
+def _utc(text: str) -> bool:
+    try:
+        datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return False
+    return True
+
+
+def _problem(got: dict[str, object]) -> str | None:
+    """Why a row read back is not a ledger entry, or None; its values made an entry's in place (numbers through
+    numbers.finite, texts within the budget: a longer one was written before values were clipped)."""
+    if not isinstance(got["sha256"], str) or not _HEX.fullmatch(got["sha256"]):
+        return "sha256 is not 64 hex digits"
+    for name in _TEXT:
+        text = got[name]
+        if not isinstance(text, str):
+            return f"{name} is not text"
+        if len(text) > TEXT_BYTES // 4:
+            got[name] = clipped(text)
+    for name in _NUMBERS:
+        if got[name] is not None:
+            got[name] = finite(got[name])
+            if got[name] is None:
+                return f"{name} is not a finite number"
+    if got["seed"] is not None and _seed(got["seed"]) is None:
+        return "seed is not an integer"
+    if got["verdict"] not in VERDICTS:
+        return "verdict is not pass or fail"
+    if type(got["converged"]) is not int or got["converged"] not in (0, 1):
+        return "converged is not 0 or 1"
+    got["converged"] = bool(got["converged"])
+    first = got["first_seen"]
+    if not isinstance(first, str) or not _UTC.fullmatch(first) or not _utc(first):
+        return "first_seen is not a UTC time"
+    return None
+
+
+class Reader:
+    """One read of a ledger: its entries in id or run-set order, as often as asked, on one read-only connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn = open_ledger(path, write=False)
+        self.left_out: dict[int, str] = {}  # row id -> why it is no entry
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.conn.close()
+
+    def entries(self, order: str = "id") -> Iterator[Entry]:
+        """Every row that is an entry, in `order` (an ORDER BY clause: "id", oldest first, or BY_SET)."""
+        try:
+            cursor = self.conn.execute(f"SELECT id, {', '.join(COLUMNS)} FROM runs ORDER BY {order}")
+            while rows := cursor.fetchmany(PAGE):
+                for row in rows:
+                    got = dict(zip(COLUMNS, row[1:], strict=True))
+                    why = _problem(got)
+                    if why is None:
+                        yield Entry(**got)
+                    else:
+                        self.left_out[int(row[0])] = why
+        except sqlite3.Error as exc:
+            raise refuse(self.path, f"damaged ({exc})") from None
+
+    def notes(self, limit: int = 10) -> list[str]:
+        """The rows left out, in words (the first `limit` named)."""
+        named = [f"row {i}: {why}" for i, why in sorted(self.left_out.items())[:limit]]
+        more = len(self.left_out) - len(named)
+        return named + ([f"and {more} more row(s)"] if more > 0 else [])
