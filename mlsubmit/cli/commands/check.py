@@ -42,6 +42,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                            "`mlsubmit runs show --ledger FILE` shows it")
     sets.add_argument("--run-select", choices=["median-window", "all"], default="median-window",
                       help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
+    parser.add_argument("--skip-non-logs", action="store_true",
+                        help="pass over a file PATH without :::MLLOG records (named on stderr), as a folder of raw "
+                             "job output does, instead of LOG009; nothing left to check is exit 0 (for hooks that "
+                             "pass every staged *.out, *.log and *.txt)")
     add_output_options(parser)
     add_waiver_options(parser)
 
@@ -64,7 +68,31 @@ def flags_of(args: argparse.Namespace) -> PolicyFlags:
                        severity=tuple(args.severity))
 
 
+def logs_among(paths: list[str]) -> list[str]:
+    """--skip-non-logs: the PATHs less the files that hold no MLLOG record (a result_*.txt or .json file is kept:
+    it is a log or a description whatever it holds); the passed-over ones are named on stderr."""
+    from mlsubmit.checker.logs.input import holds_records
+    from mlsubmit.checker.run.discover import is_result_log
+
+    def kept(given: str) -> bool:
+        path = Path(given)
+        return (not path.is_file() or path.suffix.lower() == ".json" or is_result_log(path.name)
+                or holds_records(path))
+
+    chosen = [(p, kept(p)) for p in paths]
+    passed = [p for p, keep in chosen if not keep]
+    if passed:
+        print(f"mlsubmit: passed over {len(passed)} file(s) without :::MLLOG records: {', '.join(passed)}",
+              file=sys.stderr)
+    return [p for p, keep in chosen if keep]
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.skip_non_logs:
+        args.paths = logs_among(list(args.paths))
+        if not args.paths:
+            print("mlsubmit: nothing to check: no file with :::MLLOG records", file=sys.stderr)
+            return 0
     groups = rulesets_for(args.ruleset, list(args.paths))
     policy, _ = policy_for(list(args.paths), flags_of(args))
     waivers = waivers_for(args, list(args.paths))
