@@ -7,12 +7,15 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import tarfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
+from fixtures.capture import write_capture
 from fixtures.synth import RunSpec, write_run
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -110,3 +113,56 @@ def test_waivers_hold_whatever_folder_the_check_runs_from(tmp_path: Path, run_cl
         report = json.loads(out)
         assert code == 0, (cwd, out[-2000:], err)  # before: from another folder every waiver was WVR001, exit 1
         assert report["summary"]["waived"] >= count and "WVR001" not in out
+
+
+# --- systems capture: what it writes, our own check accepts ---------------------------------------------------------
+
+SHIPPED_CAPTURE = ROOT / "examples" / "capture" / "ipu-pod16-host.json"
+
+
+def test_the_shipped_capture_is_what_the_docs_name() -> None:
+    assert f"--from {SHIPPED_CAPTURE.relative_to(ROOT).as_posix()}" in (ROOT / "docs" / "systems.md").read_text(
+        encoding="utf-8")  # fmt: skip
+    assert json.loads(SHIPPED_CAPTURE.read_text(encoding="utf-8"))["mlperf_sysinfo"]["benchmark"] == "training"
+
+
+@pytest.mark.parametrize("source", ["shipped POD16 host", "this build machine"])
+def test_a_capture_made_as_documented_is_written_and_accepted_by_check(tmp_path: Path, run_cli: Cli,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       source: str) -> None:  # fmt: skip
+    """Before: SYS016 (other_software_stack, host_memory_configuration empty) refused the write, though `check`
+    takes SYS016 as a warning in its default profile."""
+    monkeypatch.chdir(tmp_path)
+    capture = SHIPPED_CAPTURE if source.startswith("shipped") else write_capture(tmp_path / "host.json")
+    code, out, err = run_cli("systems", "capture", "--from", capture, "--system-id", "ipu-pod16-POPART-closed",
+                             "--ruleset", "6.1.0", "--pod-size", "16", "--m2000", "4", "--color", "never")
+    assert code == 0, out + err
+    assert "wrote systems/ipu-pod16-POPART-closed.json" in err and "warning SYS016" in out
+    checked, out, err = run_cli("check", "--ruleset", "6.1.0", "systems/ipu-pod16-POPART-closed.json")
+    assert checked == 0, out + err
+
+
+def test_a_stricter_project_policy_names_the_fields_to_fill(tmp_path: Path, run_cli: Cli,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mlsubmit.toml").write_text('[check]\nseverity = { SYS016 = "error" }\n', encoding="utf-8")
+    argv = ("systems", "capture", "--from", SHIPPED_CAPTURE, "--system-id", "ipu-pod16-POPART-closed", "--ruleset",
+            "6.1.0", "--pod-size", "16")  # fmt: skip
+    code, _, err = run_cli(*argv)
+    assert code == 1 and not (tmp_path / "systems").exists()
+    assert "not written: the description has errors; fill other_software_stack with --set FIELD=VALUE" in err
+    code, _, err = run_cli(*argv, "--draft")
+    assert code == 1 and (tmp_path / "systems" / "ipu-pod16-POPART-closed.json").is_file()
+    assert "is a draft with errors; fill other_software_stack with --set FIELD=VALUE" in err
+    code, _, err = run_cli(*argv, "--set", "other_software_stack=POD-SW 3.4.0", "--force")
+    assert code == 0, err
+
+
+def test_no_doc_or_message_installs_mlsubmit_from_the_package_index() -> None:
+    """mlsubmit is not published: installing the extra by the bare name finds no such distribution."""
+    code = [p for top in ("mlsubmit", "checker", "submission", "tools", "tests") for p in (ROOT / top).rglob("*.py")]
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *code]
+    wrong = re.compile(r"pip install '?mlsubmit(\[|['\s`)]|$)", re.MULTILINE)
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in texts if ".venv" not in p.parts
+             for m in wrong.finditer(p.read_text(encoding="utf-8", errors="replace"))]  # fmt: skip
+    assert found == []
