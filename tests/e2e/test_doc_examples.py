@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import io
-import os
 import re
 import shlex
 import shutil

@@ -166,3 +166,16 @@ def test_no_doc_or_message_installs_mlsubmit_from_the_package_index() -> None:
     found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in texts if ".venv" not in p.parts
              for m in wrong.finditer(p.read_text(encoding="utf-8", errors="replace"))]  # fmt: skip
     assert found == []
+
+
+def test_the_chairs_steps_by_hand_are_the_ones_verify_official_names() -> None:
+    """`make demo` prints the chair's steps to repeat by hand: the summarizer line is the step `verify --official`
+    runs and docs/packaging.md shows (with --csv), and the README's verify of the encrypted archive gives the
+    passphrase file it needs."""
+    from fixtures.modern import chair_commands
+
+    lines = chair_commands(Path("submission"), Path("passphrase.txt"), Path("by-hand"))
+    summarizer = next(line for line in lines if "mlperf_logging.result_summarizer" in line)
+    assert f"({summarizer})" in (ROOT / "docs" / "packaging.md").read_text(encoding="utf-8")
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "`mlsubmit verify ARCHIVE --official --passphrase-file build/demo/modern/passphrase.txt`" in readme
