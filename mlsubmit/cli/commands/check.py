@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mlsubmit import __version__
 from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, policy_for, run_rounds
+from mlsubmit.checker.logs.input import without_records
 from mlsubmit.checker.policy.config import Flags as PolicyFlags
 from mlsubmit.checker.policy.config import split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
@@ -69,22 +70,12 @@ def flags_of(args: argparse.Namespace) -> PolicyFlags:
 
 
 def logs_among(paths: list[str]) -> list[str]:
-    """--skip-non-logs: the PATHs less the files that hold no MLLOG record (a result_*.txt or .json file is kept:
-    it is a log or a description whatever it holds); the passed-over ones are named on stderr."""
-    from mlsubmit.checker.logs.input import holds_records
-    from mlsubmit.checker.run.discover import is_result_log
-
-    def kept(given: str) -> bool:
-        path = Path(given)
-        return (not path.is_file() or path.suffix.lower() == ".json" or is_result_log(path.name)
-                or holds_records(path))
-
-    chosen = [(p, kept(p)) for p in paths]
-    passed = [p for p, keep in chosen if not keep]
+    """--skip-non-logs: the PATHs less the files without MLLOG records, which are named on stderr."""
+    passed = set(without_records(paths))
     if passed:
-        print(f"mlsubmit: passed over {len(passed)} file(s) without :::MLLOG records: {', '.join(passed)}",
-              file=sys.stderr)
-    return [p for p, keep in chosen if keep]
+        print(f"mlsubmit: passed over {len(passed)} file(s) without :::MLLOG records: "
+              + ", ".join(p for p in paths if p in passed), file=sys.stderr)  # fmt: skip
+    return [p for p in paths if p not in passed]
 
 
 def run(args: argparse.Namespace) -> int:

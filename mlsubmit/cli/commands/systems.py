@@ -131,9 +131,8 @@ def run(args: argparse.Namespace) -> int:
 def _policed(checked: list[Finding], dest: Path, ruleset: str) -> list[Finding]:
     """The description's findings at the severities `mlsubmit check` gives them in DIR (the default profile and
     the project's mlsubmit.toml above it): what capture writes is what the check accepts, no stricter."""
-    from mlsubmit.checker import policy_for
+    from mlsubmit.checker import policy_for, round_name
     from mlsubmit.checker.policy.config import Flags
-    from mlsubmit.checker.rounds.detect import round_name
 
     policy, _ = policy_for([str(dest)], Flags())
     report = Report()
