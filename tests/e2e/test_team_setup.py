@@ -179,3 +179,13 @@ def test_the_chairs_steps_by_hand_are_the_ones_verify_official_names() -> None:
     assert f"({summarizer})" in (ROOT / "docs" / "packaging.md").read_text(encoding="utf-8")
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert "`mlsubmit verify ARCHIVE --official --passphrase-file build/demo/modern/passphrase.txt`" in readme
+
+
+def test_the_ledger_results_entry_of_docs_runs_names_its_code() -> None:
+    """Copied without `implementation`, the entry packaged no code (PKG036) and the build exited 1."""
+    import tomllib
+
+    text = (ROOT / "docs" / "runs.md").read_text(encoding="utf-8")
+    start = text.index("```toml\n[[results]]")
+    entry = tomllib.loads(text[start + len("```toml\n") : text.index("```", start + 7)])["results"][0]
+    assert entry["ledger"] and entry["implementation"]["name"] and entry["implementation"]["rev"]
