@@ -124,11 +124,12 @@ def _skip_reason(example: Example) -> str | None:
 
 
 def _demo_runs(root: Path) -> None:
+    saved = list(sys.path)  # tools/demo.py puts the repository and tests/ on the path when imported
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import demo  # tools/demo.py: the raw runs make demo writes, and nothing else of it
     finally:
-        sys.path.remove(str(ROOT / "tools"))
+        sys.path[:] = saved
     demo.write_runs(root / "build" / "demo")
     write_run(root / "build" / "demo-advise" / "ipu-pod16-open" / "resnet" / "result_0.txt",
               RunSpec(benchmark="resnet", ruleset="1.0.0", division="open", platform="ipu-pod16-TF1-open",
