@@ -60,9 +60,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     wheel = next((top / "dist").glob("mlsubmit-*.whl"))
     venv = top / "venv"
     _sh(getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv)
-    _sh(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel, "pre-commit")
+    _sh(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
     (top / "work").mkdir()
     return Installed(venv, clone, top / "work")
+
+
+@pytest.fixture(scope="module")
+def pre_commit(installed: Installed) -> str:
+    """pre-commit in the wheel's venv, for the hook tests only; they are skipped when it cannot be installed."""
+    done = _run_quiet(installed.venv / "bin" / "python", "-m", "pip", "install", "-q", "pre-commit")
+    if done.returncode != 0:
+        pytest.skip(f"pre-commit cannot be installed here: {done.stderr.strip().splitlines()[-1:]}")
+    return installed.bin("pre-commit")
+
+
+def _run_quiet(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900)
 
 
 def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
@@ -180,7 +193,7 @@ def _hook_user(installed: Installed, demo: Path, name: str, repo: str) -> Path:
     return user
 
 
-def test_the_documented_pre_commit_config_as_copied(installed: Installed, demo: Path) -> None:
+def test_the_documented_pre_commit_config_as_copied(installed: Installed, demo: Path, pre_commit: str) -> None:
     """docs/ci.md's configuration with `repo:` a local path to a clone: pre-commit installs the hooks at the pinned
     commit; good files pass, a broken result log and a run killed mid-record stop the commit, a note is passed
     over. Then the same with a file:// URL."""
