@@ -87,6 +87,20 @@ def holds_records(path: str | Path, limit: int = 256 << 20) -> bool:
     return False
 
 
+def without_records(paths: list[str]) -> list[str]:
+    """The PATHs that are files without MLLOG records, other than a result log or a .json description (those are
+    what their names say, whatever they hold): what `check --skip-non-logs` passes over, as a folder of raw job
+    output passes over the notes beside its runs."""
+    from mlsubmit.checker.run.discover import is_result_log
+
+    def skipped(given: str) -> bool:
+        path = Path(given)
+        return (path.is_file() and path.suffix.lower() != ".json" and not is_result_log(path.name)
+                and not holds_records(path))
+
+    return [p for p in paths if skipped(p)]
+
+
 class SupportsRead(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
 

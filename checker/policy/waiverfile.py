@@ -86,7 +86,8 @@ def _entries(findings: Iterable[Finding], base: Path, anchor: Path) -> list[tupl
 
 def starting_file(findings: Iterable[Finding], *, today: dt.date, base: Path, anchor: Path,
                   command: str = "check") -> str:
-    """The text of a waiver file covering `findings` (their errors and warnings); globs relative to `base`."""
+    """The text of a waiver file covering `findings` (their errors and warnings); globs relative to `base`, the
+    file's own folder."""
     entries = _entries(findings, base, anchor)
     if len(entries) > MAX_WAIVERS:
         raise UsageError(f"--write-waivers: {len(entries)} findings to waive one by one, more than a waiver file may "
@@ -97,7 +98,7 @@ def starting_file(findings: Iterable[Finding], *, today: dt.date, base: Path, an
         f"# Waivers written by `mlsubmit {command} --write-waivers` on {today.isoformat()}: one per error or warning",
         f"# ({len(entries)} in all). Review each: keep only what the review granted, write its reason, the",
         "# reference of the grant (a URL or an issue), who granted it and when it ends; delete the rest.",
-        "# Paths are relative to the working folder when this file is given with --waivers (see docs/waivers.md).",
+        "# Paths are relative to this file's folder, whatever folder --waivers is given from (docs/waivers.md).",
     ]
     for rel, code, message in entries:
         lines.append("")

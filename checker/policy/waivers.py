@@ -8,7 +8,8 @@ finding of its own, at the line of its table.
 
 Message patterns are RE2 expressions: matched in time linear in the message, with bounded memory, and nothing in
 them is executed. The tables come from the nearest mlsubmit.toml above a PATH (globs relative to its folder) or
-from `--waivers FILE` (globs relative to the working folder, as the report shows paths).
+from `--waivers FILE` (globs relative to that file's folder): never to the working folder, so a check run from
+elsewhere is waived alike.
 """
 
 from __future__ import annotations

@@ -153,7 +153,9 @@ def _loose_logs(folder: Path, display: str) -> list[LogRef]:
 
 
 def _raw_outputs(folder: Path, display: str) -> list[LogRef]:
-    """Files of raw job output under a folder, compressed or not: every visible file with MLLOG records."""
+    """Files of raw job output under a folder, compressed or not: every visible file with MLLOG records that is not
+    an archive (a tarball of the runs beside them is left alone, as notes are)."""
+    from mlsubmit.checker.logs.archives import archive_kind
     from mlsubmit.checker.logs.input import holds_records
 
     out = []
@@ -161,7 +163,7 @@ def _raw_outputs(folder: Path, display: str) -> list[LogRef]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             full = Path(dirpath) / name
-            if not name.startswith(".") and holds_records(full):
+            if not name.startswith(".") and holds_records(full) and archive_kind(full) is None:
                 out.append(LogRef(full, os.path.join(display, os.path.relpath(full, folder)), unpack=True))
     return out
 
@@ -174,8 +176,13 @@ def _system_files(folder: Path, display: str) -> list[SystemFileRef]:
 
 def _add_file(targets: Targets, path: Path, given: str) -> None:
     """A regular file given as a PATH: a system description (.json), a document passed over, or a run log."""
+    from mlsubmit.checker.logs.archives import archive_advice, archive_kind
+
     if not os.access(path, os.R_OK):
         raise UsageError(f"{given}: not readable")
+    kind = archive_kind(path)
+    if kind is not None:  # read as a log, a zip or tarball gives only LOG009 and LOG002: say what it is instead
+        raise UsageError(archive_advice(given, kind))
     if path.suffix.lower() == ".json":
         targets.system_files.append(SystemFileRef(path, given))
     elif path.suffix.lower() in DOCUMENT_SUFFIXES:

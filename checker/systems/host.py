@@ -17,7 +17,9 @@ from mlsubmit.checker.systems.jsonfile import MAX_BYTES
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.safe_io import read_bounded
 
-INSTALL = "pip install 'mlsubmit[capture]'"
+# mlsubmit is not on the package index: the extra is installed from a clone (or a built wheel), or its one package
+# beside mlsubmit (pyproject.toml's `capture` extra)
+INSTALL = "pip install '/path/to/mlsubmit-clone[capture]', or pip install 'mlperf-sysinfo>=1.0.0a12,<1.1'"
 
 
 def _sysinfo() -> Any:

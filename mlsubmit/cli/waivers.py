@@ -2,13 +2,15 @@
 
 The waivers of the nearest mlsubmit.toml above each PATH apply too. They are applied to the finished report, after
 the check (nothing of them is cached), and before it is written; --write-waivers then writes a starting file from
-what is still not waived.
+what is still not waived. A waiver file's path globs are relative to the folder that holds it, whatever folder the
+command runs in, so the same file waives the same findings when a tree is checked from elsewhere.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,17 +21,20 @@ from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
 from mlsubmit.checker.policy.waivers import project_waivers, shown_path
 from mlsubmit.core.findings import Report
 
+WAIVER_HEADER = "\n[[waiver]]\n"  # how the starting file opens each table
+
 
 def add_waiver_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--waivers", type=Path, metavar="FILE", action="append", default=[],
-                        help="TOML file of [[waiver]] tables (paths relative to the working folder); findings they "
+                        help="TOML file of [[waiver]] tables (paths relative to its own folder); findings they "
                              "cover are reported as waived and do not fail the run. Repeatable; the waivers of the "
                              "nearest mlsubmit.toml above each PATH apply too (see docs/waivers.md)")
     parser.add_argument("--no-project-waivers", action="store_true",
                         help="leave out the [[waiver]] tables of mlsubmit.toml")
     parser.add_argument("--write-waivers", type=Path, metavar="FILE",
                         help="write a starting waiver file covering this run's errors and warnings that no waiver "
-                             "covers, each with reason 'to review' (FILE must not exist: it is never replaced)")
+                             "covers, each with reason 'to review', paths relative to FILE's folder (FILE must not "
+                             "exist: it is never replaced)")
 
 
 def waivers_for(args: argparse.Namespace, paths: Sequence[str]) -> list[Waiver]:
@@ -38,7 +43,7 @@ def waivers_for(args: argparse.Namespace, paths: Sequence[str]) -> list[Waiver]:
         refuse_waiver_file(args.write_waivers)
     found = [] if args.no_project_waivers else project_waivers(paths)
     for file in args.waivers:
-        found.extend(read_waivers(file, base=Path.cwd(), shown=shown_path(file)))
+        found.extend(read_waivers(file, base=file.absolute().parent, shown=shown_path(file)))
     return found
 
 
@@ -47,7 +52,11 @@ def waive(report: Report, args: argparse.Namespace, waivers: Sequence[Waiver], *
     """The report with the waivers applied; with --write-waivers, the starting file written from it."""
     report = apply_waivers(report, waivers, today=today)
     if args.write_waivers is not None:
-        text = starting_waiver_file(report.all_findings(), today=today or dt.date.today(), base=Path.cwd(),
-                                    anchor=Path.cwd(), command=command)
-        write_waiver_file(args.write_waivers, text)
+        file: Path = args.write_waivers
+        text = starting_waiver_file(report.all_findings(), today=today or dt.date.today(),
+                                    base=file.absolute().parent, anchor=Path.cwd(), command=command)
+        write_waiver_file(file, text)
+        print(f"mlsubmit: wrote {text.count(WAIVER_HEADER)} waiver(s) to {file}, one per error or warning no waiver "
+              f"covers, each 'to review'; their paths are relative to its folder, so `--waivers {file}` applies "
+              "them from any folder", file=sys.stderr)
     return report

@@ -125,7 +125,7 @@ def xlsx_ready(out: Path) -> Any:
     try:
         from openpyxl import Workbook  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError as exc:
-        raise UsageError("--summary-xlsx needs openpyxl: pip install 'mlsubmit[xlsx]' (or pip install openpyxl)") \
+        raise UsageError("--summary-xlsx needs openpyxl: pip install openpyxl (or '/path/to/mlsubmit-clone[xlsx]')") \
             from exc
     return Workbook
 

@@ -156,6 +156,36 @@ def test_every_example_pins_one_commit_that_this_repository_has() -> None:
     assert repo.is_ancestor(pin, "HEAD"), "the pinned commit is not in this branch's history"
     for example in (EXAMPLES / "github-actions.yml", EXAMPLES / "gitlab-ci.yml"):
         assert 'python -m pip install "git+$MLSUBMIT_REPO@$MLSUBMIT_REV"' in example.read_text(encoding="utf-8")
+    at_pin = repo.git.show(f"{pin}:.pre-commit-hooks.yaml")  # every hook docs/ci.md names is there at the pin
+    named = re.findall(r"- id: (\S+)", (ROOT / "docs" / "ci.md").read_text(encoding="utf-8"))
+    assert named and {h["id"] for h in yaml.safe_load(at_pin)} >= set(named), named
+
+
+def _install_lines() -> dict[str, str]:
+    github = next(s for s in _github()["jobs"]["check"]["steps"] if s.get("name") == "Install mlsubmit")["run"]
+    return {"github": github, "gitlab": "\n".join(_gitlab()["before_script"][:2])}
+
+
+@pytest.mark.parametrize("example", ["github", "gitlab"])
+@pytest.mark.parametrize("given", ["path", "relative path", "file URL", "https URL"])
+def test_the_install_line_takes_a_path_or_a_url(tmp_path: Path, example: str, given: str) -> None:
+    """The install step as copied, with `python` standing in to show what pip would be given: pip takes a git
+    repository only as a URL (`git+/path@rev` is "Invalid requirement"), so a local clone becomes a file:// URL."""
+    clone = tmp_path / "mlsubmit clone"  # a space in it, as a home folder may have
+    clone.mkdir()
+    (tmp_path / "bin").mkdir()
+    stub = tmp_path / "bin" / "python"
+    stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', encoding="utf-8")
+    stub.chmod(0o755)
+    value, wanted = {
+        "path": (str(clone), f"git+file://{clone}@REV"),
+        "relative path": ("mlsubmit clone", f"git+file://{clone}@REV"),
+        "file URL": (f"file://{clone}", f"git+file://{clone}@REV"),
+        "https URL": ("https://example.invalid/mlsubmit.git", "git+https://example.invalid/mlsubmit.git@REV"),
+    }[given]
+    done = _bash(_install_lines()[example], tmp_path, {REPO_TOKEN: value, "MLSUBMIT_REV": "REV"}, tmp_path / "bin")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["-m", "pip", "install", wanted]
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +218,7 @@ def test_github_workflow_runs_as_copied(upload_repo: tuple[Path, str], fresh_clo
     workflow = _github()
     # the runner's part: the expression it fills in, HOME; ours: the repository URL, pointing at the fresh clone
     env = {k: str(v).replace("${{ github.base_ref }}", "main") for k, v in workflow["env"].items()}
-    env[REPO_TOKEN] = f"file://{fresh_clone}"
+    env[REPO_TOKEN] = str(fresh_clone)  # a local path (the GitLab job below is given a file:// URL)
     env["HOME"] = str(tmp_path / "home")
     steps = [s for s in workflow["jobs"]["check"]["steps"] if "run" in s]
     assert [s["name"] for s in steps] == ["Install mlsubmit", "Check"]

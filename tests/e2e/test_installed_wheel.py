@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,9 +60,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     wheel = next((top / "dist").glob("mlsubmit-*.whl"))
     venv = top / "venv"
     _sh(getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv)
-    _sh(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel, "pre-commit")
+    _sh(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
     (top / "work").mkdir()
     return Installed(venv, clone, top / "work")
+
+
+@pytest.fixture(scope="module")
+def pre_commit(installed: Installed) -> str:
+    """pre-commit in the wheel's venv, for the hook tests only; they are skipped when it cannot be installed."""
+    done = _run_quiet(installed.venv / "bin" / "python", "-m", "pip", "install", "-q", "pre-commit")
+    if done.returncode != 0:
+        pytest.skip(f"pre-commit cannot be installed here: {done.stderr.strip().splitlines()[-1:]}")
+    return installed.bin("pre-commit")
+
+
+def _run_quiet(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900)
 
 
 def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
@@ -152,19 +166,52 @@ def test_check_report_and_advise_on_the_corpus(installed: Installed, corpus: Pat
     assert {"HP006", "HP008"} <= codes(advice.stdout), advice.stdout[-2000:]
 
 
-def test_the_pre_commit_hook_from_the_repository(installed: Installed, demo: Path) -> None:
-    """A user's repository with the hook at the clone's HEAD: a good log passes, a broken one stops the commit."""
-    repo = installed.work / "hook-user"
-    shutil.copytree(demo / "hook", repo)
-    rev = _sh("git", "rev-parse", "HEAD", cwd=installed.clone).strip()
-    (repo / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {installed.clone}\n    rev: {rev}\n    hooks:\n"
-        '      - id: mlsubmit-logs\n        args: [--ruleset, "1.1.0"]\n', encoding="utf-8")  # fmt: skip
-    _sh("git", "init", "-q", cwd=repo)
-    _sh("git", "add", ".", cwd=repo)
-    good, broken = "results/pod16/bert/result_0.txt", "results/pod16/bert/result_1.txt"
+def _docs_pre_commit_config(repo: str) -> str:
+    """docs/ci.md's .pre-commit-config.yaml as a team copies it, with `repo:` set to where they get mlsubmit."""
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    block = text[text.index("# .pre-commit-config.yaml in a submission repository"):]
+    block = block[: block.index("```")]
+    copied, count = re.subn(r"(?m)^(  - repo: )\S+", lambda m: m.group(1) + repo, block)
+    assert count == 1, block
+    return copied
+
+
+def _hook_user(installed: Installed, demo: Path, name: str, repo: str) -> Path:
+    """A team's repository: a tree (result logs, a system description) and raw job output with a note beside it,
+    all staged, with the documented hooks from `repo`."""
+    user = installed.work / name
+    shutil.copytree(demo / "hook", user)
+    (user / "systems").mkdir()
+    shutil.copy(ROOT / "systems" / "ipu-pod16-POPART-closed.json", user / "systems")
+    (user / "pod16-bert").mkdir()
+    shutil.copy(user / "results" / "pod16" / "bert" / "result_0.txt", user / "pod16-bert" / "job-00.out")
+    shutil.copy(user / "results" / "pod16" / "bert" / "result_1.txt", user / "pod16-bert" / "job-10.out")  # killed
+    (user / "pod16-bert" / "notes.txt").write_text("job 10 was killed by the scheduler\n", encoding="utf-8")
+    (user / ".pre-commit-config.yaml").write_text(_docs_pre_commit_config(repo), encoding="utf-8")
+    _sh("git", "init", "-q", cwd=user)
+    _sh("git", "add", ".", cwd=user)
+    return user
+
+
+def test_the_documented_pre_commit_config_as_copied(installed: Installed, demo: Path, pre_commit: str) -> None:
+    """docs/ci.md's configuration with `repo:` a local path to a clone: pre-commit installs the hooks at the pinned
+    commit; good files pass, a broken result log and a run killed mid-record stop the commit, a note is passed
+    over. Then the same with a file:// URL."""
+    repo = _hook_user(installed, demo, "hook-user", str(installed.clone))
     home = {"PRE_COMMIT_HOME": str(installed.work / "pre-commit-home")}  # its hook environments stay in tmp
-    passed = installed.run("run", "--files", good, cwd=repo, tool="pre-commit", env=home)
-    failed = installed.run("run", "--files", broken, cwd=repo, tool="pre-commit", env=home)
+
+    def commit_check(*files: str) -> subprocess.CompletedProcess[str]:
+        return installed.run("run", "--files", *files, cwd=repo, tool="pre-commit", env=home)
+
+    passed = commit_check("results/pod16/bert/result_0.txt", "systems/ipu-pod16-POPART-closed.json",
+                          "pod16-bert/job-00.out", "pod16-bert/notes.txt")  # fmt: skip
     assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-3000:]
-    assert failed.returncode == 1 and "LOG004" in failed.stdout, failed.stdout[-3000:]
+    assert "mlsubmit check (raw job output)" in passed.stdout and "Passed" in passed.stdout
+    broken = commit_check("results/pod16/bert/result_1.txt")
+    assert broken.returncode == 1 and "LOG004" in broken.stdout, broken.stdout[-3000:]
+    killed = commit_check("pod16-bert/job-10.out", "pod16-bert/notes.txt")  # before: "(no files to check) Skipped"
+    assert killed.returncode == 1 and "pod16-bert/job-10.out" in killed.stdout and "LOG004" in killed.stdout
+    assert "passed over 1 file(s) without :::MLLOG records: pod16-bert/notes.txt" in killed.stdout
+    by_url = _hook_user(installed, demo, "hook-user-url", f"file://{installed.clone}")
+    killed = installed.run("run", "--files", "pod16-bert/job-10.out", cwd=by_url, tool="pre-commit", env=home)
+    assert killed.returncode == 1 and "LOG004" in killed.stdout, killed.stdout[-3000:] + killed.stderr[-3000:]

@@ -104,12 +104,14 @@ def test_a_partial_capture_is_refused_unless_draft(run_cli, tmp_path: Path) -> N
     assert (tmp_path / "systems" / "ipu-pod16-POPART-closed.json").is_file()
 
 
-def test_empty_required_fields_are_listed_and_block_the_write(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_empty_required_fields_are_listed_and_judged_as_check_judges_them(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """SYS016 is a warning in `check`'s default profile (issue 47: capture refused what check accepts)."""
     code, out, err = capture(run_cli, tmp_path, "--pod-size", "16")
-    assert code == 1 and "not written" in err
+    assert code == 0 and "wrote" in err
     assert codes(out) == ["CAP011", "SYS016", "SYS016", "SYS019", "SYS019"]
     assert "host_memory_configuration" in out and "other_software_stack" in out
-    assert not (tmp_path / "systems").exists()
+    assert {f["severity"] for e in json.loads(out)["files"] for f in e["findings"] if f["code"] == "SYS016"} == {
+        "warning"}  # fmt: skip
 
 
 def test_pod_mistakes_are_usage_errors(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -209,5 +211,5 @@ def test_without_the_extra_a_host_capture_says_how_to_install(run_cli, tmp_path:
     config = tmp_path / "sysinfo.yaml"
     config.write_text("profile: training\n")
     code, _, err = run_cli("systems", "capture", "--sysinfo-config", config, "--system-id", "x", "--ruleset", "6.1.0")
-    assert code == 2 and "mlsubmit[capture]" in err and "--from" in err
+    assert code == 2 and "mlsubmit-clone[capture]" in err and "mlperf-sysinfo>=" in err and "--from" in err
 

@@ -20,7 +20,7 @@ def _waiver(code: str, expires: str) -> bytes:
 
 [[waiver]]
 code = "{code}"
-path = "negative/RULE003-*.txt"
+path = "../negative/RULE003-*.txt"  # relative to this file's folder (positive/ or negative/)
 reason = "submission_org is logged twice by the launcher and the training script"
 reference = "https://github.com/example/our-submission/issues/7"
 who = "results lead"

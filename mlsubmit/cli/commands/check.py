@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mlsubmit import __version__
 from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, policy_for, run_rounds
+from mlsubmit.checker.logs.input import without_records
 from mlsubmit.checker.policy.config import Flags as PolicyFlags
 from mlsubmit.checker.policy.config import split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
@@ -42,6 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                            "`mlsubmit runs show --ledger FILE` shows it")
     sets.add_argument("--run-select", choices=["median-window", "all"], default="median-window",
                       help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
+    parser.add_argument("--skip-non-logs", action="store_true",
+                        help="pass over a file PATH without :::MLLOG records (named on stderr), as a folder of raw "
+                             "job output does, instead of LOG009; nothing left to check is exit 0 (for hooks that "
+                             "pass every staged *.out, *.log and *.txt)")
     add_output_options(parser)
     add_waiver_options(parser)
 
@@ -64,7 +69,21 @@ def flags_of(args: argparse.Namespace) -> PolicyFlags:
                        severity=tuple(args.severity))
 
 
+def logs_among(paths: list[str]) -> list[str]:
+    """--skip-non-logs: the PATHs less the files without MLLOG records, which are named on stderr."""
+    passed = set(without_records(paths))
+    if passed:
+        print(f"mlsubmit: passed over {len(passed)} file(s) without :::MLLOG records: "
+              + ", ".join(p for p in paths if p in passed), file=sys.stderr)  # fmt: skip
+    return [p for p in paths if p not in passed]
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.skip_non_logs:
+        args.paths = logs_among(list(args.paths))
+        if not args.paths:
+            print("mlsubmit: nothing to check: no file with :::MLLOG records", file=sys.stderr)
+            return 0
     groups = rulesets_for(args.ruleset, list(args.paths))
     policy, _ = policy_for(list(args.paths), flags_of(args))
     waivers = waivers_for(args, list(args.paths))

@@ -92,13 +92,14 @@ def _policy(args: argparse.Namespace, config: Path) -> tuple[Policy, tuple[Findi
 
 
 def _waivers(args: argparse.Namespace, folder: Path) -> list[Waiver]:
-    """The waivers of the nearest mlsubmit.toml above the config and of each --waivers FILE, named relative to the
-    config's folder (as the manifest, which holds no absolute path, records them)."""
+    """The waivers of the nearest mlsubmit.toml above the config and of each --waivers FILE (globs relative to the
+    file's own folder), named relative to the config's folder (as the manifest, which holds no absolute path,
+    records them)."""
     from mlsubmit.checker import read_waivers
     from mlsubmit.checker.policy.waivers import project_configs
 
     files = [] if args.no_project_waivers else [(c, c.parent) for c in project_configs([str(folder)])]
-    files += [(Path(f), folder) for f in args.waivers]
+    files += [(Path(f), Path(f).absolute().parent) for f in args.waivers]
     return [w for file, base in files
             for w in read_waivers(file, base=base, shown=os.path.relpath(file, folder).replace(os.sep, "/"))]
 

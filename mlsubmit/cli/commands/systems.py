@@ -110,18 +110,41 @@ def run(args: argparse.Namespace) -> int:
     described = build_description(capture, request)
     dest = args.dir / f"{request.system_id}.json"
     raw = render_description(described.data)
-    checked = check_description_bytes(raw, str(dest), request)
+    checked = _policed(check_description_bytes(raw, str(dest), request), dest, request.ruleset)
     _notes(described.filled, request)
     report = Report()
     report.add_file(capture.path, [*found, *described.findings])
     report.add_file(str(dest), checked)
     report.meta.update({"command": "systems capture", "ruleset": request.ruleset, "version": __version__})
-    failed = any(f.severity is Severity.ERROR for f in [*found, *described.findings, *checked])
-    if failed and not args.draft:
-        print(f"mlsubmit: {dest} not written: the description has errors (--draft writes it anyway)", file=sys.stderr)
+    errors = [f for f in [*found, *described.findings, *checked] if f.severity is Severity.ERROR]
+    to_fill = _fields_to_fill(errors)
+    if errors and not args.draft:
+        print(f"mlsubmit: {dest} not written: the description has errors{to_fill} (--draft writes it anyway)",
+              file=sys.stderr)
     else:
         _write(dest, raw, force=args.force)
+        if errors:
+            print(f"mlsubmit: {dest} is a draft with errors{to_fill}", file=sys.stderr)
     return emit(report, args)
+
+
+def _policed(checked: list[Finding], dest: Path, ruleset: str) -> list[Finding]:
+    """The description's findings at the severities `mlsubmit check` gives them in DIR (the default profile and
+    the project's mlsubmit.toml above it): what capture writes is what the check accepts, no stricter."""
+    from mlsubmit.checker import policy_for, round_name
+    from mlsubmit.checker.policy.config import Flags
+
+    policy, _ = policy_for([str(dest)], Flags())
+    report = Report()
+    report.add_file(str(dest), checked)
+    policy.apply(report, round_name(ruleset))
+    return report.files[str(dest)]
+
+
+def _fields_to_fill(errors: list[Finding]) -> str:
+    """"; fill FIELD, ... with --set FIELD=VALUE" for the fields the errors point at ("" when none does)."""
+    fields = list(dict.fromkeys(f.pointer[1:].split("/")[0] for f in errors if f.pointer and f.pointer != "/"))
+    return f"; fill {', '.join(fields)} with --set FIELD=VALUE" if fields else ""
 
 
 def _notes(filled: list[str], request: CaptureRequest) -> None:

@@ -174,7 +174,7 @@ def test_summary_xlsx_without_openpyxl_is_exit_2(run_cli: Any, tmp_path: Path,
 
 
 def test_summary_xlsx_holds_the_wide_table_per_division(run_cli: Any, tmp_path: Path) -> None:
-    openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install 'mlsubmit[xlsx]')")
+    openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install openpyxl)")
     tree = _tree(tmp_path)  # status "onprem": the section "Available on-premise"
     code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx",
                            "--summary-csv", tmp_path / "out.csv")  # fmt: skip
@@ -228,7 +228,7 @@ def test_an_unreadable_chair_file_is_exit_2_before_any_summary_is_written(run_cl
 def test_summary_xlsx_holds_a_tree_text_as_inert_text(run_cli: Any, tmp_path: Path) -> None:
     """Text from system descriptions reaches the chair's workbook as text: a control character (which openpyxl
     refuses: it was exit 3) is shown as an escape, and a leading '=' stays a string, never a formula."""
-    openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install 'mlsubmit[xlsx]')")
+    openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install openpyxl)")
     tree = write_org(tmp_path / "Org", {"pod16": system(framework="Pop\x1bART", system_name="=HYPERLINK(\"x\")")},
                      {("pod16", "resnet"): runs([14.0, 14.5, 15.0, 14.25, 14.75], ruleset="1.1.0", evals=35,
                                                 hyperparameters={"global_batch_size": 3264})})  # fmt: skip
