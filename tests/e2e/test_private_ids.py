@@ -115,7 +115,7 @@ def test_a_hashed_value_that_is_not_text_is_rep010_not_a_crash(tmp_path: Path, r
     desc = org / "systems" / "sys.json"
     desc.write_text(desc.read_text(encoding="utf-8").replace('"framework": "', '"framework": "\\ud800'),
                     encoding="utf-8")
-    code, out, err = run_cli("report", "--ruleset", "1.0.0", "--format", "json", org, "--generate-private-ids",
+    code, _out, err = run_cli("report", "--ruleset", "1.0.0", "--format", "json", org, "--generate-private-ids",
                              tmp_path / "ids")
     assert code == 1 and "internal error" not in err and "wrote 0 privateid.json" in err
     assert not (tmp_path / "ids" / "Graphcore" / "results" / "sys" / "privateid.json").exists()
