@@ -196,7 +196,6 @@ def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
     try:
         with tarfile.open(archive, mode="r|gz") as tar:
             for member in tar:
-                tar.members.clear()  # a streamed archive's members are not needed again; tarfile keeps each
                 shown = f"{display}:{member.name}"
                 problem = member_problem(member)
                 clean = PurePosixPath(member.name.removeprefix("./")).as_posix()
@@ -236,7 +235,6 @@ def _size_problem(archive: Path) -> str | None:
     try:  # gzip's own reader under a plain tar stream: twice as fast as tarfile's "r|gz" on headers alone
         with gzip.open(archive, "rb") as plain, tarfile.open(fileobj=plain, mode="r|") as tar:
             for member in tar:
-                tar.members.clear()
                 count, total = count + 1, total + max(member.size, 0)
                 if count > MAX_MEMBERS:
                     return f"it holds more than {MAX_MEMBERS:,} members (files and folders)"
