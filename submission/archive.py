@@ -186,12 +186,9 @@ def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
     written: set[str] = set()
     total = 0
     problem = _gzip_problem(archive)
+    problem = f"not a complete gzip file: {problem}" if problem else _size_problem(archive)
     if problem:
-        findings.append(finding("PKG044", display, f"not a complete gzip file: {problem}"))
-        return result
-    problem = _size_problem(archive)
-    if problem:
-        findings.append(finding("PKG044", display, f"not unpacked: {problem}"))
+        findings.append(finding("PKG044", display, problem))
         return result
     try:
         with tarfile.open(archive, mode="r|gz") as tar:
@@ -237,9 +234,9 @@ def _size_problem(archive: Path) -> str | None:
             for member in tar:
                 count, total = count + 1, total + max(member.size, 0)
                 if count > MAX_MEMBERS:
-                    return f"it holds more than {MAX_MEMBERS:,} members (files and folders)"
+                    return f"not unpacked: it holds more than {MAX_MEMBERS:,} members (files and folders)"
                 if total > MAX_UNPACKED:
-                    return f"its members hold more than {MAX_UNPACKED:,} bytes"
+                    return f"not unpacked: its members hold more than {MAX_UNPACKED:,} bytes"
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile):
         return None  # the unpacking pass says what is wrong, at the member where it is
     return None
