@@ -25,6 +25,9 @@ from mlsubmit.core.support.safe_io import open_regular
 
 _CHUNK = 1 << 20
 MAX_UNPACKED = 16 << 30  # a gzip bomb stops here instead of filling the disk
+# Members an archive may hold, counted before anything is written: the corpus's largest organisation holds 523
+# files and folders; 100,000 empty files (a 644 KB archive) took verify 858 MB and 64 s, 300,000 took 2.5 GB.
+MAX_MEMBERS = 50_000
 # No submission nests this deep; deeper names end unpacking in RecursionError or exceed PATH_MAX on disk.
 MAX_MEMBER_DEPTH = 128
 MAX_MEMBER_NAME = 3072
@@ -183,8 +186,9 @@ def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
     written: set[str] = set()
     total = 0
     problem = _gzip_problem(archive)
+    problem = f"not a complete gzip file: {problem}" if problem else _size_problem(archive)
     if problem:
-        findings.append(finding("PKG044", display, f"not a complete gzip file: {problem}"))
+        findings.append(finding("PKG044", display, problem))
         return result
     try:
         with tarfile.open(archive, mode="r|gz") as tar:
@@ -219,6 +223,23 @@ def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
         findings.append(finding("PKG044", display, f"not a readable tar.gz: {exc}"))
     return result
+
+
+def _size_problem(archive: Path) -> str | None:
+    """Why the archive is not unpacked at all: more than MAX_MEMBERS members, or more than MAX_UNPACKED bytes in
+    them, counted from the headers alone (one streamed pass; no member is kept or written)."""
+    count = total = 0
+    try:  # gzip's own reader under a plain tar stream: twice as fast as tarfile's "r|gz" on headers alone
+        with gzip.open(archive, "rb") as plain, tarfile.open(fileobj=plain, mode="r|") as tar:
+            for member in tar:
+                count, total = count + 1, total + max(member.size, 0)
+                if count > MAX_MEMBERS:
+                    return f"not unpacked: it holds more than {MAX_MEMBERS:,} members (files and folders)"
+                if total > MAX_UNPACKED:
+                    return f"not unpacked: its members hold more than {MAX_UNPACKED:,} bytes"
+    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile):
+        return None  # the unpacking pass says what is wrong, at the member where it is
+    return None
 
 
 def _gzip_problem(archive: Path) -> str | None:

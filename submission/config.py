@@ -15,7 +15,7 @@ from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission.fulllog import Redaction
 
 from mlsubmit.core.errors import FatalError
-from mlsubmit.core.support import tomlfile
+from mlsubmit.core.support import numbers, tomlfile
 from mlsubmit.core.support.names import did_you_mean
 from mlsubmit.core.support.safe_io import read_bounded
 from mlsubmit.core.support.schema_loader import errors as schema_errors
@@ -78,6 +78,11 @@ def _read(path: Path) -> dict[str, Any]:
     except tomlfile.TOMLDecodeError as exc:
         raise FatalError(f"{path}: not valid TOML: {exc}") from None
     return data
+
+
+def _count(value: Any) -> int:
+    """A count the schema let through as an integer: TOML's `2.0` is one (JSON Schema's integers include it)."""
+    return numbers.whole(value, 99) or 1
 
 
 def _validate(data: dict[str, Any], path: Path) -> None:
@@ -189,7 +194,7 @@ def load_config(path: str | Path) -> PackageConfig:
             select=r.get("select", SELECT_ALL),
             implementation=_implementation(r.get("implementation"), base),
             checker_params=tuple(r.get("checker_params", ())),
-            upload=r.get("upload", 1),
+            upload=_count(r.get("upload", 1)),
             ledger=r.get("ledger"),
         )
         for i, r in enumerate(data["results"])
@@ -206,7 +211,7 @@ def load_config(path: str | Path) -> PackageConfig:
     full, redaction = _full_output(data)
     cfg = dataclasses.replace(cfg, full_output=full, redaction=redaction, checker_params=_checker_params(data, path),
                               system_params={k: tuple(v) for k, v in data.get("system_checker_params", {}).items()},
-                              uploads=data.get("uploads", 1))
+                              uploads=_count(data.get("uploads", 1)))
     _check_consistency(cfg)
     _check_scopes(cfg, data)
     _check_out(cfg)

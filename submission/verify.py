@@ -7,12 +7,6 @@ hashes, then the full check on the unpacked tree. The archive is untrusted: ever
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +20,7 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report, has_errors
 from mlsubmit.core.support.safe_io import open_regular
+from mlsubmit.core.support.scratch import scratch_folder
 
 
 @dataclass
@@ -76,32 +71,9 @@ def verify(archive: Path, passphrase_file: Path | None, ruleset: str | None, job
     except OSError as exc:
         raise UsageError(f"{archive}: cannot read the archive: {exc.strerror or exc}") from None
     display = os.path.normpath(archive)
-    with _signals_end_the_run():
-        work = Path(tempfile.mkdtemp(prefix="mlsubmit-verify-"))
-        try:
-            return _verify(archive, display, passphrase_file, ruleset, jobs, work, progress)
-        finally:  # the decrypted archive and its unpacked tree never outlive the run
-            shutil.rmtree(work, ignore_errors=True)
-
-
-@contextmanager
-def _signals_end_the_run() -> Iterator[None]:
-    """SIGTERM and SIGHUP end verify as an exception would, so the `finally` above removes the plaintext (their
-    default action ends the process on the spot). SIGINT already does so (KeyboardInterrupt); SIGKILL cannot."""
-    if threading.current_thread() is not threading.main_thread():  # handlers can be set from the main thread only
-        yield
-        return
-
-    def stop(signum: int, _frame: object) -> None:
-        raise SystemExit(128 + signum)  # the shell's exit status for a process ended by that signal
-
-    caught = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
-    before = {s: signal.signal(s, stop) for s in caught}
-    try:
-        yield
-    finally:
-        for s, handler in before.items():
-            signal.signal(s, handler)
+    # the decrypted archive and its unpacked tree never outlive the run, a second SIGTERM or SIGINT included
+    with scratch_folder("mlsubmit-verify-") as work:
+        return _verify(archive, display, passphrase_file, ruleset, jobs, work, progress)
 
 
 def _verify(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from mlsubmit.checker.logs.limits import FACTS_BYTES, value_size
+from mlsubmit.checker.logs.limits import FACTS_BYTES, VALUE_CHARS, clip_value, value_size
 from mlsubmit.checker.logs.reader import ParsedLog, Record
 from mlsubmit.checker.rcp.lines import as_text
 
@@ -148,6 +148,7 @@ class FactsBuilder:
         self.series: dict[str, list[Occurrence]] = {}
         self.size = 0  # limits.value_size of the occurrences kept; past FACTS_BYTES no more are kept
         self.left: Record | None = None  # the first record past FACTS_BYTES
+        self.clipped: Record | None = None  # the first record whose value or metadata was kept clipped
 
     def feed(self, batch: list[Record]) -> None:
         if self.size > FACTS_BYTES:
@@ -158,18 +159,14 @@ class FactsBuilder:
             key = rec.key
             occ = None
             if key not in first and len(first) < MAX_KEYS:
-                value = rec.value
-                occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp, rec.line)
-                first[key] = occ
+                occ = first[key] = self._occurrence(rec)
                 added.append(occ)
                 self.size += len(key)  # a key may be long too
             if key in SERIES_KEYS:
                 kept = series.setdefault(key, [])
                 if len(kept) < MAX_SERIES:
                     if occ is None:
-                        value = rec.value
-                        occ = Occurrence(value.get("value"), _meta(key, value.get("metadata")), rec.timestamp,
-                                         rec.line)
+                        occ = self._occurrence(rec)
                         added.append(occ)
                     kept.append(occ)
         if added:
@@ -177,14 +174,34 @@ class FactsBuilder:
             if self.size > FACTS_BYTES:
                 self.left = batch[-1]
 
+    def _occurrence(self, rec: Record) -> Occurrence:
+        """The record as the facts keep it: a value or metadata entry past limits.VALUE_CHARS clipped (noted)."""
+        record = rec.value
+        value, clipped = clip_value(record.get("value"))
+        meta = _meta(rec.key, record.get("metadata"))
+        if type(meta) is dict and meta:
+            kept = {k: clip_value(v) for k, v in meta.items()}
+            if any(c for _, c in kept.values()):
+                meta, clipped = {k: v for k, (v, _) in kept.items()}, True
+        meta, whole = clip_value(meta)
+        if (clipped or whole) and self.clipped is None:
+            self.clipped = rec
+        return Occurrence(value, meta, rec.timestamp, rec.line)
+
     def cut(self, path: str) -> list[Finding]:
         """LOG012 when the facts stopped at FACTS_BYTES: what the tree checks and the score read of this log may
-        miss records after that line."""
-        if self.left is None:
-            return []
-        return [finding("LOG012", path, f"the facts the tree checks and the score read of this log were kept up "
-                        f"to {FACTS_BYTES >> 20} MiB of values; records after this line are left out",
-                        line=self.left.line)]
+        miss records after that line; and when a value was kept clipped."""
+        out = []
+        if self.clipped is not None:
+            out.append(finding("LOG012", path, f"the value or metadata of '{self.clipped.key[:80]}' is longer than "
+                               f"the facts the tree checks, the score and the ledger read keep ({VALUE_CHARS:,} "
+                               f"characters a string); they read it clipped, with its length and digest",
+                               line=self.clipped.line))
+        if self.left is not None:
+            out.append(finding("LOG012", path, f"the facts the tree checks and the score read of this log were kept "
+                               f"up to {FACTS_BYTES >> 20} MiB of values; records after this line are left out",
+                               line=self.left.line))
+        return out
 
     def facts(self, log: ParsedLog) -> LogFacts:
         return LogFacts(path=log.path, sha256=log.sha256, size=log.size, readable=log.readable,

@@ -45,6 +45,11 @@ PREFIX_BYTES = 64 << 20
 WHOLE_BYTES = 160 << 20  # ~200,000 records of the usual 200 bytes (WHOLE_RECORDS), 60,000 of 2 kB
 HP_BYTES = 32 << 20
 FACTS_BYTES = 32 << 20  # the first record of each key and the series (facts.FactsBuilder)
+# One value (or metadata entry) the facts keep, and so everything made of them: run sets' names, messages, the
+# ledger. A longer one is kept clipped, with its length and digest so two long values stay apart (clip_value).
+# No value of the corpus passes 512 bytes; 10 logs with a 15 MiB submission_platform each took 1.4 GB (issue 49).
+VALUE_CHARS = 1024  # a string's characters
+VALUE_BYTES = 16 << 10  # a list's or an object's JSON text
 
 
 # The lines kept for the RCP check (every eval_accuracy, train_samples, ... line): the largest real log has ~1,500
@@ -84,6 +89,28 @@ def _repr_size(value: Any) -> int:
         return len(repr(value)) + KEPT_OVERHEAD
     except (ValueError, RecursionError):
         return MAX_LINE
+
+
+def clipped_text(text: str, total: int | None = None) -> str:
+    """`text` cut to VALUE_CHARS, with a note of its length (`total`: of what it was made from) and its digest."""
+    import hashlib
+
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{text[:VALUE_CHARS]}... [clipped: {total or len(text):,} characters, sha256 {digest}]"
+
+
+def clip_value(value: Any) -> tuple[Any, bool]:
+    """`value` within VALUE_CHARS (a string) or VALUE_BYTES (a list or an object, else its JSON text clipped), and
+    whether it was clipped. Numbers and short strings, nearly every value, are handed back as they are."""
+    if type(value) is str:
+        return (value, False) if len(value) <= VALUE_CHARS else (clipped_text(value), True)
+    if not isinstance(value, (list, dict)):
+        return value, False
+    try:
+        text = msgspec.json.encode(value).decode("utf-8", "surrogatepass")
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        text = repr(value) if value_size([value]) < MAX_LINE else type(value).__name__
+    return (value, False) if len(text) <= VALUE_BYTES else (clipped_text(text), True)
 
 
 def records_size(records: list[Record]) -> int:

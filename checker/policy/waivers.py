@@ -33,7 +33,10 @@ from mlsubmit.core.repeats import original_message
 FILE_LIMIT = 32 << 20  # a written waiver file takes about 180 bytes a table; MAX_WAIVERS of them fit
 MAX_WAIVERS = 50_000  # schemas/waivers.schema.json's maxItems
 MESSAGE_LIMIT = 1 << 16  # characters of a message a pattern is searched in
-_REGEX_MEMORY = 8 << 20  # RE2's budget for one compiled pattern
+_LITERAL_MEMORY = 8 << 20  # RE2's budget for checking a literal `^...$` pattern (compared as text, never kept)
+_REGEX_MEMORY = 256 << 10  # RE2's budget for one kept pattern: its program and the DFA cache its searches fill
+_PROGRAM_LIMIT = 5_000  # RE2 instructions in one kept pattern (`\pL` alone is 1,200; `\pL{100}` 120,000)
+REGEX_BUDGET = 128 << 20  # the kept patterns of one file together: 512 distinct ones (2,000 `\pL{100}`: 1.9 GB, 78 s)
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*(?:waiver|\"waiver\"|'waiver')[ \t]*\]\]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 EVERYWHERE = "**"
@@ -105,23 +108,61 @@ def searchable(message: str) -> str:
 # --- reading ------------------------------------------------------------------------------------------------------
 
 
-def _compiled(glob: str, message: str | None, where: str) -> tuple[Any, Any]:
-    import pathspec
+class _Patterns:
+    """The message patterns of one waiver file, compiled once each within REGEX_BUDGET. A literal `^...$` pattern
+    is checked by RE2 and then compared as text (literal_message), so only the others are kept and counted."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, Any] = {}
+
+    def compiled(self, message: str, where: str) -> Any:
+        if message in self.kept:
+            return self.kept[message]
+        literal = literal_message(message) is not None
+        if not literal and (len(self.kept) + 1) * _REGEX_MEMORY > REGEX_BUDGET:
+            raise UsageError(f"{where}: more than {REGEX_BUDGET // _REGEX_MEMORY} distinct message patterns that "
+                             f"are not literal (RE2's budget of {REGEX_BUDGET >> 20} MiB for them all, "
+                             f"{_REGEX_MEMORY >> 10} KiB each); write the messages out as ^...$ literals")
+        pattern = _re2(message, _LITERAL_MEMORY if literal else _REGEX_MEMORY, where)
+        if literal:
+            return _LITERAL
+        if pattern.programsize > _PROGRAM_LIMIT:
+            raise UsageError(f"{where}: message {_shown(message)} compiles to {pattern.programsize} RE2 instructions, "
+                             f"more than {_PROGRAM_LIMIT}; write a simpler pattern")
+        self.kept[message] = pattern
+        return pattern
+
+
+_LITERAL = "literal"  # the matcher of a literal pattern: covers() compares the text
+
+
+def _shown(message: str) -> str:
+    return repr(message) if len(message) <= 200 else repr(message[:200]) + f" (of {len(message)} characters)"
+
+
+def _re2(message: str, memory: int, where: str) -> Any:
     import re2
+
+    options = re2.Options()
+    options.max_mem = memory
+    options.log_errors = False
+    try:
+        return re2.compile(message, options)
+    except re2.error as exc:
+        too_large = "too large" in str(exc)
+        said = f"larger than RE2's budget of {memory >> 10} KiB for one pattern" if too_large else str(exc)
+        raise UsageError(f"{where}: message {_shown(message)} is not an RE2 regular expression we take: {said}"
+                         ) from None
+
+
+def _compiled(glob: str, message: str | None, where: str, patterns: _Patterns) -> tuple[Any, Any]:
+    import pathspec
 
     try:
         spec = pathspec.GitIgnoreSpec.from_lines([glob])
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{where}: path {glob!r} is not a glob: {exc}") from None
-    if message is None:
-        return spec, None
-    options = re2.Options()
-    options.max_mem = _REGEX_MEMORY
-    options.log_errors = False
-    try:
-        return spec, re2.compile(message, options)
-    except re2.error as exc:
-        raise UsageError(f"{where}: message {message!r} is not an RE2 regular expression: {exc}") from None
+    return spec, None if message is None else patterns.compiled(message, where)
 
 
 @functools.cache
@@ -166,7 +207,8 @@ def _validated(data: dict[str, Any], shown: str) -> list[dict[str, Any]]:
     return list(subset["waiver"])
 
 
-def _waiver(table: dict[str, Any], index: int, line: int | None, shown: str, base: Path) -> Waiver:
+def _waiver(table: dict[str, Any], index: int, line: int | None, shown: str, base: Path,
+            patterns: _Patterns) -> Waiver:
     where = f"{shown}:{line}" if line else shown
     where += f" (waiver {index + 1})"
     try:
@@ -177,7 +219,7 @@ def _waiver(table: dict[str, Any], index: int, line: int | None, shown: str, bas
     glob, message = table.get("path", EVERYWHERE), table.get("message")
     return Waiver(source=shown, index=index, line=line, base=base, code=table["code"], path=glob, message=message,
                   reason=table["reason"], reference=table["reference"], who=table["who"], expires=expires,
-                  _matchers=_compiled(glob, message, where))
+                  _matchers=_compiled(glob, message, where, patterns))
 
 
 def read_waivers(path: Path, *, base: Path, shown: str | None = None) -> list[Waiver]:
@@ -200,7 +242,8 @@ def read_waivers(path: Path, *, base: Path, shown: str | None = None) -> list[Wa
     lines: Sequence[int | None] = header_lines(text)
     if len(lines) != len(tables):  # written as `waiver = [{...}]`: no header lines to point at
         lines = [None] * len(tables)
-    return [_waiver(t, i, lines[i], shown, base) for i, t in enumerate(tables)]
+    patterns = _Patterns()
+    return [_waiver(t, i, lines[i], shown, base, patterns) for i, t in enumerate(tables)]
 
 
 def shown_path(path: Path) -> str:

@@ -10,6 +10,7 @@ executed or evaluated: values are kept as strings and only counted.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ CODES = JsonCodes(unreadable="CAP001", encoding="CAP002", invalid="CAP003", not_
                   duplicate="CAP005", too_large="CAP006")  # fmt: skip
 BLOCK = "mlperf_sysinfo"
 MAX_VALUE = 4096  # characters in one field; the longest published value is a few hundred
+_NOT_TEXT = re.compile("[\ud800-\udfff]")  # a lone surrogate: a JSON escape can make one, UTF-8 cannot hold it
 # The block's keys mlsubmit reads, with the JSON types mlperf-sysinfo writes them as.
 _BLOCK_TYPES: dict[str, tuple[type, ...]] = {
     "version": (str,), "profile": (str,), "benchmark": (str,), "nodes_expected": (int,),
@@ -85,7 +87,8 @@ def _block(doc: JsonDocument) -> tuple[dict[str, Any] | None, list[Finding]]:
     for key, types in _BLOCK_TYPES.items():
         value = block.get(key)
         wrong = isinstance(value, bool) and bool not in types  # a JSON true is no count
-        if not isinstance(value, types) or wrong or (isinstance(value, int) and value < 0):
+        surrogate = isinstance(value, str) and _NOT_TEXT.search(value) is not None
+        if not isinstance(value, types) or wrong or surrogate or (isinstance(value, int) and value < 0):
             pointer = f"/{BLOCK}/{escape(key)}"
             out.append(finding("CAP007", doc.path, f"{BLOCK}.{key} is {_shown(value)}, not a "
                                f"{'/'.join(t.__name__ for t in types)} as mlperf-sysinfo writes it",
@@ -106,8 +109,9 @@ def _fields(doc: JsonDocument) -> tuple[dict[str, str], list[Finding]]:
         if key == BLOCK:
             continue
         pointer = "/" + escape(key)
-        if not isinstance(value, str) or len(value) > MAX_VALUE:
-            what = f"a string of {len(value)} characters" if isinstance(value, str) else _shown(value)
+        if not isinstance(value, str) or len(value) > MAX_VALUE or _NOT_TEXT.search(key + value):
+            what = (_shown(value) if not isinstance(value, str) else f"a string of {len(value)} characters"
+                    if len(value) > MAX_VALUE else "named or valued with a lone surrogate (no UTF-8 text holds one)")
             out.append(finding("CAP009", doc.path, f"field {key[:80]!r} is {what}; mlperf-sysinfo writes every "
                                f"field as a string of at most {MAX_VALUE} characters", line=doc.line(pointer),
                                pointer=pointer))  # fmt: skip

@@ -184,8 +184,9 @@ def _host_counts(capture: Capture, request: Request, out: Description) -> None:
 
 
 def render(data: dict[str, str]) -> bytes:
-    """The description's bytes: keys in the order given, two-space indents, a final newline."""
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    """The description's bytes: keys in the order given, two-space indents, a final newline; a lone surrogate (from
+    a `--set` argument's undecodable bytes) written as its JSON escape."""
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
 
 
 def check_bytes(raw: bytes, display: str, request: Request) -> list[Finding]:

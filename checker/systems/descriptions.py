@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.logs.decode import clipped
 from mlsubmit.checker.systems.jsonfile import JsonDocument, escape, read_json
 
 from mlsubmit.core.codes import finding
@@ -82,11 +83,11 @@ class Knowledge:
                 return name
         return self.schemas[-1][2]
 
-    def family_of(self, text: str) -> tuple[Family, int] | None:
+    def family_of(self, text: str) -> tuple[Family, int | None] | None:
         for fam in self.families:
             match = fam.pattern.search(text)
             if match:
-                return fam, int(match.group("size"))
+                return fam, numbers.whole(match.group("size"))  # None: no system's size (int() of 5,000 digits raised)
         return None
 
     def processor_of(self, model: str) -> Processor | None:
@@ -332,8 +333,9 @@ def _pod_size_findings(doc: JsonDocument, s: SystemSummary) -> Iterator[Finding]
         if size != units:
             per = f" ({fam.units_per_accelerator} per accelerator)" if fam.units_per_accelerator > 1 else ""
             yield finding("SYS030", doc.path,
-                          f"{source} {text!r} states size {size}{per}, but number_of_nodes × accelerators_per_node "
-                          f"= {s.nodes} × {s.accelerators_per_node} = {s.accelerators}",
+                          f"{source} {clipped(repr(text))} states size {'beyond any' if size is None else size}{per}, "
+                          f"but number_of_nodes × accelerators_per_node = {s.nodes} × {s.accelerators_per_node} = "
+                          f"{s.accelerators}",
                           line=doc.line(pointer), pointer=pointer,
                           related=[doc.location("/number_of_nodes"), doc.location("/accelerators_per_node")])
 

@@ -12,7 +12,6 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from mlsubmit.cli.rulesets import rulesets_for, validate_ruleset
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report, Tally
+from mlsubmit.core.support.scratch import scratch_folder
 from mlsubmit.submission import official as chair
 
 
@@ -31,11 +31,9 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such archive or folder")
-    work = Path(tempfile.mkdtemp(prefix="mlsubmit-official-"))
-    try:
+    # the plaintext, the copy and the reference tools' logs never outlive the run, a second SIGTERM or SIGINT included
+    with scratch_folder("mlsubmit-official-") as work:
         return _run(args, paths, work)
-    finally:  # the plaintext, the copy and the reference tools' logs never outlive the run
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(args: argparse.Namespace, paths: list[Path], work: Path) -> int:

@@ -89,7 +89,14 @@ def _one(org: OrgTree, system: str, seen: set[str], out: Path, result: Generated
                                        f"no {missing[0]!r}: the result summarizer's --generate_private_ids stops "
                                        f"here (KeyError), so {system} gets no private id"))  # fmt: skip
         return
-    made = private_id(desc, system, seen)
+    try:
+        made = private_id(desc, system, seen)
+    except (UnicodeEncodeError, ValueError) as exc:  # a lone surrogate; an integer str() refuses (4,300 digits)
+        result.findings.append(finding("REP010", org.shown("systems", f"{system}.json"),
+                                       f"a hashed value the summarizer cannot write as UTF-8 text: its "
+                                       f"--generate_private_ids stops here ({type(exc).__name__}), so {system} gets "
+                                       "no private id"))  # fmt: skip
+        return
     text = json.dumps({"private_id": made}, indent=4)
     result.written.append(_write(out / org.name / "results" / system / FILE, text))
     result.ids[(org.display, system)] = made

@@ -104,3 +104,18 @@ def test_the_summary_shows_the_ids_it_generates_as_the_summarizer_does(tmp_path:
     assert b"-" in (chair / "chair.csv").read_bytes().splitlines()[1]  # an id is there
     assert (tmp_path / "ours.csv").read_bytes() == (chair / "chair.csv").read_bytes()
     assert written_ids(tmp_path / "ids") == written_ids(chair)
+
+
+def test_a_hashed_value_that_is_not_text_is_rep010_not_a_crash(tmp_path: Path, run_cli: Cli) -> None:
+    """Issue 49: a lone surrogate in a hashed field raised UnicodeEncodeError (exit 3); the summarizer stops there."""
+    from fixtures.synth import RunSpec
+    from fixtures.treefix import build_org
+
+    org = build_org(tmp_path / "Graphcore", {("sys", "resnet"): [RunSpec(benchmark="resnet")]})
+    desc = org / "systems" / "sys.json"
+    desc.write_text(desc.read_text(encoding="utf-8").replace('"framework": "', '"framework": "\\ud800'),
+                    encoding="utf-8")
+    code, _out, err = run_cli("report", "--ruleset", "1.0.0", "--format", "json", org, "--generate-private-ids",
+                             tmp_path / "ids")
+    assert code == 1 and "internal error" not in err and "wrote 0 privateid.json" in err
+    assert not (tmp_path / "ids" / "Graphcore" / "results" / "sys" / "privateid.json").exists()

@@ -65,6 +65,8 @@ def _settings(pairs: list[str]) -> tuple[tuple[str, str], ...]:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise UsageError(f"--set {pair!r}: give FIELD=VALUE")
+        if any("\ud800" <= ch <= "\udfff" for ch in pair):  # bytes the locale could not decode
+            raise UsageError(f"--set {pair!r}: not UTF-8 text; a system description holds text only")
         out.append((name.strip(), value.strip()))
     return tuple(out)
 

@@ -1,12 +1,15 @@
 """TOML from users and trees (mlsubmit.toml, prices.toml, the package config), parsed within bounds.
 
 tomllib recurses once per level of nesting: a file of a few thousand `[` raises RecursionError, and data a little
-less deep makes schema validation recurse out later. Both are a TOMLDecodeError here, which every caller already
-turns into a finding or a usage error.
+less deep makes schema validation recurse out later. It also spends time and memory on the square of a dotted key's
+parts (`a.a.a...`: 20,000 parts in 40 KB took 1.6 GB). So the text is measured before tomllib sees it (size, the
+parts of each key, how deeply arrays and inline tables nest: `_scan`), and the data's depth after. Every refusal is
+a TOMLDecodeError naming the limit, which every caller already turns into a finding or a usage error.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -17,6 +20,88 @@ else:  # pragma: no cover - Python 3.10
 
 TOMLDecodeError = tomllib.TOMLDecodeError
 MAX_DEPTH = 32  # tables and arrays within each other; real configs use three or four
+MAX_KEY_PARTS = MAX_DEPTH - 1  # each part of a dotted key is a table level below the document's own
+MAX_CHARS = 32 << 20  # the largest file any reader takes (a written waiver file); the readers' own limits are lower
+
+# The pieces of TOML's grammar the scan steps over whole: strings (a key's quoted part too), bare keys, values.
+_BLANK = re.compile(r"[ \t\r]*")
+_STRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*""""{0,2}'  # multi-line basic: escapes, and up to 2 closing extras
+                     r"|'''(?:[^']|'(?!''))*''''{0,2}"  # multi-line literal
+                     r'|"(?:[^"\\\n]|\\.)*"'  # basic
+                     r"|'[^'\n]*'", re.DOTALL)  # literal
+_BARE = re.compile(r"[A-Za-z0-9_-]*")
+_SCALAR = re.compile(r"[^ \t\r\n,\]}#]*")  # a number, date or boolean; spaces inside a date end it early (harmless)
+
+
+class _Scan:
+    """One pass over the text that counts what tomllib would build from it, without building it."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.at, self.nest = text, 0, ""  # nest: the open arrays "[" and inline tables "{"
+        self.want_key = True  # at a line's start or after "{" or "," in an inline table
+
+    def line(self) -> int:
+        return self.text.count("\n", 0, self.at) + 1
+
+    def key(self) -> None:
+        """Steps over one (dotted) key; more than MAX_KEY_PARTS parts is refused here."""
+        text, parts = self.text, 0
+        while True:
+            self.at = _BLANK.match(text, self.at).end()  # type: ignore[union-attr]
+            part = _STRING.match(text, self.at) if text.startswith(("'", '"'), self.at) else None
+            self.at = part.end() if part else _BARE.match(text, self.at).end()  # type: ignore[union-attr]
+            parts += 1
+            if parts > MAX_KEY_PARTS:
+                raise TOMLDecodeError(f"a key of more than {MAX_KEY_PARTS} dotted parts (at line {self.line()})")
+            self.at = _BLANK.match(text, self.at).end()  # type: ignore[union-attr]
+            if not text.startswith(".", self.at):
+                return
+            self.at += 1
+
+    def open(self, bracket: str) -> None:
+        self.nest += bracket
+        if len(self.nest) + 1 > MAX_DEPTH:  # the document's own table is the first level
+            raise TOMLDecodeError(f"tables or arrays nested too deeply (more than {MAX_DEPTH} levels)")
+        self.want_key = bracket == "{"
+
+    def step(self) -> bool:
+        """Steps over one token; False at the end, or where the text stops being TOML (tomllib says why)."""
+        text, at = self.text, self.at
+        char = text[at]
+        if char in " \t\r":
+            self.at = _BLANK.match(text, at).end()  # type: ignore[union-attr]
+        elif char == "\n":
+            self.at, self.want_key = at + 1, self.want_key or not self.nest
+        elif char == "#":
+            end = text.find("\n", at)
+            self.at = len(text) if end < 0 else end
+        elif self.want_key and char != "}":
+            if char == "[" and not self.nest:  # a table header: [a.b] or [[a.b]]
+                self.at = at + (2 if text.startswith("[[", at) else 1)
+            self.key()
+            self.want_key = False
+        elif char in "[{":
+            self.at = at + 1
+            self.open(char)
+        elif char in "]}":
+            self.at, self.nest = at + 1, self.nest[:-1]
+        elif char in ",=":
+            self.at, self.want_key = at + 1, char == "," and self.nest.endswith("{")
+        else:
+            found = _STRING.match(text, at) if char in "'\"" else _SCALAR.match(text, at)
+            if found is None or found.end() == at:
+                return False
+            self.at = found.end()
+        return self.at < len(text)
+
+
+def _scan(text: str) -> None:
+    """TOMLDecodeError when the text is larger, or holds a key of more parts or values nested deeper, than allowed."""
+    if len(text) > MAX_CHARS:
+        raise TOMLDecodeError(f"more than {MAX_CHARS} characters; not read as TOML")
+    scan = _Scan(text)
+    while scan.at < len(text) and scan.step():
+        pass
 
 
 def _depth(data: Any) -> int:
@@ -39,7 +124,9 @@ def _depth(data: Any) -> int:
 
 
 def loads(text: str) -> dict[str, Any]:
-    """tomllib.loads, with nesting over MAX_DEPTH (or deep enough to exhaust the stack) a TOMLDecodeError."""
+    """tomllib.loads within bounds: a text over MAX_CHARS, a key over MAX_KEY_PARTS parts, or nesting over MAX_DEPTH
+    (or deep enough to exhaust the stack) is a TOMLDecodeError."""
+    _scan(text)
     try:
         data = tomllib.loads(text)
     except RecursionError:

@@ -8,7 +8,7 @@ import pytest
 from mlsubmit.checker.rounds.detect import stated_round
 
 from mlsubmit.core.errors import UsageError
-from mlsubmit.core.support.tomlfile import MAX_DEPTH, TOMLDecodeError, loads
+from mlsubmit.core.support.tomlfile import MAX_CHARS, MAX_DEPTH, MAX_KEY_PARTS, TOMLDecodeError, loads
 
 
 def test_ordinary_nesting_is_read() -> None:
@@ -32,3 +32,38 @@ def test_a_deeply_nested_mlsubmit_toml_is_a_usage_error(tmp_path: Path) -> None:
 def test_an_integer_python_cannot_hold_is_a_decode_error() -> None:
     with pytest.raises(TOMLDecodeError, match="cannot hold"):
         loads("x = " + "9" * 4301)
+
+
+_MANY = ".".join(["a"] * 20_000)  # 40 KB; tomllib alone took 1.6 GB on it (issue 49)
+
+
+@pytest.mark.parametrize("text", [
+    f"{_MANY} = 1\n",
+    f"[{_MANY}]\n",
+    f"[[{_MANY}]]\n",
+    f"x = {{ {_MANY} = 1 }}\n",
+    f'"a" . "b.c" . {_MANY} = 1\n',
+    f's = """ [ {{ " \\""" ]\n\t{_MANY} = 1\n',
+    f"s = '''x'''''\nx = [\n 1, # ]\n 'y',\n]\n{_MANY} = 1\n",
+], ids=["key", "header", "array-header", "inline-table", "quoted-parts", "after-multiline-string", "after-array"])
+def test_a_key_of_too_many_parts_is_refused_before_parsing(text: str) -> None:
+    with pytest.raises(TOMLDecodeError, match=f"more than {MAX_KEY_PARTS} dotted parts"):
+        loads(text)
+
+
+def test_keys_within_the_bound_and_dotted_values_are_read() -> None:
+    key = ".".join(["k"] * MAX_KEY_PARTS)
+    assert loads(f"{key} = 1\nv = [{', '.join(['1.5'] * 100)}]\nd = 1979-05-27 07:32:00.5\n")["v"][99] == 1.5
+    assert loads('[a . "b.c"]\nd = {e.f = 1, g = [{h.i = 2}]}\n') == {"a": {"b.c": {"d": {"e": {"f": 1},
+                                                                                          "g": [{"h": {"i": 2}}]}}}}
+
+
+def test_a_too_large_text_is_refused() -> None:
+    with pytest.raises(TOMLDecodeError, match=f"more than {MAX_CHARS} characters"):
+        loads("#" * (MAX_CHARS + 1))
+
+
+def test_a_many_parted_key_in_mlsubmit_toml_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "mlsubmit.toml").write_text(f"[check]\n{_MANY} = 1\n")
+    with pytest.raises(UsageError, match="dotted parts"):
+        stated_round(tmp_path)

@@ -129,3 +129,13 @@ def test_checker_params_schema(tmp_path: Path, flags: str) -> None:
     text = GOOD.replace('ruleset = "1.1.0"', f'ruleset = "6.1.0"\nchecker_params = {flags}')
     with pytest.raises(FatalError, match="\n  /checker_params"):
         load_config(write(tmp_path, text))
+
+
+def test_counts_written_as_integral_floats_are_read_as_counts(tmp_path: Path) -> None:
+    """Issue 49: `uploads = 2.0` passed the schema (JSON Schema's integers include 2.0), then range() raised."""
+    text = GOOD.replace('org = "Graphcore"', 'org = "Graphcore"\nuploads = 2.0').replace(
+        'benchmark = "bert"', 'benchmark = "bert"\nupload = 1.0')
+    second = text[text.index("[[results]]"):].replace('"bert"', '"resnet"').replace("upload = 1.0", "upload = 2.0")
+    cfg = load_config(write(tmp_path, text + second))
+    assert cfg.uploads == 2 and type(cfg.uploads) is int
+    assert [(e.upload, type(e.upload)) for e in cfg.results] == [(1, int), (2, int)]

@@ -41,3 +41,27 @@ def test_metadata_that_is_not_an_object_is_kept_as_it_is(tmp_path: Path) -> None
     facts = extract(read_log(log, str(log)))
     assert facts.first["run_stop"].metadata == ["odd"]
     assert facts.status is None
+
+
+def test_long_values_are_kept_clipped_with_their_length_and_digest() -> None:
+    """Issue 49: 10 logs with a 15 MiB submission_platform each took 1.4 GB; the facts keep a value clipped."""
+    from mlsubmit.checker.logs.facts import FactsBuilder
+    from mlsubmit.checker.logs.limits import VALUE_BYTES, VALUE_CHARS, clip_value
+    from mlsubmit.checker.logs.reader import Record
+
+    assert clip_value("x" * VALUE_CHARS) == ("x" * VALUE_CHARS, False)
+    assert clip_value(3.5) == (3.5, False) and clip_value([1, 2]) == ([1, 2], False)
+    a, b = clip_value("a" * 20_000)[0], clip_value("a" * 19_999 + "b")[0]
+    assert a.startswith("a" * VALUE_CHARS + "... [clipped: 20,000 characters, sha256 ") and a != b
+    listed, cut = clip_value(["x" * 100] * 500)
+    assert cut and len(listed) < VALUE_CHARS + 80 and listed.endswith(f"[clipped: {500 * 103 + 1:,} characters, "
+                                                                       f"sha256 {listed[-17:-1]}]")
+    assert VALUE_BYTES > VALUE_CHARS
+    builder = FactsBuilder()
+    builder.feed([Record("submission_platform", {"value": "p" * 50_000, "metadata": {}}, 1.0, 5, 5),
+                  Record("run_stop", {"value": None, "metadata": {"status": "s" * 5000, "epoch_num": 3}}, 2.0, 9, 9)])
+    assert len(builder.first["submission_platform"].value) < VALUE_CHARS + 80
+    stop = builder.first["run_stop"].metadata
+    assert stop["epoch_num"] == 3 and stop["status"].startswith("s" * VALUE_CHARS + "... [clipped: 5,000")
+    (note,) = builder.cut("x.txt")
+    assert note.code == "LOG012" and note.line == 5 and "'submission_platform'" in note.message

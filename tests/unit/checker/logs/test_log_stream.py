@@ -204,9 +204,9 @@ def test_what_check_keeps_of_values_is_bounded_by_bytes_too(monkeypatch: pytest.
 
     assert limits.value_size(["x" * 1000]) == 1004 + limits.KEPT_OVERHEAD  # '["xx...x"]'
     assert limits.value_size([10**5000]) == limits.MAX_LINE  # no str() of it: counted as the longest line
-    monkeypatch.setattr(facts, "FACTS_BYTES", 20_000)
+    monkeypatch.setattr(facts, "FACTS_BYTES", 5_000)
     builder = FactsBuilder()
-    for batch in (_wide(2), _wide(2), _wide(2), _wide(2)):
+    for batch in (_wide(2, size=1000), _wide(2, size=1000), _wide(2, size=1000), _wide(2, size=1000)):
         builder.feed(batch)
     assert len(builder.series["eval_accuracy"]) == 4  # the batch that passed the budget is kept, then no more
     cut = builder.cut("x")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mlsubmit.checker.policy import waivers as waivers_module
 from mlsubmit.checker.policy.waiverfile import exact_pattern, path_glob, refuse_existing, starting_file, toml_string
 from mlsubmit.checker.policy.waivers import Waiver, applied, apply_waivers, header_lines, read_waivers
 
@@ -63,6 +64,8 @@ def test_tables_are_read_with_their_lines_and_dates(tmp_path: Path) -> None:
     (table("RULE999"), "(waiver 1): code RULE999 is not in the catalogue"),
     (table("ZZZ"), "code ZZZ is not in the catalogue"),
     (table("RULE004", message="(a)\\1"), "not an RE2 regular expression"),
+    (table("RULE004", message="\\pL{100}"), "larger than RE2's budget of 256 KiB for one pattern"),
+    (table("RULE004", message="\\pL{5}"), "RE2 instructions, more than 5000"),
     (table("RULE004", expires='"2026-02-30"'), "expires '2026-02-30' is not a date"),
     (table("RULE004", expires="2026-02-01T10:00:00"), "/waiver/0/expires"),
     (table("RULE004", path="!org/**"), "/waiver/0/path"),
@@ -80,6 +83,17 @@ def test_a_bad_waiver_is_a_usage_error_naming_file_and_index(tmp_path: Path, tex
         with pytest.raises(UsageError) as raised:  # behind a good table, the bad one is named the second
             waivers(tmp_path, table("HP"), text)
         assert said.replace("waiver 1", "waiver 2").replace("/waiver/0", "/waiver/1") in str(raised.value)
+
+
+def test_message_patterns_are_kept_within_a_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waivers_module, "REGEX_BUDGET", 4 * (256 << 10))  # room for 4 kept patterns
+    same = [table("RULE004", message="x\\pL{4}") for _ in range(20)]  # compiled once: 20 tables, one pattern
+    literal = [table("RULE004", message=f"^a literal {n}$") for n in range(20)]  # compared as text, not kept
+    found = waivers(tmp_path, *same, *literal)
+    assert len(found) == 40 and found[0]._matchers[1] is found[19]._matchers[1]
+    distinct = [table("RULE004", message=f"x{n}.*y") for n in range(5)]
+    with pytest.raises(UsageError, match=r"waivers.toml:\d+ \(waiver 5\): more than 4 distinct message patterns"):
+        waivers(tmp_path, *distinct)
 
 
 def test_a_file_that_is_not_regular_or_not_utf8_is_a_usage_error(tmp_path: Path) -> None:

@@ -78,3 +78,18 @@ def test_a_stated_status_is_spelled_for_the_round_too() -> None:
     assert capture is not None
     done = build(capture, Request("ipu-pod16-x", "6.1.0", None, settings=(("status", "onprem"),)))
     assert done.data["status"] == "Available on-premise"
+
+
+def test_a_lone_surrogate_in_a_capture_or_a_setting_is_refused() -> None:
+    """Issue 49: a lone surrogate (a JSON escape) reached the description's UTF-8 bytes (exit 3)."""
+    from mlsubmit.cli.commands.systems import _settings
+
+    doc = capture_document()
+    doc["hw_notes"], doc["x\udcff"] = "a\ud800", "b"
+    doc["mlperf_sysinfo"]["version"] = "1\udfff"
+    capture, found = parse_capture(json.dumps(doc).encode(), "c.json")
+    assert capture is None
+    assert sorted((f.code, f.pointer) for f in found) == [
+        ("CAP007", "/mlperf_sysinfo/version"), ("CAP009", "/hw_notes"), ("CAP009", "/x\udcff")]
+    with pytest.raises(UsageError, match="not UTF-8 text"):
+        _settings(["hw_notes=a\udcffb"])

@@ -96,6 +96,15 @@ def test_wrong_pod_size() -> None:
     assert {r.pointer for r in by_name.related} == {"/number_of_nodes", "/accelerators_per_node"}
 
 
+def test_a_pod_size_of_thousands_of_digits_is_sys030_not_a_crash() -> None:
+    """Issue 49: int() of the 5,000 digits after IPU-POD raised in check, report and review (exit 3)."""
+    data = base()
+    data["system_name"] = "IPU-POD" + "9" * 5000
+    assert summarize(data, "x").stated_size is None
+    by_name = next(f for f in check(data) if f.code == "SYS030" and f.pointer == "/system_name")
+    assert "states size beyond any, but" in by_name.message and len(by_name.message) < 400
+
+
 def test_pod_size_holds_over_several_nodes() -> None:
     data = base()
     data.update(system_name="IPU-POD128", number_of_nodes="2", accelerators_per_node="64")
