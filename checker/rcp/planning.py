@@ -1,0 +1,106 @@
+"""The run set's risk (rcp/risk.py) where users see it: RUN009 in `check` (raw folders, a tree's results folders,
+the ledger's sets) and `advise`, and the figures `runs show` draws. A set's runs are read as the RCP check reads
+them (`run_convergence`: its epochs or samples to converge, and its batch size); the RCP window is the record
+the check would use at that batch size (upstream/rcp.py `window`).
+
+numpy comes in with rcp/risk.py, imported only when a closed set with an RCP is assessed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds import window as rule
+
+from mlsubmit.core.codes import finding
+from mlsubmit.core.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.rcp.risk import Risk, Run
+    from mlsubmit.checker.upstream.rcp import Window
+
+
+def runs_of(facts: Sequence[LogFacts], ruleset: str) -> tuple[list[Run], float | None]:
+    """Each run as the RCP check reads it, and the first batch size the runs log."""
+    from mlsubmit.checker.rcp.risk import Run
+    from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
+
+    out, batch = [], None
+    for f in facts:
+        conv = run_convergence(f, ruleset)
+        size = conv.batch_size
+        if batch is None and not isinstance(size, bool) and isinstance(size, (int, float)) and size > 0:
+            batch = float(size)
+        value = conv.epochs
+        ok = conv.converged and value != NOT_CONVERGED and isinstance(value, (int, float)) and math.isfinite(value)
+        minutes = f.minutes if f.minutes is not None and math.isfinite(f.minutes) else None
+        out.append(Run(float(value) if ok else None, minutes))
+    return out, batch
+
+
+def window_for(ruleset: str, benchmark: str, batch_size: float | None, rcps: str | None = None) -> Window | None:
+    """The RCP record a set of this batch size is judged against, or None (no batch size, no RCP data, or the
+    reference cannot build one)."""
+    if batch_size is None or not benchmarks.has_rcp(benchmark):
+        return None
+    from mlsubmit.checker.upstream.rcp import window
+
+    try:
+        return window(ruleset, benchmark, batch_size, rcps)
+    except Exception:  # the reference's own raise (no run count, no data file): the RCP check reports it
+        return None
+
+
+def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: str | None = None
+                 ) -> tuple[Risk | None, Window | None]:
+    """The risk of a closed set whose scored runs so far are `facts` (start order)."""
+    runs, batch = runs_of(facts, ruleset)
+    win = window_for(ruleset, benchmark, batch, rcps)
+    if win is None or win.kind == "above" or not runs:
+        return None, win
+    from mlsubmit.checker.rcp.risk import assess
+
+    return assess(runs, win, benchmark), win
+
+
+def risk_finding(where: str, benchmark: str, ruleset: str, facts: Sequence[LogFacts], *, limit: float | None,
+                 rcps: str | None = None, window_note: str = "") -> Finding | None:
+    """RUN009 for a closed set (None when the benchmark has no RCP check or no run converged yet). An error when
+    `limit` is given and the chance of an RCP fail is above it (--fail-on rcp-risk)."""
+    if not benchmarks.has_rcp(benchmark) or not facts:
+        return None
+    risk, win = assess_facts(benchmark, ruleset, facts, rcps)
+    if win is not None and win.kind == "above":
+        return finding("RUN009", where, f"no RCP at this batch size (the largest is smaller): the check asks for a "
+                       "new RCP, so the set fails until one is submitted" + window_note,
+                       severity=Severity.ERROR if limit is not None else None)
+    if risk is None:
+        return None
+    unit = benchmarks.unit(benchmark, ruleset)
+    assert win is not None
+    text = (f"{risk.words(unit)}; RCP window {win.fastest:.6g}-{win.rcp_mean:.6g} {unit} ({win.kind}: "
+            f"{', '.join(name for name, _ in win.references)}){window_note}")
+    over = limit is not None and risk.p_fail > limit
+    if over:
+        text += f"; above the project's limit of {limit:.1%} (--fail-on rcp-risk)"
+    return finding("RUN009", where, text, severity=Severity.ERROR if over else None)
+
+
+def window_effect(minutes: Sequence[float], n: int, benchmark: str) -> str:
+    """With more runs than N: the score of the median window the rules take against the first N runs' score and
+    the best window's, in words."""
+    if len(minutes) <= n:
+        return ""
+    chosen = rule.median_window(minutes, n, benchmark)
+    first = rule.olympic(minutes[:n], benchmark)
+    best = min(chosen.scores)
+
+    def show(v: float) -> str:
+        return f"{v:.2f} min" if math.isfinite(v) else "invalid"
+
+    return (f"; with {len(minutes)} runs the median-window rule scores {show(chosen.score)} (runs {chosen.start}.."
+            f"{chosen.stop - 1}), where the first {n} would score {show(first)} and the best window {show(best)}")
