@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import benchmarks
@@ -104,3 +104,43 @@ def window_effect(minutes: Sequence[float], n: int, benchmark: str) -> str:
 
     return (f"; with {len(minutes)} runs the median-window rule scores {show(chosen.score)} (runs {chosen.start}.."
             f"{chosen.stop - 1}), where the first {n} would score {show(first)} and the best window {show(best)}")
+
+
+def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = None, rcps: str | None = None
+                    ) -> list[Any]:
+    """rcp_viewer --bootstrap's figures for each measured RCP record of the benchmark (its unpruned records, as
+    the script asks `_find_rcp(GBS, 'full_rcps')`), or only the one at `batch_size`."""
+    from mlsubmit.checker.rcp.risk import strictness
+    from mlsubmit.checker.upstream.rcp import checker
+
+    check = checker(ruleset, benchmark, rcps)
+    return [strictness(name, rec, int(check.submission_runs)) for name, rec in check.rcp_data.items()
+            if batch_size is None or rec["BS"] == batch_size]
+
+
+def strictness_findings(ruleset: str, asked: str) -> list[Finding]:
+    """HP011 for `advise --strictness BENCHMARK[:GBS]`; a benchmark without RCPs or a batch size without a
+    measured record is a usage error."""
+    from mlsubmit.core.errors import UsageError
+
+    benchmark, _, size = asked.partition(":")
+    if benchmark not in benchmarks.allowed(ruleset) or not benchmarks.has_rcp(benchmark):
+        known = ", ".join(b for b in benchmarks.allowed(ruleset) if benchmarks.has_rcp(b))
+        raise UsageError(f"--strictness {asked!r}: no RCPs for {benchmark!r} in ruleset {ruleset} (those with "
+                         f"RCPs: {known})")
+    try:
+        batch = float(size) if size else None
+    except ValueError:
+        raise UsageError(f"--strictness {asked!r}: the batch size after ':' must be a number") from None
+    try:
+        rows = strictness_rows(ruleset, benchmark, batch)
+    except Exception as exc:  # the reference's own raise on its data (no run count for the benchmark)
+        raise UsageError(f"--strictness {asked!r}: mlperf-logging's RCP checker cannot read it: {exc}") from None
+    if not rows:
+        raise UsageError(f"--strictness {asked!r}: no measured RCP record at global batch size {size}")
+    unit, where = benchmarks.unit(benchmark, ruleset), f"rcp_checker/training_{ruleset}/rcps_{benchmark}.json"
+    return [finding("HP011", where, f"{r.name} (batch size {r.batch_size:g}, {r.reference_runs} reference runs): "
+                    f"RCP mean {r.rcp_mean:.6g} {unit}, Min Epochs {r.min_epochs:.6g}, max speedup "
+                    f"{r.max_speedup:.4f}; P(score < min) {r.p_below:.4f} for a reference-like set of "
+                    f"{benchmarks.runs(benchmark)} runs (rcp_viewer --bootstrap; seed {r.seed}, {r.draws:,} draws)")
+            for r in rows]
