@@ -8,6 +8,7 @@ numpy comes in with rcp/risk.py, imported only when a closed set with an RCP is 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -75,7 +76,7 @@ def risk_finding(where: str, benchmark: str, ruleset: str, facts: Sequence[LogFa
         return None
     risk, win = assess_facts(benchmark, ruleset, facts, rcps)
     if win is not None and win.kind == "above":
-        return finding("RUN009", where, f"no RCP at this batch size (the largest is smaller): the check asks for a "
+        return finding("RUN009", where, "no RCP at this batch size (the largest is smaller): the check asks for a "
                        "new RCP, so the set fails until one is submitted" + window_note,
                        severity=Severity.ERROR if limit is not None else None)
     if risk is None:
@@ -144,3 +145,31 @@ def strictness_findings(ruleset: str, asked: str) -> list[Finding]:
                     f"{r.max_speedup:.4f}; P(score < min) {r.p_below:.4f} for a reference-like set of "
                     f"{benchmarks.runs(benchmark)} runs (rcp_viewer --bootstrap; seed {r.seed}, {r.draws:,} draws)")
             for r in rows]
+
+
+def ledger_risk(ruleset: str, benchmark: str, runs: Sequence[tuple[float | None, float | None]],
+                rcp_mean: float | None, fastest: float | None) -> Risk | None:
+    """The risk of a ledger's set (`runs show`): (to converge, minutes) per scored run in start order, None for a
+    run that did not converge; the RCP window as the ledger recorded it. The ledger keeps no batch size, so the
+    reference runs behind the window are the pruned record with that RCP mean, else the two whose means bracket
+    it (an interpolation), else the smallest (the check's fallback)."""
+    if rcp_mean is None or fastest is None or not benchmarks.has_rcp(benchmark) or not runs:
+        return None
+    from mlsubmit.checker.rcp.risk import Run, assess
+    from mlsubmit.checker.upstream.rcp import Window, checker
+
+    try:
+        check = checker(ruleset, benchmark)
+    except Exception:  # no RCP data the reference can read
+        return None
+    pruned = sorted(check.pruned_rcp_data.items(), key=lambda item: item[1]["BS"])
+    if not pruned:
+        return None
+    same = [item for item in pruned if math.isclose(item[1]["RCP Mean"], rcp_mean, rel_tol=1e-12)]
+    pairs = [(a, b) for a, b in itertools.pairwise(pruned)
+             if a[1]["RCP Mean"] < rcp_mean < b[1]["RCP Mean"]]
+    behind = same[:1] or (list(pairs[0]) if pairs else pruned[:1])
+    refs = tuple((name, tuple(float(e) for e in rec["Epochs to converge"])) for name, rec in behind)
+    kind = "found" if same else "interpolation" if pairs else "below"
+    win = Window(kind, rcp_mean, fastest, fastest, int(check.submission_runs), refs)
+    return assess([Run(c, m) for c, m in runs], win, benchmark)

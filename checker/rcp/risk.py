@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.upstream.rcp import Window
 

@@ -290,8 +290,14 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
     again when the check's bypass flags made it another question)."""
     if bench not in benchmarks.allowed(options.ruleset) or not benchmarks.has_rcp(bench):
         return None, None
-    if len(runs) <= 2 * benchmarks.dropped(bench) or not division_of.closed(None, runs):
+    if not division_of.closed(None, runs):
         return None, None
+    if len(runs) <= 2 * benchmarks.dropped(bench):  # no verdict yet: the window the check will use (run planning)
+        from mlsubmit.checker.rcp.planning import runs_of, window_for
+
+        win = window_for(options.ruleset, bench, runs_of(runs, options.ruleset)[1],
+                         for_benchmark(options.custom_rcps, bench))
+        return (None, None) if win is None or win.kind == "above" else (_finite(win.rcp_mean), _finite(win.fastest))
     from mlsubmit.checker.rcp.verdict import judged
 
     result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))

@@ -9,18 +9,20 @@ from it is escaped and made inert in the page.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from mlsubmit.checker import median_window
+from mlsubmit.checker.rcp.planning import ledger_risk
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
 from mlsubmit.checker.run.ledger import Entry as LedgerEntry
 from mlsubmit.core.support.display_escape import inert
+from mlsubmit.report.runs_svg import esc, histogram, run_chart
 
 
 @dataclass
@@ -31,6 +33,7 @@ class SetView:
     runs: list[LedgerEntry] = field(default_factory=list)  # one per content, by start time
     required: int | None = None
     window: Window | None = None
+    risk: Any = None  # rcp/risk.py Risk of the scored runs: the chance of an RCP fail once N runs are in
 
     @property
     def label(self) -> str:
@@ -49,7 +52,8 @@ class SetView:
                 "windows": None if w is None else [_number(s) for s in w.scores],
                 "median_window": None if w is None else {"first": w.start, "last": w.stop - 1,
                                                          "olympic_minutes": _number(w.score), "valid": w.valid},
-                "rcp_mean": self.rcp[0], "rcp_fastest": self.rcp[1]}
+                "rcp_mean": self.rcp[0], "rcp_fastest": self.rcp[1],
+                "risk": None if self.risk is None else self.risk.to_dict()}
 
 
 def _number(value: float) -> float | None:
@@ -72,7 +76,19 @@ def views(entries: Sequence[LedgerEntry]) -> list[SetView]:
         n = view.required
         if n is not None and len(view.runs) >= n:
             view.window = median_window([minutes(e) for e in view.runs], n, view.benchmark)
+        view.risk = _risk(view)
     return [sets[k] for k in sorted(sets)]
+
+
+def _risk(view: SetView) -> Any:
+    """The set's risk from its scored runs (the median window's, or all so far), closed sets only."""
+    if view.division != "closed":
+        return None
+    w = view.window
+    scored = view.runs[w.start : w.stop] if w is not None else view.runs
+    latest = max(view.runs, key=lambda e: e.first_seen)
+    runs = [(e.to_converge if e.converged else None, e.minutes) for e in scored]
+    return ledger_risk(latest.ruleset, view.benchmark, runs, *view.rcp)
 
 
 def _start(entry: LedgerEntry) -> str:
@@ -99,6 +115,8 @@ def write_text(sets: Sequence[SetView], entries: Sequence[LedgerEntry]) -> str:
         if mean is not None and fastest is not None:
             lines.append(f"  RCP window: fastest allowed {fastest:.4g}, RCP mean {mean:.4g} "
                          f"{benchmarks.unit(view.benchmark)}")
+        if view.risk is not None:
+            lines.append(f"  risk: {view.risk.words(benchmarks.unit(view.benchmark))}")
         w = view.window
         for i, e in enumerate(view.runs):
             mark = "*" if w is not None and w.start <= i < w.stop else " "
@@ -114,41 +132,23 @@ def write_json(sets: Sequence[SetView], entries: Sequence[LedgerEntry]) -> str:
     return json.dumps(body, indent=2, sort_keys=False, allow_nan=False) + "\n"
 
 
-def esc(value: object) -> str:
-    return html.escape(inert(str(value)), quote=True)
-
-
-_W, _H, _PAD = 560.0, 180.0, 30.0
-
-
-def _chart(values: Sequence[float | None], lines: Sequence[tuple[str, float | None]], title: str) -> str:
-    """An inline SVG of values by run (start order) with horizontal reference lines; no script, no fonts."""
-    shown = [v for v in values if v is not None] + [v for _, v in lines if v is not None]
-    if not shown:
-        return f"<p>{esc(title)}: no values</p>"
-    low, high = min(shown), max(shown)
-    span = (high - low) or abs(high) or 1.0
-    low, high = low - span * 0.1, high + span * 0.1
-    step = (_W - 2 * _PAD) / max(1, len(values) - 1)
-
-    def y(v: float) -> float:
-        return _H - _PAD - (v - low) / (high - low) * (_H - 2 * _PAD)
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W:.0f}" height="{_H:.0f}" role="img">',
-             f"<title>{esc(title)}</title>", f'<text x="{_PAD}" y="14" font-size="12">{esc(title)}</text>']
-    for name, v in lines:
-        if v is not None:
-            parts.append(f'<line x1="{_PAD}" x2="{_W - _PAD}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#b3261e" '
-                         f'stroke-dasharray="4 3"/><text x="{_W - _PAD}" y="{y(v) - 3:.1f}" font-size="10" '
-                         f'text-anchor="end">{esc(name)} {v:.4g}</text>')
-    points = [(i, v) for i, v in enumerate(values) if v is not None]
-    parts += [f'<circle cx="{_PAD + i * step:.1f}" cy="{y(v):.1f}" r="3" fill="#1f5fa8"><title>run {i}: {v:.6g}'
-              "</title></circle>" for i, v in points]
-    return "".join(parts) + "</svg>"
+def _risk_html(view: SetView) -> str:
+    """The set's risk in words and as a histogram of the final score over the passing draws."""
+    risk = view.risk
+    if risk is None:
+        return ""
+    unit = benchmarks.unit(view.benchmark)
+    marks = [] if risk.score is None else [("10 %", risk.score[0]), ("median", risk.score[1]),
+                                           ("90 %", risk.score[2])]
+    title = (f"final score once {risk.required} runs are in: P(RCP fail) {risk.p_fail:.1%}, "
+             f"P(normalised) {risk.p_normalised:.1%}")
+    return (f'<p class="risk">{esc(risk.words(unit))}</p>'
+            + histogram(risk.histogram, marks, title, "final score (minutes, after normalisation), passing draws"))
 
 
 _STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;"
-          "border-bottom:1px solid #ddd;text-align:left}tr.window{background:#eef4fb}")
+          "border-bottom:1px solid #ddd;text-align:left}tr.window{background:#fbeec8}"
+          "p.risk{max-width:60em}svg{display:block;margin:1em 0}")
 
 
 def write_html(sets: Sequence[SetView], entries: Sequence[LedgerEntry]) -> str:
@@ -157,9 +157,13 @@ def write_html(sets: Sequence[SetView], entries: Sequence[LedgerEntry]) -> str:
         mean, fastest = view.rcp
         w = view.window
         body.append(f"<h2>{esc(view.label)}</h2><p>{esc(_status(view))}</p>")
-        body.append(_chart([e.to_converge for e in view.runs], [("RCP mean", mean), ("fastest allowed", fastest)],
-                           f"{benchmarks.unit(view.benchmark)} to converge, by start time"))
-        body.append(_chart([e.minutes for e in view.runs], [], "time to train (minutes), by start time"))
+        unit, shade = benchmarks.unit(view.benchmark), (w.start, w.stop) if w is not None else None
+        body.append(run_chart([e.to_converge if e.converged else None for e in view.runs],
+                              [("RCP mean", mean), ("fastest allowed", fastest)],
+                              f"{unit} to converge, by start time", unit, shade))
+        body.append(run_chart([e.minutes if e.converged else None for e in view.runs], [],
+                              "time to train, by start time", "minutes", shade))
+        body.append(_risk_html(view))
         rows = ["<tr><th>#</th><th>start (UTC)</th><th>minutes</th><th>to converge</th><th>verdict</th>"
                 "<th>seed</th><th>sha256</th><th>file</th><th>first seen</th></tr>"]
         for i, e in enumerate(view.runs):
