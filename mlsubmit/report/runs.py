@@ -142,6 +142,8 @@ def _risk_html(view: SetView) -> str:
                                            ("90 %", risk.score[2])]
     title = (f"final score once {risk.required} runs are in: P(RCP fail) {risk.p_fail:.1%}, "
              f"P(normalised) {risk.p_normalised:.1%}")
+    if risk.runs >= risk.required:  # the verdict itself: nothing to draw
+        return f'<p class="risk">{esc(risk.words(unit))}</p>'
     return (f'<p class="risk">{esc(risk.words(unit))}</p>'
             + histogram(risk.histogram, marks, title, "final score (minutes, after normalisation), passing draws"))
 

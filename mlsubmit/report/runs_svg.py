@@ -34,7 +34,10 @@ def ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 
 def _num(v: float) -> str:
-    return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.4e}".replace("e+0", "e").replace("e+", "e")
+    """Four significant digits, an exponent written short (2.64e6)."""
+    text = f"{v:.4g}"
+    mantissa, sep, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if sep else text
 
 
 def _frame(title: str, x_title: str, y_title: str, low: float, high: float) -> tuple[list[str], float, float]:
@@ -96,7 +99,7 @@ def run_chart(values: Sequence[float | None], lines: Sequence[tuple[str, float |
     if window is not None:
         parts.append(f'<rect x="{x(window[0] - 0.5):.1f}" y="{_TOP}" width="{(window[1] - window[0]) * step:.1f}" '
                      f'height="{ph}" fill="{_SHADE}" fill-opacity="0.45" stroke="{_ORANGE}"/>'
-                     f'<text x="{x(window[0] - 0.5) + 4:.1f}" y="{_TOP + 12}" font-size="10" fill="#7a4a00">'
+                     f'<text x="{x(window[0] - 0.5) + 4:.1f}" y="{_TOP + ph - 5}" font-size="10" fill="#7a4a00">'
                      f'median window: runs {window[0]}..{window[1] - 1} (scored)</text>')
         legend.append(("window", "median window"))
     for (name, v), kind in zip(lines, ("mean", "fastest"), strict=False):
@@ -144,8 +147,8 @@ def histogram(bars: Sequence[tuple[float, float, int]], marks: Sequence[tuple[st
                      f' font-size="9" text-anchor="middle">{count}</text>')
     for t in ticks(low, high, 6):
         parts.append(f'<text x="{x(t):.1f}" y="{_TOP + ph + 14}" font-size="10" text-anchor="middle">{_num(t)}</text>')
-    for i, (name, v) in enumerate(marks):  # staggered, so close marks stay readable
+    for i, (name, v) in enumerate(marks):  # above the bars, staggered, so close marks stay readable
         parts.append(f'<line x1="{x(v):.1f}" x2="{x(v):.1f}" y1="{_TOP}" y2="{_TOP + ph}" stroke="{_RED}" '
-                     f'stroke-dasharray="4 3"/><text x="{x(v) + 3:.1f}" y="{_TOP + 10 + 12 * i}" font-size="10" '
-                     f'fill="{_RED}">{esc(name)} {_num(v)}</text>')
+                     f'stroke-dasharray="4 3"/><text x="{x(v):.1f}" y="{_TOP - 5 - 11 * (i % 2)}" font-size="10" '
+                     f'fill="{_RED}" text-anchor="middle">{esc(name)} {_num(v)}</text>')
     return "".join(parts) + "</svg>"
