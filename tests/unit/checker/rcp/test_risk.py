@@ -178,3 +178,39 @@ def test_advise_strictness_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["advise", "--ruleset", "6.0.0", "--strictness", "llama31_8b:33"]) == 2
     assert main(["advise", "--ruleset", "6.0.0", "--strictness", "resnet"]) == 2
     assert main(["advise", "--strictness", "llama31_8b"]) == 2  # the round must be named
+
+
+def test_runs_show_gives_the_risk_in_text_json_and_a_histogram(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A ledger of 8 runs, one that did not converge: runs show says the chance in words, in JSON and draws the
+    final score's histogram with every bar's count written, the charts with axes, legend and values."""
+    import json
+
+    db = tmp_path / "ledger.db"
+    write_set(tmp_path / "runs", [660_000] * 8, failed=(5,))
+    _check("--ledger", db, tmp_path / "runs")
+    capsys.readouterr()
+    assert main(["runs", "show", "--ledger", str(db)]) == 0
+    assert "  risk: with 2 more run(s): P(RCP fail) 2" in capsys.readouterr().out
+    assert main(["runs", "show", "--ledger", str(db), "--format", "json"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)["sets"]
+    assert shown["risk"]["model"] == "own" and shown["risk"]["seed"] == risk.SEED
+    assert abs(shown["risk"]["p_insufficient"] - (1 - (7 / 8) ** 2)) < 0.02
+    assert sum(bar["count"] for bar in shown["risk"]["histogram"]) > 0
+    page_path = tmp_path / "runs.html"
+    assert main(["runs", "show", "--ledger", str(db), "--format", "html", "-o", str(page_path)]) == 0
+    page = page_path.read_text(encoding="utf-8")
+    assert "final score once 10 runs are in: P(RCP fail) 2" in page and ">median " in page
+    assert "run, in start order" in page and "did not converge" in page and "fastest allowed 2.411e6" in page
+    assert ">2.64e6</text>" in page  # each run's value written beside its point
+
+
+def test_the_median_window_is_shaded_and_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "ledger.db"
+    write_set(tmp_path / "runs", [660_000] * 12)
+    _check("--ledger", db, tmp_path / "runs")
+    page_path = tmp_path / "runs.html"
+    assert main(["runs", "show", "--ledger", str(db), "--format", "html", "-o", str(page_path)]) == 0
+    page = page_path.read_text(encoding="utf-8")
+    assert "median window: runs 1..10 (scored)" in page and 'fill-opacity="0.45"' in page
+    assert "all 10 runs are in" in page
