@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from fixtures import demo
 from fixtures.synth import RunSpec, render
+from mlsubmit.checker import read_log
 from mlsubmit.checker.logs.facts import extract
 from mlsubmit.checker.rcp import planning, risk
 from mlsubmit.checker.upstream.rcp import window
 
-from mlsubmit.checker import read_log
 from mlsubmit.cli import main
 
 RULESET, SYSTEM = "1.1.0", "ipu-pod16-POPART-closed"
@@ -140,19 +140,29 @@ def test_more_runs_than_n_say_what_the_median_window_does(tmp_path: Path, capsys
 # --- how strict an RCP is: rcp_viewer.py --bootstrap ------------------------------------------------------------
 
 # mlcommons/logging's mlperf_logging/rcp_checker/visualization_scripts/rcp_viewer.py at 4bd6c8c (May 2026), run
-# with the installed mlperf-logging 4.1.68: `rcp_viewer.py BENCH --version R --bootstrap GBS --seed 0`.
+# with the installed mlperf-logging 4.1.68: `rcp_viewer.py BENCH --version R --bootstrap GBS --seed 0`. Our
+# vectorised draw takes the generator's numbers in the same order, so at seed 0 all 53 measured records of 6.0 and
+# 6.1 gave the script's P(score < min) exactly (docs/runs.md); the test asks for Monte-Carlo agreement only.
 UPSTREAM = [  # (ruleset, benchmark, batch size, its max_speedup, its P(score < min) at seed 0)
     ("6.0.0", "llama31_8b", 32, 1.0299965952657717, 0.0277),
+    ("6.0.0", "dlrm_dcnv2", 160000, 1.0283383022124588, 0.0392),
+    ("6.1.0", "flux1", 512, 1.0156238727526143, 0.0277),
+    ("6.1.0", "gpt_oss_20b", 32, 1.0243339974540289, 0.0272),
+    ("6.1.0", "llama2_70b_lora", 16, 1.0801087714179227, 0.0002),
+    ("6.1.0", "dlrmv4", 8192, 1.0417860984264717, 0.0051),
 ]
 
 
 @pytest.mark.parametrize(("ruleset", "bench", "batch", "speedup", "p_up"), UPSTREAM)
 def test_strictness_agrees_with_rcp_viewer(ruleset: str, bench: str, batch: int, speedup: float, p_up: float
                                            ) -> None:
+    from mlsubmit.checker.upstream.rcp import checker
+
     (row,) = planning.strictness_rows(ruleset, bench, batch)
     assert row.max_speedup == pytest.approx(speedup, rel=1e-12)
-    ours = risk.strictness(row.name, _record(ruleset, bench, batch), 10, seed=0).p_below
-    error = math.sqrt(2 * max(p_up, 1e-4) * (1 - p_up) / risk.DRAWS)  # two independent estimates
+    runs = int(checker(ruleset, bench).submission_runs)
+    ours = risk.strictness(row.name, _record(ruleset, bench, batch), runs, seed=0).p_below
+    error = math.sqrt(2 * max(p_up, 1e-3) * (1 - p_up) / risk.DRAWS)  # two independent estimates
     assert abs(ours - p_up) < 4 * error
 
 
