@@ -70,10 +70,14 @@ def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: 
 
 def risk_finding(where: str, benchmark: str, ruleset: str, facts: Sequence[LogFacts], *, limit: float | None,
                  rcps: str | None = None, window_note: str = "") -> Finding | None:
-    """RUN009 for a closed set (None when the benchmark has no RCP check or no run converged yet). An error when
-    `limit` is given and the chance of an RCP fail is above it (--fail-on rcp-risk)."""
+    """RUN009 for a closed set short of its N runs, or with more (`window_note` then says what the median-window
+    rule does); None when the benchmark has no RCP check, no run converged yet or the set has exactly N runs. An
+    error when `limit` is given and the chance of an RCP fail is above it (--fail-on rcp-risk)."""
     if not benchmarks.has_rcp(benchmark) or not facts:
         return None
+    n = benchmarks.runs(benchmark)
+    if n is not None and len(facts) >= n and not window_note:
+        return None  # a complete set: TREE018/TREE019 is the verdict itself, nothing is left to chance
     risk, win = assess_facts(benchmark, ruleset, facts, rcps)
     if win is not None and win.kind == "above":
         return finding("RUN009", where, "no RCP at this batch size (the largest is smaller): the check asks for a "

@@ -42,7 +42,7 @@ def test_too_few_runs_say_how_many_more(tmp_path: Path) -> None:
 def test_a_complete_set_gets_its_rcp_verdict_and_projected_score(tmp_path: Path) -> None:
     write_runs(tmp_path / "runs", "bert", SYSTEM, 10, gzip_index=3)
     found = {f.code: f for f in _check(tmp_path / "runs")}
-    assert sorted(found) == ["RUN006", "RUN009", "TREE019"]
+    assert sorted(found) == ["RUN006", "TREE019"]  # no RUN009: with its N runs the verdict is no longer a chance
     assert "projected score" in found["RUN006"].message and "normalisation factor" in found["RUN006"].message
 
 
