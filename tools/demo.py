@@ -95,18 +95,21 @@ def write_runs(out: Path) -> dict[str, Path]:
 
 def run_set_loop(out: Path) -> None:
     """The team's daily loop before packaging: BERT runs land in three batches; each batch is checked into a run
-    ledger ("k more runs needed", the RCP verdict so far, the median window once M > N); the ledger is shown as a
-    page; the set is packaged from the ledger (select = "median-window")."""
+    ledger ("k more runs needed", the RCP verdict so far, the risk of an RCP fail once all N are in (RUN009: job-05
+    does not converge, so the second batch shows the chance that one more fails), the median window once M > N);
+    the ledger is shown as a page; the set is packaged from the ledger (select = "median-window")."""
     loop = out / "loop"
     runs, ledger = loop / "runs", loop / "ledger.db"
     say("A run set as it lands: 14 BERT jobs in three batches, each checked into a run ledger")
     for first, count in ((0, 4), (4, 4), (8, 6)):
         for i in range(first, first + count):
             spec = RunSpec(benchmark="bert", ruleset=RULESET, platform="ipu-pod16-POPART-closed", seed=3000 + i,
-                           start_ms=1_634_000_000_000 + i * DAY, minutes=27.0 + (i * 37 % 11) * 0.3, raw_output=True)
+                           start_ms=1_634_000_000_000 + i * DAY, minutes=27.0 + (i * 37 % 11) * 0.3, raw_output=True,
+                           converge=i != 5)
             _write(runs / f"job-{i:02d}.out", raw_run(spec))
         print(f"  batch: job-{first:02d} .. job-{first + count - 1:02d}")
-        run_cli("check", "--ruleset", RULESET, "--color", "never", "--ledger", str(ledger), str(runs))
+        run_cli("check", "--ruleset", RULESET, "--color", "never", "--ledger", str(ledger), str(runs),
+                expected="job-05 did not converge (RULE004); RUN009 gives the risk that a second one fails the set")
     run_cli("runs", "show", "--ledger", str(ledger))
     run_cli("runs", "show", "--ledger", str(ledger), "--format", "html", "-o", str(loop / "runs.html"))
     config = loop / "package.toml"

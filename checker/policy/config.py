@@ -7,6 +7,7 @@ level is checked here, so a typo is exit 2 with a guess, never a setting that si
     select = ["SYS", "TREE", "RULE004"]   # only these codes or families (default: all)
     ignore = ["SYS044"]
     severity = { SYS016 = "error", POW = "warning" }
+    fail-on = { rcp-risk = 0.05 }         # RUN009 is an error above this chance of an RCP fail (run planning)
 
     [[check.overrides]]                   # for findings under these paths (globs from this file's folder)
     paths = ["results/*/bert/*"]
@@ -97,3 +98,31 @@ def _layer(table: dict[str, Any], origin: str, paths: tuple[str, ...]) -> Layer:
                    for code, level in table.get("severity", {}).items())
     return Layer(origin, select=code_names(table.get("select", []), f"{origin} select"),
                  ignore=code_names(table.get("ignore", []), f"{origin} ignore"), levels=levels, paths=paths)
+
+
+FAIL_ON = ("rcp-risk",)
+
+
+def fail_on_limit(values: Sequence[str], config: Path | None) -> float | None:
+    """The chance of an RCP fail above which RUN009 is an error: `--fail-on rcp-risk=P` (the last one given),
+    else mlsubmit.toml [check] fail-on's rcp-risk, else None."""
+    limit: float | None = None
+    for value in values:
+        name, sep, number = value.partition("=")
+        if name.strip() not in FAIL_ON or not sep:
+            raise UsageError(f"--fail-on {value!r}: expected rcp-risk=P, a chance between 0 and 1 (e.g. 0.05)")
+        limit = _chance(number, f"--fail-on {value!r}")
+    if limit is not None or config is None:
+        return limit
+    table = check_table(config).get("fail-on", {})  # schema-checked by policy_for
+    return float(table["rcp-risk"]) if isinstance(table, dict) and "rcp-risk" in table else None
+
+
+def _chance(text: str, origin: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise UsageError(f"{origin}: the chance must be a number between 0 and 1 (e.g. 0.05 for 5 %)")
+    return value

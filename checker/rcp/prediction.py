@@ -298,6 +298,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     from mlsubmit.checker.rcp import verdict as rcp
 
     facts = [extract(log) for log in runs]
+    seen = facts
     trial = len(facts) == 1
     folder = os.path.dirname(facts[0].path)
     if trial:
@@ -306,6 +307,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     chosen = ""
     if not trial and not all(fnmatch.fnmatchcase(os.path.basename(f.path), "result_*.txt") for f in facts):
         facts, chosen = _as_packaged(facts, benchmark, ruleset)
+        seen = facts
     result = rcp.evaluate(benchmark, ruleset, facts, closed=True)
     if result.status == "not_applicable":
         return []
@@ -318,4 +320,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
     severity = Severity.ERROR if fail_on_rcp and result.status == "fail" else None
-    return [finding("HP008", runs[0].path, text, line=line, severity=severity)]
+    from mlsubmit.checker.rcp.planning import risk_finding
+
+    risk = risk_finding(runs[0].path, benchmark, ruleset, seen, limit=None)  # RUN009: the set once complete
+    return [finding("HP008", runs[0].path, text, line=line, severity=severity), *([risk] if risk else [])]

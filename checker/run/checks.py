@@ -183,7 +183,8 @@ _RULE_CODES = _span("RULE", 1, 9) | {"LOG012"}
 _HP_CODES = _span("HP", 1, 5) | {"HP009", "RULE001", "RULE002"}  # the RULE codes: a value both catch, merged
 _SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34) | {"SYS048"}
 _SYS_CODES = _SYS_FILE_CODES | _span("SYS", 40, 47)
-_TREE_CODES = (_span("TREE", 1, 29) | _span("TREE", 40, 50) | {"TREE061"} | _span("POW", 1, 4) | _span("POW", 10, 20))
+_TREE_CODES = (_span("TREE", 1, 29) | _span("TREE", 40, 50) | {"TREE061"} | _span("POW", 1, 4) | _span("POW", 10, 20)
+               | {"RUN009"})  # RUN009: a results folder short of its runs (run planning)
 _REFERENCE_CODES = (_span("TREE", 2, 4) | _span("TREE", 7, 8) | _span("TREE", 14, 22) | _span("TREE", 27, 28)
                     | {"TREE024", "TREE046", "TREE047", "TREE048", "LOG001", "LOG005", "RULE008", "RULE009"}
                     | _span("POW", 1, 4) | {"POW018", "POW019"})  # fmt: skip
@@ -203,14 +204,14 @@ CHECKS: dict[tuple[str, str], Check] = {
         Check("reference-tree", "prepare", frozenset(), _reference_prepare),
         Check("reference-tree", "org", _REFERENCE_CODES, _reference_org),
         # a run set is judged as a results folder: the folder's codes, each labelled with its set
-        Check("run-sets", "raw", _span("RUN", 1, 7) | _span("TREE", 3, 3) | _span("TREE", 7, 8) | _span("TREE", 14, 21)
-              | {"TREE024"} | _span("POW", 1, 4), _run_sets),
+        Check("run-sets", "raw", _span("RUN", 1, 7) | {"RUN009"} | _span("TREE", 3, 3) | _span("TREE", 7, 8)
+              | _span("TREE", 14, 21) | {"TREE024"} | _span("POW", 1, 4), _run_sets),
     )
 }
 
 # Codes emitted by other commands than `check` (and by `check` about the run itself).
 COMMAND_CODES: dict[str, frozenset[str]] = {
-    "advise": frozenset({"HP006", "HP007", "HP008", "HP010"}),
+    "advise": frozenset({"HP006", "HP007", "HP008", "HP010", "HP011", "RUN009"}),
     "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG050", "PKG063",
                                                                           "PKG064", "POL002"},
     "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62),  # 60-62: verify --official

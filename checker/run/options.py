@@ -80,6 +80,9 @@ class CheckOptions:
     run_system: str | None = None
     run_systems: tuple[tuple[str, str], ...] = ()
     run_select: str = "median-window"
+    # --fail-on rcp-risk=P (or mlsubmit.toml [check] fail-on): a closed set whose chance of failing its RCP once
+    # complete is above P gets RUN009 as an error (rcp/planning.py); None: RUN009 is information only.
+    rcp_risk_limit: float | None = None
     # The command line's progress display for work done outside the pool (the code scan); never part of a key.
     progress: Tracker = field(default=no_progress, compare=False, repr=False)
     # The severities and selections applied to the report (None: the profile's own). Never part of a cache key:

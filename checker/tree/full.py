@@ -9,6 +9,7 @@ system-file pairing and the log/system-file agreement are `systems/agreement.py`
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -149,7 +150,20 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     for flag in sorted(honoured | sys_honoured):
         out.append(finding("TREE022", folder.shown, f"{flag} requested in package_checker_params"))
     asked = written | sys_written | org_flags  # the organisation's flags are the verify script's, from 2.0 on
-    return out + closed_set_checks(folder, runs, options, asked, org_flags)[0]
+    return out + closed_set_checks(folder, runs, options, asked, org_flags)[0] + _in_progress(folder, runs, options)
+
+
+def _in_progress(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions) -> list[Finding]:
+    """RUN009 for a results folder still short of the round's N runs: its chance of an RCP fail once complete."""
+    n = benchmarks.runs(folder.name)
+    if n is None or len(runs) >= n:
+        return []
+    from mlsubmit.checker.rcp.planning import risk_finding
+
+    ordered = sorted(runs, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
+    found = risk_finding(folder.shown, folder.name, options.ruleset, ordered, limit=options.rcp_risk_limit,
+                         rcps=for_benchmark(options.custom_rcps, folder.name))
+    return [found] if found is not None else []
 
 
 def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions,

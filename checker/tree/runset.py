@@ -132,7 +132,21 @@ def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
     if division_of.closed(None, [f for _, f in scored]):
         found, result = closed_set_checks(folder, renamed, options, frozenset(), judge_rcp=_enough(rs, scored))
         out += [_raw_names(f, back) for f in found]
+        out += _risk(rs, scored, options)
     return [*out, _projection(rs, scored, result)]
+
+
+def _risk(rs: RunSet, scored: list[tuple[str, LogFacts]], options: CheckOptions) -> list[Finding]:
+    """RUN009: the set's chance of an RCP fail once its N runs are in, and with more runs than N what the
+    median-window rule does to the score (rcp/planning.py)."""
+    from mlsubmit.checker.rcp.planning import risk_finding, window_effect
+
+    n = benchmarks.runs(rs.key.benchmark)
+    note = window_effect([_minutes(f) for _, f in rs.runs], n, rs.key.benchmark) if n and scored != rs.runs else ""
+    found = risk_finding(rs.where, rs.key.benchmark, options.ruleset, [f for _, f in scored],
+                         limit=options.rcp_risk_limit, rcps=for_benchmark(options.custom_rcps, rs.key.benchmark),
+                         window_note=note)
+    return [found] if found is not None else []
 
 
 def _enough(rs: RunSet, scored: list[tuple[str, LogFacts]]) -> bool:
@@ -276,8 +290,14 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
     again when the check's bypass flags made it another question)."""
     if bench not in benchmarks.allowed(options.ruleset) or not benchmarks.has_rcp(bench):
         return None, None
-    if len(runs) <= 2 * benchmarks.dropped(bench) or not division_of.closed(None, runs):
+    if not division_of.closed(None, runs):
         return None, None
+    if len(runs) <= 2 * benchmarks.dropped(bench):  # no verdict yet: the window the check will use (run planning)
+        from mlsubmit.checker.rcp.planning import runs_of, window_for
+
+        win = window_for(options.ruleset, bench, runs_of(runs, options.ruleset)[1],
+                         for_benchmark(options.custom_rcps, bench))
+        return (None, None) if win is None or win.kind == "above" else (_finite(win.rcp_mean), _finite(win.fastest))
     from mlsubmit.checker.rcp.verdict import judged
 
     result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))

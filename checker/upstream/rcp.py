@@ -336,3 +336,57 @@ def serving(files: Mapping[str, str], answers: Mapping[str, list[Any]] | None = 
             yield _WORLD.judged
         finally:
             _WORLD.files, _WORLD.judged, _WORLD.answers, _WORLD.ruleset = {}, [], {}, ""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The RCP record the check measures a batch size against, with the reference runs behind it (for run
+    planning, rcp/risk.py). kind: "found", "interpolation", "below" (the smallest RCP, as the check falls back to)
+    or "above" (no RCP: the check asks for one). `references`: each underlying record's name and runs to converge
+    (an interpolated record has none of its own: its two neighbours'). `fastest`: the smallest olympic mean that
+    passes (RCP Mean / Max Speedup, with the check's own llama31_405b adjustment); `min_epochs`: the record's."""
+
+    kind: str
+    rcp_mean: float
+    fastest: float
+    min_epochs: float
+    runs: int  # the round's N for the benchmark, as the RCP checker counts it
+    references: tuple[tuple[str, tuple[float, ...]], ...]
+
+
+def checker(ruleset: str, benchmark: str, rcps: str | None = None) -> Any:
+    """The reference's RCP_Checker for a benchmark (its statistics and pruning computed, or kept), read-only: the
+    adapted class writes no file; when the adapter does not fit, the real class (its constructor writes none)."""
+    mod = rcp_plain.real_module() if misfits() else adapted()
+    return mod.RCP_Checker("training", ruleset, benchmark, False, io.StringIO(rcps) if rcps is not None else None)
+
+
+def window(ruleset: str, benchmark: str, batch_size: float, rcps: str | None = None) -> Window | None:
+    """The record check_directory would judge a set of this batch size against (its pruned pass, its order of
+    questions); None when there is no RCP data at all."""
+    check = checker(ruleset, benchmark, rcps)
+    names = {id(rec): name for name, rec in check.rcp_data.items()}
+
+    def own(*records: Any) -> tuple[tuple[str, tuple[float, ...]], ...]:
+        return tuple((names.get(id(r), "?"), tuple(float(e) for e in r["Epochs to converge"])) for r in records)
+
+    record = check._find_rcp(batch_size, "pruned_rcps")
+    low, high = check._find_top_min_rcp(batch_size, "pruned_rcps"), check._find_bottom_max_rcp(batch_size,
+                                                                                               "pruned_rcps")
+    if record is not None:
+        kind, refs = "found", own(record)
+    elif low is not None and high is not None:
+        kind, refs = "interpolation", own(low, high)
+        record = check._create_interp_rcp(batch_size, low, high)[1]
+    elif high is not None:
+        record = check._find_min_rcp("pruned_rcps")
+        kind, refs = "below", own(record)
+    elif low is not None:
+        kind, refs, record = "above", own(low), low
+    else:
+        return None
+    mean, least = float(record["RCP Mean"]), float(record["Min Epochs"])
+    fastest = mean / float(record["Max Speedup"])
+    if benchmark == "llama31_405b" and tuple(int(p) for p in ruleset.split(".")) >= (5, 0, 0):
+        fastest = least - 46080  # _eval_submission_record's own adjustment of this benchmark's Max Speedup
+    return Window(kind, mean, fastest, least, int(check.submission_runs), refs)

@@ -14,20 +14,21 @@ rows and memory holds no row longer than it is written. Every text from the ledg
 from __future__ import annotations
 
 import csv
-import html
 import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import IO
+from typing import IO, Any
 
 from mlsubmit.checker import median_window
+from mlsubmit.checker.rcp.planning import ledger_risk
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
 from mlsubmit.checker.run.ledger import Entry as LedgerEntry
 from mlsubmit.checker.run.ledger_rows import BY_SET, Reader
 from mlsubmit.core.support.display_escape import inert, spreadsheet_cell
+from mlsubmit.report.runs_svg import esc, histogram, run_chart
 
 Key = tuple[str, str, str]
 
@@ -40,10 +41,13 @@ class SetView:
     minutes: list[float] = field(default_factory=list)  # per run in start order; inf: did not converge
     trained: list[float | None] = field(default_factory=list)  # time to train as recorded
     to_converge: list[float | None] = field(default_factory=list)
+    converged: list[bool] = field(default_factory=list)
     rcp: tuple[float | None, float | None] = (None, None)  # the RCP mean and fastest allowed, as last recorded
     seen: str = ""
+    ruleset: str = ""  # the newest entry's, for the risk's RCP records
     required: int | None = None
     window: Window | None = None
+    risk: Any = None  # rcp/risk.py Risk of the scored runs: the chance of an RCP fail once N runs are in
 
     @property
     def label(self) -> str:
@@ -53,8 +57,9 @@ class SetView:
         self.minutes.append(e.minutes if e.converged and e.minutes is not None else math.inf)
         self.trained.append(e.minutes)
         self.to_converge.append(e.to_converge)
+        self.converged.append(e.converged)
         if e.first_seen > self.seen:
-            self.rcp, self.seen = (e.rcp_mean, e.rcp_fastest), e.first_seen
+            self.rcp, self.seen, self.ruleset = (e.rcp_mean, e.rcp_fastest), e.first_seen, e.ruleset
 
     def marked(self, i: int) -> bool:
         return self.window is not None and self.window.start <= i < self.window.stop
@@ -65,7 +70,14 @@ class SetView:
                 "required": self.required, "windows": None if w is None else [_number(s) for s in w.scores],
                 "median_window": None if w is None else {"first": w.start, "last": w.stop - 1,
                                                          "olympic_minutes": _number(w.score), "valid": w.valid},
-                "rcp_mean": self.rcp[0], "rcp_fastest": self.rcp[1]}
+                "rcp_mean": self.rcp[0], "rcp_fastest": self.rcp[1],
+                "risk": None if self.risk is None else self.risk.to_dict()}
+
+    def shade(self) -> tuple[int, int] | None:
+        return None if self.window is None else (self.window.start, self.window.stop)
+
+    def converged_only(self, values: Sequence[float | None]) -> list[float | None]:
+        return [v if ok else None for v, ok in zip(values, self.converged)]
 
 
 def _number(value: float) -> float | None:
@@ -93,8 +105,19 @@ def views(reader: Reader) -> tuple[dict[Key, SetView], int]:
         view.required = n = benchmarks.runs(view.benchmark)
         if n is not None and len(view.minutes) >= n:
             view.window = median_window(view.minutes, n, view.benchmark)
+        view.risk = _risk(view)
     (total,) = reader.conn.execute("SELECT count(*) FROM runs").fetchone()
     return sets, int(total) - len(reader.left_out)
+
+
+def _risk(view: SetView) -> Any:
+    """The set's risk from its scored runs (the median window's, or all so far), closed sets only."""
+    if view.division != "closed":
+        return None
+    w = view.window
+    first, stop = (w.start, w.stop) if w is not None else (0, len(view.minutes))
+    scored = [(view.to_converge[i] if view.converged[i] else None, view.trained[i]) for i in range(first, stop)]
+    return ledger_risk(view.ruleset, view.benchmark, scored, *view.rcp)
 
 
 def start_text(ms: float | None) -> str:
@@ -128,6 +151,8 @@ def write_text(reader: Reader, out: IO[str]) -> None:
             if mean is not None and fastest is not None:
                 out.write(f"  RCP window: fastest allowed {fastest:.4g}, RCP mean {mean:.4g} "
                           f"{inert(benchmarks.unit(view.benchmark))}\n")
+            if view.risk is not None:
+                out.write(f"  risk: {view.risk.words(benchmarks.unit(view.benchmark))}\n")
         shown = f"{e.minutes:.2f} min" if e.minutes is not None else "-"
         conv = f"{e.to_converge:.6g} {inert(e.unit)}" if e.to_converge is not None else "did not converge"
         out.write(f" {'*' if view.marked(i) else ' '}{i:3d} {start_text(e.run_start_ms)}  {shown:>11}  {conv:<24} "
@@ -174,51 +199,37 @@ def write_csv(reader: Reader, out: IO[str]) -> None:
                        + [spreadsheet_cell(t) for t in (e.sha256, e.shown, e.first_seen)])
 
 
-def esc(value: object) -> str:
-    return html.escape(inert(str(value)), quote=True)
-
-
-_W, _H, _PAD = 560.0, 180.0, 30.0
-
-
-def _chart(values: Sequence[float | None], lines: Sequence[tuple[str, float | None]], title: str) -> str:
-    """An inline SVG of values by run (start order) with horizontal reference lines; no script, no fonts."""
-    shown = [v for v in values if v is not None] + [v for _, v in lines if v is not None]
-    if not shown:
-        return f"<p>{esc(title)}: no values</p>"
-    low, high = min(shown), max(shown)
-    span = (high - low) or abs(high) or 1.0
-    low, high = low - span * 0.1, high + span * 0.1
-    step = (_W - 2 * _PAD) / max(1, len(values) - 1)
-
-    def y(v: float) -> float:
-        return _H - _PAD - (v - low) / (high - low) * (_H - 2 * _PAD)
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W:.0f}" height="{_H:.0f}" role="img">',
-             f"<title>{esc(title)}</title>", f'<text x="{_PAD}" y="14" font-size="12">{esc(title)}</text>']
-    for name, v in lines:
-        if v is not None:
-            parts.append(f'<line x1="{_PAD}" x2="{_W - _PAD}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#b3261e" '
-                         f'stroke-dasharray="4 3"/><text x="{_W - _PAD}" y="{y(v) - 3:.1f}" font-size="10" '
-                         f'text-anchor="end">{esc(name)} {v:.4g}</text>')
-    points = [(i, v) for i, v in enumerate(values) if v is not None]
-    parts += [f'<circle cx="{_PAD + i * step:.1f}" cy="{y(v):.1f}" r="3" fill="#1f5fa8"><title>run {i}: {v:.6g}'
-              "</title></circle>" for i, v in points]
-    return "".join(parts) + "</svg>"
+def _risk_html(view: SetView) -> str:
+    """The set's risk in words and as a histogram of the final score over the passing draws."""
+    risk = view.risk
+    if risk is None:
+        return ""
+    unit = benchmarks.unit(view.benchmark)
+    marks = [] if risk.score is None else [("10 %", risk.score[0]), ("median", risk.score[1]),
+                                           ("90 %", risk.score[2])]
+    title = (f"final score once {risk.required} runs are in: P(RCP fail) {risk.p_fail:.1%}, "
+             f"P(normalised) {risk.p_normalised:.1%}")
+    if risk.runs >= risk.required:  # the verdict itself: nothing to draw
+        return f'<p class="risk">{esc(risk.words(unit))}</p>'
+    return (f'<p class="risk">{esc(risk.words(unit))}</p>'
+            + histogram(risk.histogram, marks, title, "final score (minutes, after normalisation), passing draws"))
 
 
 _STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 8px;"
-          "border-bottom:1px solid #ddd;text-align:left}tr.window{background:#eef4fb}")
+          "border-bottom:1px solid #ddd;text-align:left}tr.window{background:#fbeec8}"
+          "p.risk{max-width:60em}svg{display:block;margin:1em 0}")
 _ROW_HEAD = ("<table><tr><th>#</th><th>start (UTC)</th><th>minutes</th><th>to converge</th><th>verdict</th>"
              "<th>seed</th><th>sha256</th><th>file</th><th>first seen</th></tr>")
 
 
 def _set_head(view: SetView) -> str:
-    mean, fastest = view.rcp
+    unit = benchmarks.unit(view.benchmark)
     return (f"<h2>{esc(view.label)}</h2><p>{esc(_status(view))}</p>"
-            + _chart(view.to_converge, [("RCP mean", mean), ("fastest allowed", fastest)],
-                    f"{benchmarks.unit(view.benchmark)} to converge, by start time")
-            + _chart(view.trained, [], "time to train (minutes), by start time") + _ROW_HEAD)
+            + run_chart(view.converged_only(view.to_converge), [("RCP mean", view.rcp[0]),
+                        ("fastest allowed", view.rcp[1])], f"{unit} to converge, by start time", unit, view.shade())
+            + run_chart(view.converged_only(view.trained), [], "time to train, by start time", "minutes",
+                        view.shade())
+            + _risk_html(view) + _ROW_HEAD)
 
 
 def write_html(reader: Reader, out: IO[str]) -> None:

@@ -29,8 +29,12 @@ from mlsubmit.core.findings import Report
 def add_parser(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("advise", help="list the closed-division rules each run log breaks")
     add_ruleset_option(parser)
-    parser.add_argument("paths", nargs="+", metavar="LOG",
+    parser.add_argument("paths", nargs="*", metavar="LOG",
                         help="run log (raw job output too, gzip-compressed or not), or a folder of them")
+    parser.add_argument("--strictness", action="append", default=[], metavar="BENCHMARK[:GBS]",
+                        help="how strict each measured RCP of the benchmark is (or the one at this global batch "
+                             "size): max speedup and P(score < min) as rcp_viewer.py --bootstrap computes them "
+                             "(HP011); needs --ruleset X.Y.Z without LOGs")
     parser.add_argument("--table-only", action="store_true",
                         help="only the hyperparameter table, not mlperf-logging's closed rule files")
     parser.add_argument("--no-rcp", action="store_true",
@@ -43,6 +47,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.paths and not args.strictness:
+        raise UsageError("advise needs a LOG (or a folder of them), or --strictness BENCHMARK[:GBS]")
+    if not args.paths:
+        return _strictness(args)
     groups = rulesets_for(args.ruleset, list(args.paths))
     waivers = waivers_for(args, list(args.paths))
     report = Report(strict=args.strict)
@@ -67,3 +75,18 @@ def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse
     for logs in folders.values():  # the runs of one results folder share one RCP
         for found in advise_runs(logs, ruleset, fail_on_rcp="rcp" in args.fail_on):
             report.add(found)
+
+
+def _strictness(args: argparse.Namespace) -> int:
+    from mlsubmit.checker.rcp.planning import strictness_findings
+
+    if args.ruleset in (None, "auto"):
+        raise UsageError("advise --strictness without LOGs needs --ruleset X.Y.Z (the round of the RCPs)")
+    ruleset = next(iter(rulesets_for(args.ruleset, [])))
+    report = Report(strict=args.strict)
+    report.meta.update({"command": "advise", "ruleset": ruleset, "version": __version__,
+                        "mlperf_logging": mlperf_logging_version()})
+    for asked in args.strictness:
+        for found in strictness_findings(ruleset, asked):
+            report.add(found)
+    return emit(report, args)

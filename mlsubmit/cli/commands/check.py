@@ -11,7 +11,7 @@ from mlsubmit import __version__
 from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, policy_for, run_rounds
 from mlsubmit.checker.logs.input import without_records
 from mlsubmit.checker.policy.config import Flags as PolicyFlags
-from mlsubmit.checker.policy.config import split_names
+from mlsubmit.checker.policy.config import fail_on_limit, split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
@@ -41,6 +41,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sets.add_argument("--ledger", type=Path, metavar="FILE",
                       help="record every log read in this run ledger (SQLite; made when missing); "
                            "`mlsubmit runs show --ledger FILE` shows it")
+    sets.add_argument("--fail-on", action="append", default=[], metavar="rcp-risk=P",
+                      help="for CI: a closed run set whose chance of failing its RCP once complete is above P "
+                           "(RUN009) is an error; default: mlsubmit.toml [check] fail-on, else information only")
     sets.add_argument("--run-select", choices=["median-window", "all"], default="median-window",
                       help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
     parser.add_argument("--skip-non-logs", action="store_true",
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             print("mlsubmit: nothing to check: no file with :::MLLOG records", file=sys.stderr)
             return 0
     groups = rulesets_for(args.ruleset, list(args.paths))
-    policy, _ = policy_for(list(args.paths), flags_of(args))
+    policy, config = policy_for(list(args.paths), flags_of(args))
     waivers = waivers_for(args, list(args.paths))
     options = CheckOptions(
         ruleset=next(iter(groups)),
@@ -99,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         run_system=args.system,
         run_systems=_run_systems(args.package_config),
         run_select=args.run_select,
+        rcp_risk_limit=fail_on_limit(args.fail_on, config),
     )
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])

@@ -33,7 +33,7 @@ def test_too_few_runs_say_how_many_more(tmp_path: Path) -> None:
     write_runs(tmp_path / "runs", "bert", SYSTEM, 4)
     found = _check(tmp_path / "runs")
     by_code = {f.code: f for f in found}
-    assert sorted(by_code) == ["RUN001", "RUN006", "TREE019"]
+    assert sorted(by_code) == ["RUN001", "RUN006", "RUN009", "TREE019"]
     assert "4 of 10 runs: 6 more runs needed" in by_code["RUN001"].message
     assert by_code["RUN001"].message.startswith(f"run set {SYSTEM}/bert (closed): ")
     assert "so far (4 of 10 runs); RCP pass" in by_code["RUN006"].message
@@ -42,7 +42,7 @@ def test_too_few_runs_say_how_many_more(tmp_path: Path) -> None:
 def test_a_complete_set_gets_its_rcp_verdict_and_projected_score(tmp_path: Path) -> None:
     write_runs(tmp_path / "runs", "bert", SYSTEM, 10, gzip_index=3)
     found = {f.code: f for f in _check(tmp_path / "runs")}
-    assert sorted(found) == ["RUN006", "TREE019"]
+    assert sorted(found) == ["RUN006", "TREE019"]  # no RUN009: with its N runs the verdict is no longer a chance
     assert "projected score" in found["RUN006"].message and "normalisation factor" in found["RUN006"].message
 
 
@@ -120,7 +120,7 @@ def test_check_on_a_raw_folder_from_the_command_line(tmp_path: Path, capsys: pyt
     write_runs(tmp_path / "runs", "bert", SYSTEM, 4)
     assert main(["check", "--ruleset", RULESET, "--format", "json", str(tmp_path / "runs")]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert {f["code"] for f in report["findings"]} == {"RUN001", "RUN006", "TREE019"}
+    assert {f["code"] for f in report["findings"]} == {"RUN001", "RUN006", "RUN009", "TREE019"}
 
 
 def test_advise_on_a_raw_folder_predicts_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
