@@ -38,7 +38,9 @@ from mlsubmit.core.findings import Finding
 # result file's records at a time (about 1.8 kB of memory a record: 400,000 took 716 MB), so the bound is per file;
 # the corpus's largest result file holds 1,492 records, a 6.1 result file may be 100 MiB of framework output.
 MAX_RECORDS_PER_FILE = 50_000
-MAX_RECORD_LINE = 16 << 20  # one :::MLLOG line (our reader's own bound, checker/logs/input.py)
+# A line (between newlines) of a result file that holds records: our reader skips a longer one (LOG010) where the
+# reference reads it, split at CRs too, so past it the two would not read the same records (checker/logs/input.py).
+MAX_RECORD_LINE = 16 << 20
 MAX_RESULT_BYTES = 128 << 20
 MAX_RECORDS_TOTAL = 3_000_000  # time: about 90 s per 400,000 records on one core
 # Every other file the tools read (system descriptions, source files the seed checker reads line by line, params):

@@ -141,3 +141,18 @@ def test_the_launcher_sets_the_limits_and_runs_isolated(tmp_path: Path) -> None:
                           timeout=60, check=False)  # fmt: skip
     assert done.stdout.split() == [str(3 << 30), "77", str(1 << 20), "1"], done.stderr
     assert not (tmp_path / "PLANTED").exists()
+
+
+def test_inside_the_confinement_only_the_working_folder_is_writable_and_no_network(tmp_path: Path) -> None:
+    found = confine.available()
+    if found.kind == "none":
+        pytest.skip("neither bwrap nor unshare runs here: the flow says it runs the tools unconfined")
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    script = f"touch {work}/in; touch {outside}/out; cat /proc/net/dev"
+    done = subprocess.run(found.wrap(["sh", "-c", script], work), cwd=work, env=confine.environment(work),
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    interfaces = {line.split(":")[0].strip() for line in done.stdout.splitlines() if ":" in line}
+    assert (work / "in").exists() and interfaces <= {"lo"}, done.stdout + done.stderr
+    assert (outside / "out").exists() is (found.kind != "bwrap")  # unshare takes the network away, nothing more
