@@ -259,9 +259,10 @@ def _measure(path: Path, result: bool) -> tuple[int, str | None]:
                 run = 0
             run += len(pieces[-1])
     longest = max(longest, run)
-    if result and records > MAX_RECORDS_PER_FILE:
+    # every file: a result file may be a link to any file of the tree (made again inside the copy)
+    if records > MAX_RECORDS_PER_FILE:
         return records, f"{records:,} :::MLLOG lines, past the {MAX_RECORDS_PER_FILE:,} one result file may hold"
-    if result and records and longest > MAX_RECORD_LINE:
+    if records and longest > MAX_RECORD_LINE:
         return records, f"a line of {longest:,} bytes, past the {MAX_RECORD_LINE >> 20} MiB a record line may be"
     if not result and lines > MAX_OTHER_LINES:
         return 0, f"{lines:,} lines, past the {MAX_OTHER_LINES:,} a file may hold"

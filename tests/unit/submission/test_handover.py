@@ -108,6 +108,19 @@ def test_result_files_past_the_bounds_are_not_handed_over(tmp_path: Path, monkey
     assert paths == {"x/results/sys-a/bert/result_0.txt", "x/systems/sys-a.json"}  # lines of every other file
 
 
+def test_records_are_bounded_in_every_file_a_result_link_may_point_at(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    root = org(tmp_path)
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "notes.txt").write_bytes(b":::MLLOG {}\n" * 30)
+    result = root / "results" / "sys-a" / "bert" / "result_0.txt"
+    result.unlink()
+    os.symlink("../../../benchmarks/notes.txt", result)
+    monkeypatch.setattr(handover, "MAX_RECORDS_PER_FILE", 29)
+    found = handover.over_bounds(tmp_path, "Graphcore", "x")
+    assert [(f.code, f.path) for f in found] == [("PKG071", "x/benchmarks/notes.txt")]
+
+
 def test_the_tools_environment_holds_nothing_of_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
     env = confine.environment(tmp_path)
