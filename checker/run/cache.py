@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
     from mlsubmit.core.findings import Finding
 
-FORMAT = 6  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer;
-# 6: a new log check (TREE049), whose findings older entries lack
+FORMAT = 7  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer;
+# 6: a new log check (TREE049), whose findings older entries lack; 7: RULE010 (older entries say RULE008, a warning
+# inside a tree, for a value that climbs out of the rule folder)
 
 
 def _mlperf_logging_version() -> str:
