@@ -169,3 +169,9 @@ def test_inside_the_confinement_only_the_working_folder_is_writable_and_no_netwo
     interfaces = {line.split(":")[0].strip() for line in done.stdout.splitlines() if ":" in line}
     assert (work / "in").exists() and interfaces <= {"lo"}, done.stdout + done.stderr
     assert (outside / "out").exists() is (found.kind != "bwrap")  # unshare takes the network away, nothing more
+
+
+def test_without_bwrap_or_unshare_the_flow_says_the_tools_are_not_confined(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(confine.shutil, "which", lambda *_a, **_k: None)
+    found = confine.available.__wrapped__()
+    assert found.kind == "none" and found.words.startswith("NOT confined: neither bubblewrap (bwrap) nor unshare")
