@@ -21,15 +21,12 @@ folders and the tools write their logs into the current folder); nothing of the 
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission import archive as arch
+from mlsubmit.submission import confine, handover
 from mlsubmit.submission import encryption as enc
 
 from mlsubmit.core.codes import finding
@@ -71,6 +68,7 @@ class Opened:
     steps: list[Step] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     ruleset: str | None = None  # the manifest's, when there is one
+    refused: dict[str, list[Finding]] = field(default_factory=dict)  # per organisation: links the copy left out
 
 
 def round_steps(ruleset: str) -> tuple[str, ...]:
@@ -182,7 +180,8 @@ def open_archive(archive: Path, display: str, passphrase_file: Path | None, work
 
 
 def copy_tree(path: Path, work: Path) -> Opened:
-    """A tree given instead of an archive: an organisation folder, or a folder of them, copied into `work`."""
+    """A tree given instead of an archive: an organisation folder, or a folder of them, copied into `work` (links
+    that leave an organisation folder are not: handover.private_copy)."""
     from mlsubmit.checker import is_org
 
     opened = Opened(tree=work / "unpacked", orgs=[])
@@ -190,32 +189,14 @@ def copy_tree(path: Path, work: Path) -> Opened:
     try:
         sources = [path] if is_org(path) else sorted(p for p in path.iterdir() if p.is_dir() and is_org(p))
         for src in sources:
-            shutil.copytree(src, opened.tree / src.name, symlinks=True, ignore=_special)
+            shown = os.path.normpath(src)
+            opened.refused[src.name] = handover.private_copy(src, opened.tree / src.name, shown)
             opened.orgs.append(src.name)
-    except (OSError, shutil.Error) as exc:
-        raise FatalError(f"{path}: cannot copy the tree to run the chair's steps on: {_first(exc)}") from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise FatalError(f"{path}: cannot copy the tree to run the chair's steps on: {where}"
+                         f"{exc.strerror or exc}") from None
     return opened
-
-
-def _special(folder: str, names: list[str]) -> set[str]:
-    """FIFOs, sockets and devices are not copied (reading a FIFO would block; no archive holds them): `check`
-    reports them (TREE040)."""
-    skipped = set()
-    for name in names:
-        try:
-            mode = os.lstat(os.path.join(folder, name)).st_mode
-        except OSError:
-            continue
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-            skipped.add(name)
-    return skipped
-
-
-def _first(exc: BaseException) -> str:
-    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
-        src, _dst, why = exc.args[0][0]
-        return f"{src}: {why}"
-    return str(getattr(exc, "strerror", None) or exc)
 
 
 def _org_folders(tree: Path) -> list[str]:
@@ -236,13 +217,19 @@ def _manifest_ruleset(path: Path) -> str | None:
 # ---- verify_for_v<round>_training.sh ------------------------------------------------------------------------
 
 
-def org_steps(tree: Path, org: str, ruleset: str, summary_csv: Path) -> list[Step]:
-    """The round's verify script on `tree/<org>`, run from `tree` as the chair runs it after unpacking."""
+def reads_params(ruleset: str) -> bool:
+    """The rounds whose verify script passes package_checker_params on (2.0 on: those with a repo checker)."""
+    return round_steps(ruleset)[-1] == "repo_checker"
+
+
+def org_steps(tree: Path, org: str, ruleset: str, summary_csv: Path, params: list[str]) -> list[Step]:
+    """The round's verify script on `tree/<org>`, run from `tree` as the chair runs it after unpacking; `params`:
+    the package checker arguments of package_checker_params, vetted (submission/handover.py)."""
     steps: list[Step] = []
     for module in round_steps(ruleset):
         args = [org, "training", ruleset]
-        if module == "package_checker" and round_steps(ruleset)[-1] == "repo_checker":
-            args += org_params.script_arguments(tree / org)
+        if module == "package_checker" and reads_params(ruleset):
+            args += params
         if module == "result_summarizer":
             args += ["--csv", str(summary_csv)]
         step = _run_module(module, args, tree)
@@ -254,13 +241,15 @@ def org_steps(tree: Path, org: str, ruleset: str, summary_csv: Path) -> list[Ste
 
 
 def _run_module(module: str, args: list[str], cwd: Path) -> Step:
-    argv = [sys.executable, "-m", f"mlperf_logging.{module}", *args]
+    """One reference tool on the private copy in `cwd`, confined and limited (submission/confine.py)."""
+    argv = confine.available().wrap(confine.tool_command(f"mlperf_logging.{module}", args), cwd)
     shown = [os.path.basename(a) if os.path.isabs(a) else a for a in args]  # our temporary folder says nothing
     command = " ".join(["python", "-m", f"mlperf_logging.{module}", *shown])
     name = module.replace("_", " ")
     try:
         done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=STEP_TIMEOUT, check=False)  # fmt: skip
+                              env=confine.environment(cwd), timeout=STEP_TIMEOUT, check=False,
+                              start_new_session=True)  # fmt: skip
     except subprocess.TimeoutExpired:
         return Step(name, command, False, [f"did not finish in {STEP_TIMEOUT} s"])
     except OSError as exc:

@@ -40,6 +40,7 @@ class ProfileSpec:
     checks: tuple[tuple[str, tuple[str, ...]], ...]  # (stage, check names)
     run_errors: str  # "folder": a run's errors inside a tree are judged by its folder (TREE007); "log": its own
     note_alone: bool = False  # a log checked outside a tree says what its folder will make of its errors (POL001)
+    kept_errors: frozenset[str] = frozenset()  # a run's codes that stay errors inside a tree (run_errors: folder)
     severity: tuple[tuple[str, CodeLevel], ...] = field(default=())
     chain: tuple[str, ...] = ()  # this profile, then what it extends
 
@@ -95,16 +96,18 @@ def load(name: str) -> ProfileSpec:
             break
         seen = data["extends"]
     stages: dict[str, tuple[str, ...]] = {}
-    run_errors, note_alone, levels = "log", False, {}
+    run_errors, note_alone, levels, kept = "log", False, {}, set()
     for data in reversed(chain):  # the base first, each extension over it
         origin = f"tables/profile-{data['profile']}.yaml"
         stages.update({stage: tuple(names) for stage, names in data.get("checks", {}).items()})
         run_errors = data.get("run_errors", run_errors)
         note_alone = data.get("note_alone", note_alone)
+        kept.update(data.get("kept_errors", ()))  # an extension may add codes, never take the base's away
         levels.update(_levels(data, origin))
     for stage, names in stages.items():
         for check_name in names:
             checks.check(check_name, stage)  # KeyError: a profile file naming a check nobody registered
     return ProfileSpec(name=name, description=chain[0]["description"], checks=tuple(sorted(stages.items())),
-                       run_errors=run_errors, note_alone=note_alone, severity=tuple(sorted(levels.items())),
+                       run_errors=run_errors, note_alone=note_alone, kept_errors=frozenset(kept),
+                       severity=tuple(sorted(levels.items())),
                        chain=tuple(d["profile"] for d in chain))

@@ -6,7 +6,7 @@ defines a key discards the failures earlier files reported for that key; PRE/CHE
 key except `submission_*` keys (first record only); REQ counts are checked after the records, then END.
 Differences: findings carry the record's real line; nothing outside the whitelist runs; `enqueue_config` only
 accepts a rule file that mlperf-logging ships, looked up by name (`Ruleset.resolve`), and a log value that names
-no such file is a RULE008 finding.
+no such file is a RULE008 finding (RULE010 when it climbs out of the rule folder with a path separator).
 """
 
 from __future__ import annotations
@@ -220,6 +220,8 @@ class _LogRun:
         code = "RULE008"
         if rec is not None and rec.key == "submission_benchmark" and _plain_name(rec.value.get("value")):
             code = "RULE009"
+        if target is None and _climbs(requested):  # mlperf-logging would open, and run, a file of the log's choosing
+            code, why = "RULE010", "outside the ruleset's folder: mlperf-logging would load and run that file"
         assert self.active is not None  # only a running file's snippets call it
         self.active.out.fixed.append(
             finding(
@@ -286,6 +288,13 @@ def _streamed_after_whole(order: list[FileRun], streamed: list[FileRun]) -> bool
 
 def _plain_name(value: object) -> bool:
     return isinstance(value, str) and value.replace("_", "").isalnum()
+
+
+def _climbs(requested: str) -> bool:
+    """A name asked of `enqueue_config` whose file part holds a path separator: mlperf-logging joins it to its rule
+    folder, so `../` (or `/proc/self/cwd/...`) reaches any file, the tree's own included."""
+    _folder, _sep, bare = requested.partition("/")
+    return "/" in bare or "\\" in bare
 
 
 def check_records(records: list[Record], ruleset: Ruleset, path: str) -> list[Finding]:

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from mlsubmit.core.findings import Finding
 
 FORMAT = 7  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer;
-# 6: a new log check (TREE049), whose findings older entries lack; 7: facts' long values clipped (LOG012 notes it)
+# 6: a new log check (TREE049), whose findings older entries lack; 7: facts' long values clipped (LOG012 notes
+# it) and RULE010 (older entries say RULE008, a warning inside a tree, for a value that climbs out of the rule folder)
 
 
 def _mlperf_logging_version() -> str:

@@ -179,7 +179,7 @@ def _reference_org() -> Callable[..., Any]:
 
 
 _LOG_CODES = _span("LOG", 1, 12) | {"TREE048"}  # TREE048: a tree's folder or log the user cannot read
-_RULE_CODES = _span("RULE", 1, 9) | {"LOG012"}
+_RULE_CODES = _span("RULE", 1, 10) | {"LOG012"}
 _HP_CODES = _span("HP", 1, 5) | {"HP009", "RULE001", "RULE002"}  # the RULE codes: a value both catch, merged
 _SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34) | {"SYS048"}
 _SYS_CODES = _SYS_FILE_CODES | _span("SYS", 40, 47)
@@ -214,7 +214,7 @@ COMMAND_CODES: dict[str, frozenset[str]] = {
     "advise": frozenset({"HP006", "HP007", "HP008", "HP010", "HP011", "RUN009"}),
     "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG050", "PKG063",
                                                                           "PKG064", "POL002"},
-    "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62),  # 60-62: verify --official
+    "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62) | _span("PKG", 70, 72),  # 60-62, 70-72: --official
     "report": _span("REP", 1, 4) | {"REP010"},
     "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)) | _span("REV", 56, 59),
     "policy": frozenset({"POL001"}),  # said by the pipeline of a log checked alone (checker/run/pipeline.py)

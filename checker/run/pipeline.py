@@ -210,14 +210,16 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
     return replace(options, changed_paths=frozenset(changed))
 
 
-def _demote_run_errors(run: CheckRun) -> None:
+def _demote_run_errors(run: CheckRun, kept: frozenset[str]) -> None:
     """A run's own errors count through its folder's olympic tolerance (TREE007), as in the package checker, so
-    inside organisation trees they are shown as warnings; the folder's TREE007 or TREE008 judges them."""
+    inside organisation trees they are shown as warnings; the folder's TREE007 or TREE008 judges them. The
+    profile's `kept_errors` stay errors: no tolerance covers them (RULE010)."""
     for org in run.targets.orgs:
         for ref in org.logs:
             found = run.report.files.get(ref.display, [])
             run.report.files[ref.display] = [
-                replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR else f for f in found
+                replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.code not in kept else f
+                for f in found
             ]
 
 
@@ -317,7 +319,7 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
     for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
     if plan.run_errors == "folder":  # before the tree checks add their own findings to these files
-        _demote_run_errors(run)
+        _demote_run_errors(run, plan.kept_errors)
     if plan.note_alone:
         _note_alone(run)
     _add_system_files(run, options)

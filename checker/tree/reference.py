@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.run.options import CheckOptions
 
 # Log-level findings on which the reference's compliance checker raises instead of judging the log.
-CRASH_CODES = frozenset({"LOG001", "LOG005", "RULE008", "RULE009"})
+CRASH_CODES = frozenset({"LOG001", "LOG005", "RULE008", "RULE009", "RULE010"})
 
 REQUIRED_SYSTEM_FIELDS = (
     "submitter", "division", "status", "system_name", "number_of_nodes", "host_processors_per_node",

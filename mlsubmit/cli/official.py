@@ -21,8 +21,9 @@ from mlsubmit.cli.output import emit
 from mlsubmit.cli.rulesets import rulesets_for, validate_ruleset
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
-from mlsubmit.core.findings import Report, Tally
+from mlsubmit.core.findings import Finding, Report, Tally
 from mlsubmit.core.support.scratch import scratch_folder
+from mlsubmit.submission import confine, handover
 from mlsubmit.submission import official as chair
 
 
@@ -65,7 +66,7 @@ def _run(args: argparse.Namespace, paths: list[Path], work: Path) -> int:
             pristine = work / "pristine" / str(number)
             if len(paths) > 1:  # the reference tools write into the tree; the whole is made of what was uploaded
                 shutil.copytree(opened.tree / org, pristine / org, symlinks=True)
-            done = _one_org(opened.tree, org, ruleset, args, display, report)
+            done = _one_org(opened.tree, org, ruleset, args, display, report, opened.refused.get(org, []))
             steps += done
             if all(s.passed for s in done):
                 trees.append((pristine, org))
@@ -90,7 +91,7 @@ def _whole(trees: list[tuple[Path, str]], work: Path, ruleset: str, args: argpar
     if len(bases) != 1 or any("_" not in org for _tree, org in trees):
         raise UsageError("several ARCHIVEs with --official are the uploads <org>_1, <org>_2 ... of one organisation")
     base = bases.pop()
-    whole = work / "whole"
+    whole = work / "whole" / "unpacked"
     for tree, org in trees:
         shutil.copytree(tree / org, whole / base, dirs_exist_ok=True)
     return [replace(s, org=f"{base}, the uploads together") for s in
@@ -114,21 +115,41 @@ def _finish(args: argparse.Namespace, report: Report, steps: list[chair.Step], r
 
 
 # steps whose findings are made where they fail, with their own codes
-_OPENING = ("sha1 check", "decryption", "unpack", "report --against")
+_OPENING = ("sha1 check", "decryption", "unpack", "handover", "report --against")
 
 
-def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, display: str,
-             report: Report) -> list[chair.Step]:  # fmt: skip
-    """Our summary of the pristine folder first (the package checker writes scaling.json into it), then the
-    verify script's steps, then the comparison of the two summaries."""
+def _handover_step(ready: handover.Handover, org: str) -> chair.Step:
+    """The step that says what the tools were handed and how they run, or why they were not."""
+    command = "our checks before the reference tools (links, names, values used as paths, params, input size)"
+    if ready.refused:
+        return chair.Step("handover", command, False, handover.refusal_words(ready.refused), org=org)
+    return chair.Step("handover", command, True, [confine.available().words], org=org)
+
+
+def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, display: str, report: Report,
+             copied: list[Finding] | None = None) -> list[chair.Step]:  # fmt: skip
+    """What the reference tools may be handed (submission/handover.py), our check and summary of the pristine
+    folder (the package checker writes scaling.json into it), then the verify script's steps, confined, and the
+    comparison of the two summaries."""
     from mlsubmit.report.against import compare_with_chair, read_chair
     from mlsubmit.report.data import collect
     from mlsubmit.report.summary import build
 
-    run = run_check([str(tree / org)], CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs)))
+    shown = display if os.path.basename(display) == org else f"{display}:{org}"
+    ready = handover.prepare(tree, org, shown, chair.reads_params(ruleset), copied or [])
+    run = None
+    if not ready.refused:
+        run = run_check([str(ready.unit / org)], CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs)))
+        inside = str(ready.unit / org)  # our check's paths name the private copy: the user's name for it instead
+        ready.refused = [f.with_path(shown + f.path[len(inside):]) if f.path.startswith(inside) else f
+                         for f in handover.blocking(run.report.all_findings())]
+    gate = _handover_step(ready, org)
+    if ready.refused or run is None:
+        report.extend(ready.refused)
+        return [gate]
     ours = build(collect(run, ruleset), run)
-    csv_path = tree.parent / f"summary-{org}.csv"
-    steps = chair.org_steps(tree, org, ruleset, csv_path)
+    csv_path = ready.unit / f"summary-{org}.csv"
+    steps = [gate, *chair.org_steps(ready.unit, org, ruleset, csv_path, ready.params)]
     if not all(s.passed for s in steps):
         return steps
     if not csv_path.is_file():

@@ -56,8 +56,8 @@ def test_traversal_exploit_in_a_loose_log_runs_nothing(tmp_path: Path, run_cli: 
     before = tree_digest(tmp_path)
     code, out, err = run_cli("check", "--ruleset", ruleset, "--format", "json", log)
     assert code == 1, err
-    rule008 = [f for f in _findings(out) if f["code"] == "RULE008"]
-    assert [(f["path"], f["line"]) for f in rule008] == [(str(log), _division_line(log))]
+    rule010 = [f for f in _findings(out) if f["code"] == "RULE010"]  # a path: RULE010 since issue 49
+    assert [(f["path"], f["line"]) for f in rule010] == [(str(log), _division_line(log))]
     assert not marker.exists()
     assert tree_digest(tmp_path) == before
 
@@ -72,12 +72,12 @@ def test_traversal_exploit_planted_inside_an_uploaded_tree(tmp_path: Path, run_c
     for fmt in ("json", "sarif", "github", "junit", "text"):
         code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", fmt, tmp_path / "closed")
         assert code == 1, err
-        assert "RULE008" in out
+        assert "RULE010" in out
         assert "internal error" not in err
     code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "json", tmp_path / "closed")
-    rule008 = sorted((f["path"], f["line"]) for f in _findings(out) if f["code"] == "RULE008")
+    rule010 = sorted((f["path"], f["line"], f["severity"]) for f in _findings(out) if f["code"] == "RULE010")
     shown = [str(tmp_path / "closed" / "Evil" / log.relative_to(org)) for log in logs]
-    assert rule008 == sorted((p, _division_line(log)) for p, log in zip(shown, logs, strict=True))
+    assert rule010 == sorted((p, _division_line(log), "error") for p, log in zip(shown, logs, strict=True))
     assert not marker.exists()
     assert tree_digest(tmp_path) == before
 

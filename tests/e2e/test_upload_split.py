@@ -42,15 +42,15 @@ def test_two_uploads_each_pass_the_chairs_flow_and_the_whole_is_checked(tmp_path
         code, out, err = run_cli("verify", archive, "--official", "--passphrase-file", job.passphrase,
                                  "--color", "never")
         assert code == 0, out + err
-        assert f"7. report --against [{ORG}_{number}]: PASS" in err
+        assert f"8. report --against [{ORG}_{number}]: PASS" in err
         assert "every result agrees with the chair's summary" in err
 
     archives = [built / f"{ORG}_{n}" / f"mlperf_submission_{ORG}_{n}.tar.gz" for n in (1, 2)]
     code, out, err = run_cli("verify", *archives, "--official", "--passphrase-file", job.passphrase, "--color", "never")
     assert code == 0, out + err  # both alone, then the chair's steps on the uploads together
-    assert "18 official step(s) compared, 0 failed" in out
-    for number, step in ((15, "package checker"), (16, "result summarizer"), (17, "repo checker"),
-                         (18, "report --against")):  # fmt: skip
+    assert "21 official step(s) compared, 0 failed" in out
+    for number, step in ((17, "handover"), (18, "package checker"), (19, "result summarizer"), (20, "repo checker"),
+                         (21, "report --against")):  # fmt: skip
         assert f"{number}. {step} [{ORG}, the uploads together]: PASS" in err
     code, _out, err = run_cli("verify", *archives, "--passphrase-file", job.passphrase)
     assert code == 2 and "several ARCHIVEs are for --official" in err

@@ -22,8 +22,8 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("git") is None, reason="git is needed to export the implementation"),
 ]
 Cli = Callable[..., tuple[int, str, str]]
-STEPS = ["sha1 check", "decryption", "unpack", f"package checker [{ORG}]", f"result summarizer [{ORG}]",
-         f"repo checker [{ORG}]", f"report --against [{ORG}]"]  # fmt: skip
+STEPS = ["sha1 check", "decryption", "unpack", f"handover [{ORG}]", f"package checker [{ORG}]",
+         f"result summarizer [{ORG}]", f"repo checker [{ORG}]", f"report --against [{ORG}]"]  # fmt: skip
 
 
 def packaged(tmp_path: Path, run_cli: Cli, *extra: str) -> tuple[Path, Path]:
@@ -60,7 +60,8 @@ def test_the_demo_archive_passes_every_step_of_the_chairs_flow(tmp_path: Path, r
     assert "| INFO - PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" in err
     assert "| INFO - ALL CHECKS PASSED." in err
     assert "| every result agrees with the chair's summary" in err
-    assert "7 official step(s) compared, 0 failed" in out
+    assert "8 official step(s) compared, 0 failed" in out
+    assert "| confined with bubblewrap" in err or "| confined with unshare" in err or "| NOT confined" in err
     assert tree_digest(tmp_path / "job") == before and list(cwd.iterdir()) == []
 
 
@@ -110,10 +111,10 @@ def test_a_tree_is_checked_on_a_copy_and_a_failing_step_quotes_itself(
     assert tree_digest(org) == before  # the package checker writes scaling.json: into the copy only
     got = verdicts(err)
     if passes:
-        assert code == 0 and list(got.values()) == ["PASS"] * 4, out + err
+        assert code == 0 and list(got.values()) == ["PASS"] * 5, out + err
         assert f"python -m mlperf_logging.package_checker {ORG} training 6.1.0 --rcp-bypass" in err
         return
-    assert code == 1 and got == {f"package checker [{ORG}]": "FAIL"}, out + err
+    assert code == 1 and got == {f"handover [{ORG}]": "PASS", f"package checker [{ORG}]": "FAIL"}, out + err
     assert "PKG062 package checker failed" in out and "ERROR - RCP Test Failed" in out
 
 
@@ -146,8 +147,8 @@ def test_a_published_tree_the_installed_release_passes(run_cli: Cli, corpus: Pat
     code, out, err = run_cli("verify", tree, "--official", "--color", "never")
     assert code == 0, out + err
     org = tree.name
-    assert verdicts(err) == {f"{s} [{org}]": "PASS" for s in ("package checker", "result summarizer", "repo checker",
-                                                             "report --against")}  # fmt: skip
+    assert verdicts(err) == {f"{s} [{org}]": "PASS" for s in ("handover", "package checker", "result summarizer",
+                                                             "repo checker", "report --against")}  # fmt: skip
     assert "verify_for_v5.0_training.sh" in err and "| INFO - PACKAGE CHECKER FOUND NO ERRORS, SUCCESS !" in err
 
 

@@ -111,7 +111,9 @@ def rules() -> list[Example]:
              "(reported without a line)", _drop_tensor, CHECK_1_0, lambda: closed_run("rnnt")),
         pair("RULE006", "text-count", "gradient_accumulation_steps is text: the rule's `v['value'] > 0` raises",
              lambda log: log.set("gradient_accumulation_steps", "one")),
-        pair("RULE008", "division-path", "submission_division names a path: the rules would load "
+        pair("RULE008", "division-unknown", "submission_division names no rule file: the rules would ask for "
+             "training_1.0.0/close_common.yaml", lambda log: log.set("submission_division", "close")),
+        pair("RULE010", "division-path", "submission_division names a path: the rules would load "
              "training_1.0.0/../closed_common.yaml", lambda log: log.set("submission_division", "../closed")),
         pair("RULE009", "unknown-benchmark", "submission_benchmark names no benchmark of ruleset 1.0.0",
              lambda log: log.set("submission_benchmark", "gpt3")),
