@@ -77,7 +77,7 @@ class SetView:
         return None if self.window is None else (self.window.start, self.window.stop)
 
     def converged_only(self, values: Sequence[float | None]) -> list[float | None]:
-        return [v if ok else None for v, ok in zip(values, self.converged)]
+        return [v if ok else None for v, ok in zip(values, self.converged, strict=True)]
 
 
 def _number(value: float) -> float | None:

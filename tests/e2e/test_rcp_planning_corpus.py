@@ -10,11 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker import read_log
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.rcp import planning
 from mlsubmit.checker.rcp.verdict import evaluate
-
-from mlsubmit.checker import read_log
 
 pytestmark = pytest.mark.corpus
 
