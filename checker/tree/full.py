@@ -135,12 +135,9 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     out += check_init(runs, options.ruleset)
     out += check_config_names(org, folder.name, runs, options.ruleset)
     division = read_division(org, folder.system)
+    out += _division_note(folder, division, runs)
     if not division_of.closed(division, runs):
         return out
-    if division != "closed":
-        said = (f"system file says division {division!r}" if division is not None
-                else f"systems/{folder.system}.json gives no division (missing, unreadable or without the field)")
-        out.append(finding("TREE025", folder.shown, f"{said}; the logs say closed"))
     honoured, written = bypass_flags(folder.path)
     sys_honoured, sys_written = bypass_flags(folder.path.parent)
     for flag in sorted((written | sys_written) - (honoured | sys_honoured)):
@@ -150,6 +147,20 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
         out.append(finding("TREE022", folder.shown, f"{flag} requested in package_checker_params"))
     asked = written | sys_written | org_flags  # the organisation's flags are the verify script's, from 2.0 on
     return out + closed_set_checks(folder, runs, options, asked, org_flags)[0]
+
+
+def _division_note(folder: BenchFolder, division: str | None, runs: list[LogFacts]) -> list[Finding]:
+    """TREE025 where the logs say closed and the system file does not: the division the folder is judged in."""
+    if division == "closed" or not any(f.division == "closed" for f in runs):
+        return []
+    if division is None:
+        why = (f"systems/{folder.system}.json gives no division (missing, unreadable or without the field); the logs "
+               "say closed, so the folder is judged as closed")
+    else:
+        why = (f"the logs say closed, but the system file says division {division!r}, which the package checker and "
+               f"the result summarizer take: the folder is judged as {division!r} (no seed or RCP check) and listed "
+               f"in {division_of.table(division)}")
+    return [finding("TREE025", folder.shown, why)]
 
 
 def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions,
