@@ -71,10 +71,9 @@ class Policy:
         level = setting.level(round_name) if setting else None
         decision = Decision(level, setting.origin if setting and level else "the catalogue (mlsubmit/core/codes)",
                             setting.practice if setting and level else None)
-        chosen = setting.in_field(field, case) if setting else None
-        if setting and chosen:
-            decision = Decision(chosen.level, f"{setting.origin}, field {chosen.label()}",
-                                chosen.practice or setting.practice)
+        own = setting.in_field(field, case) if setting else None
+        if setting and own:
+            decision = Decision(own.level, f"{setting.origin}, field {own.label()}", own.practice or setting.practice)
         for layer in self.layers:  # in order; within a layer its levels, then what it selects and ignores
             if not layer.applies(path):
                 continue

@@ -17,6 +17,7 @@ from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts
 
+
 def reference_closed(json_division: Any) -> bool:
     """Closed as the reference decides it: the system file's value is exactly "closed"."""
     return json_division == "closed"

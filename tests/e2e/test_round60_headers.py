@@ -27,7 +27,8 @@ def published(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Rebuilt
 
 
 def _findings(paths: list[Path], profile: Profile) -> list[Finding]:
-    return run_check([str(p) for p in paths], CheckOptions(ruleset=RULESET, jobs=1, profile=profile)).report.all_findings()
+    options = CheckOptions(ruleset=RULESET, jobs=1, profile=profile)
+    return run_check([str(p) for p in paths], options).report.all_findings()
 
 
 def test_the_published_headers_are_all_there(published: Rebuilt) -> None:
