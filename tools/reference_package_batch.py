@@ -5,7 +5,9 @@ final verdict ("FOUND NO ERRORS" vs "FOUND ERRORS"; it exits 0 either way), `err
 (`kinds`: how many of them are about system files, file counts, olympic tolerance, seeds, RCP),
 `crash` the exception that stopped it (then there is no verdict). The checker writes scaling.json into the tree it
 checks, so every tree is copied to a temporary folder first. It runs the reference's eval-based rule engine: use
-it only on trusted trees (the corpus, test fixtures).
+it only on trusted trees (the corpus, test fixtures). From ruleset 2.0.0 the tree's own `package_checker_params`
+gives the flags, as the verify script passes them (mlsubmit.checker.tree.params.script_arguments); an argument the
+package checker refuses stops it, as it stops the verify script.
 """
 
 from __future__ import annotations
@@ -31,6 +33,28 @@ class _Counter(logging.Handler):
         self.errors.append(record.getMessage()[:300])
 
 
+# the package checker's options the verify script may pass, each to check_training_result_files' argument
+_FLAGS = {"--rcp-bypass": "rcp_bypass", "--rcp_bypass": "rcp_bypass", "--seed-checker-bypass": "seed_checker_bypass",
+          "--rcp-bert-train-samples": "train_samples", "--rcp_bert_train_samples": "train_samples"}
+
+
+def verify_flags(tree: Path, ruleset: str) -> dict[str, bool]:
+    """The flags the verify script passes for the tree's package_checker_params (2.0.0 and later); ValueError for
+    an argument the package checker would refuse."""
+    from mlsubmit.checker.tree import params
+
+    flags = dict.fromkeys(set(_FLAGS.values()), False)
+    if not params.applies(ruleset):
+        return flags
+    for arg in params.script_arguments(tree):
+        if arg == "--":
+            continue
+        if arg not in _FLAGS:
+            raise ValueError(f"unrecognized arguments: {arg}")
+        flags[_FLAGS[arg]] = True
+    return flags
+
+
 def check_tree(tree: Path, ruleset: str) -> dict[str, object]:
     from mlperf_logging.compliance_checker import mlp_compliance
     from mlperf_logging.package_checker import package_checker as pc
@@ -44,11 +68,13 @@ def check_tree(tree: Path, ruleset: str) -> dict[str, object]:
         shutil.copytree(tree, copy, symlinks=True)
         mlp_compliance.enqueued_configs.clear()  # a crash leaves the module-global queue dirty
         try:
+            flags = verify_flags(copy, ruleset)
             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
                 warnings.simplefilter("ignore")
                 systems_ok = pc.check_systems(str(copy), "training", ruleset)
-                results_ok = pc.check_training_result_files(str(copy), "training", ruleset, True, False, False, False,
-                                                            False)  # fmt: skip
+                results_ok = pc.check_training_result_files(str(copy), "training", ruleset, True, False,
+                                                            flags["rcp_bypass"], flags["train_samples"],
+                                                            flags["seed_checker_bypass"])  # fmt: skip
             out["ok"] = bool(systems_ok and results_ok)
         except Exception as exc:  # the reference crashes on several real trees; that is its verdict there
             out["crash"] = f"{type(exc).__name__}: {exc}"[:300]

@@ -20,17 +20,40 @@ SHIPPED = ("full", "reference")
 
 
 @dataclass(frozen=True)
+class FieldLevel:
+    """A code's level in one field of a file (and, with `case`, in one case the check names there)."""
+
+    field: str
+    case: str | None
+    level: Severity
+    practice: str | None
+    source: str
+
+    def label(self) -> str:
+        return self.field + (f" ({self.case})" if self.case else "")
+
+
+@dataclass(frozen=True)
 class CodeLevel:
-    """A profile's severity for one code: a level for every round, or some rounds' own, and where it comes from."""
+    """A profile's severity for one code: a level for every round, or some rounds' own, per field of the file where
+    the fields differ, and where it comes from."""
 
     default: Severity | None
     rounds: tuple[tuple[str, Severity], ...] = ()
     practice: str | None = None
     source: str = ""
     origin: str = ""  # the profile file that set it
+    fields: tuple[FieldLevel, ...] = ()
 
     def level(self, round_name: str) -> Severity | None:
         return dict(self.rounds).get(round_name, self.default)
+
+    def in_field(self, name: str | None, case: str | None) -> FieldLevel | None:
+        """The field's level for that case, else the field's own; None when the profile names neither."""
+        if name is None:
+            return None
+        found = {(f.field, f.case): f for f in self.fields}
+        return found.get((name, case)) if case and (name, case) in found else found.get((name, None))
 
 
 @dataclass(frozen=True)
@@ -71,14 +94,28 @@ def _file(name: str) -> Any:
     return data
 
 
+def _words(entry: dict[str, Any], key: str) -> str | None:
+    return " ".join(entry[key].split()) if key in entry else None
+
+
+def _fields(entry: dict[str, Any]) -> tuple[FieldLevel, ...]:
+    out = []
+    for name, given in entry.get("fields", {}).items():
+        out.append(FieldLevel(name, None, Severity(given["level"]), _words(given, "practice"), _words(given, "source")
+                              or ""))
+        for case, sub in given.get("cases", {}).items():
+            out.append(FieldLevel(name, case, Severity(sub["level"]), _words(sub, "practice"), _words(sub, "source")
+                                  or ""))
+    return tuple(out)
+
+
 def _levels(data: dict[str, Any], origin: str) -> dict[str, CodeLevel]:
     out = {}
     for code, entry in data.get("severity", {}).items():
         level = entry.get("level")
         rounds = tuple(sorted((r, Severity(v)) for r, v in entry.get("rounds", {}).items()))
-        practice = " ".join(entry["practice"].split()) if "practice" in entry else None
-        out[code] = CodeLevel(Severity(level) if level else None, rounds, practice, " ".join(entry["source"].split()),
-                              origin)
+        out[code] = CodeLevel(Severity(level) if level else None, rounds, _words(entry, "practice"),
+                              _words(entry, "source") or "", origin, _fields(entry))
     return out
 
 

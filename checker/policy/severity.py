@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from mlsubmit.checker.policy.profiles import ProfileSpec, load
+from mlsubmit.checker.policy.profiles import CodeLevel, ProfileSpec, load
 
 from mlsubmit.core.codes import catalogue, families
 from mlsubmit.core.errors import UsageError
@@ -43,6 +43,9 @@ def _matches(code: str, names: Iterable[str]) -> str | None:
     return code if code in names else family if family in names else None
 
 
+_Key = tuple[str, str, str | None, str | None]  # code, path (or ""), field, case: what a decision depends on
+
+
 @dataclass(frozen=True)
 class Decision:
     level: Severity | None  # None: the check's own severity
@@ -60,12 +63,17 @@ class Policy:
     def spec(self) -> ProfileSpec:
         return load(self.profile)
 
-    def decide(self, code: str, round_name: str, path: str = "") -> Decision:
-        """What the policy says of `code` in a round, for a finding at `path`, and where that comes from."""
+    def decide(self, code: str, round_name: str, path: str = "", field: str | None = None,
+               case: str | None = None) -> Decision:
+        """What the policy says of `code` in a round, for a finding at `path` (in `field` of its file, of the check's
+        `case` there), and where that comes from."""
         setting = self.spec.levels().get(code)
         level = setting.level(round_name) if setting else None
         decision = Decision(level, setting.origin if setting and level else "the catalogue (mlsubmit/core/codes)",
                             setting.practice if setting and level else None)
+        own = setting.in_field(field, case) if setting else None
+        if setting and own:
+            decision = Decision(own.level, f"{setting.origin}, field {own.label()}", own.practice or setting.practice)
         for layer in self.layers:  # in order; within a layer its levels, then what it selects and ignores
             if not layer.applies(path):
                 continue
@@ -95,6 +103,7 @@ class Policy:
             lines.append(f"  why: {setting.source}")
             if setting.practice:
                 lines.append(f"  accepted in practice: {setting.practice}")
+            lines += _field_lines(setting)
         else:
             lines.append(f"profile {spec.name} ({', '.join(f'tables/profile-{n}.yaml' for n in spec.chain)}): "
                          "sets no level for it")
@@ -116,20 +125,21 @@ class Policy:
 
     def apply(self, report: Report, round_name: str) -> None:
         """Every finding of the report as the policy has it (in place)."""
-        memo: dict[tuple[str, str], Decision] = {}
+        memo: dict[_Key, Decision] = {}
         plain = not any(layer.paths for layer in self.layers)
         for path, found in report.files.items():
             report.files[path] = self._applied(found, round_name, memo, plain)
         report.tree = self._applied(report.tree, round_name, memo, plain)
 
-    def _applied(self, found: Sequence[Finding], round_name: str, memo: dict[tuple[str, str], Decision],
+    def _applied(self, found: Sequence[Finding], round_name: str, memo: dict[_Key, Decision],
                  plain: bool) -> list[Finding]:
         out = []
         for f in found:
-            key = (f.code, "" if plain else f.path)
+            field = field_of(f)
+            key = (f.code, "" if plain else f.path, field, f.case)
             decision = memo.get(key)
             if decision is None:
-                decision = memo[key] = self.decide(f.code, round_name, f.path)
+                decision = memo[key] = self.decide(f.code, round_name, f.path, field, f.case)
             if decision.dropped:
                 continue
             out.append(_with_level(f, decision))
@@ -144,6 +154,25 @@ class Policy:
             if not decision.dropped and decision.level in (None, Severity.ERROR):
                 out.append(code)
         return tuple(out)
+
+
+def field_of(f: Finding) -> str | None:
+    """The field of its file a finding points into: its JSON pointer's first name (RFC 6901 escapes undone)."""
+    if not f.pointer or not f.pointer.startswith("/"):
+        return None
+    return f.pointer[1:].split("/", 1)[0].replace("~1", "/").replace("~0", "~")
+
+
+def _field_lines(setting: CodeLevel) -> list[str]:
+    """The profile's levels per field (and case), each with its source: what `explain CODE` shows of them."""
+    if not setting.fields:
+        return []
+    lines = ["  per field of the file (the finding's JSON pointer); other fields as above:"]
+    for f in setting.fields:
+        lines.append(f"  - {f.label()}: {f.level.value}; why: {f.source}")
+        if f.practice and f.level is not Severity.ERROR:
+            lines.append(f"    accepted in practice: {f.practice}")
+    return lines
 
 
 def _with_level(f: Finding, decision: Decision) -> Finding:

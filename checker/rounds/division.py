@@ -1,10 +1,12 @@
 """Which division a results folder is judged in: the one home for the answers the checks and the report give.
 
 The reference (mlperf-logging's package checker and result summarizer) takes the system file's `division` as
-written, and runs seeds and RCPs only for exactly "closed" (package_checker.py; rules-spec §1.2): PCL's v1.0
-`"close"` is skipped there. The default profile is stricter on the submitter: a folder is closed when its system
-file says closed in any spelling or any of its logs says closed, and TREE025 says when the two disagree. The report
-scores a result in the division its system file states, else the one most of its logs state.
+written: the package checker runs seeds and RCPs only for exactly "closed" (package_checker.py L84-90), and the
+summarizer lists the result in the table of that division (result_summarizer.py L996, L1243). Both profiles judge
+a folder in that division, so a folder whose logs say closed and whose system file says open is judged, and
+listed, as open (SYS042 and TREE025 say so). Only where the system file gives no division (missing, unreadable,
+no text) do the logs decide, for a tree still being assembled. The report scores a result in the division its
+system file states, else the one most of its logs state.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts
 
-_CLOSED_SPELLINGS = ("closed", "close")
-
 
 def reference_closed(json_division: Any) -> bool:
     """Closed as the reference decides it: the system file's value is exactly "closed"."""
@@ -24,10 +24,18 @@ def reference_closed(json_division: Any) -> bool:
 
 
 def closed(json_division: str | None, runs: Sequence[LogFacts]) -> bool:
-    """Closed for the default profile: the system file says closed in any spelling, or a run's log does."""
-    if isinstance(json_division, str) and json_division.strip().lower() in _CLOSED_SPELLINGS:
-        return True
+    """Closed as the package checker and the summarizer take it: the system file's division is exactly "closed";
+    when the system file gives none, a run's log saying closed."""
+    if json_division is not None:
+        return reference_closed(json_division)
     return any(f.division == "closed" for f in runs)
+
+
+def table(json_division: str) -> str:
+    """Where the result summarizer lists a result of that division, in words."""
+    if json_division in ("closed", "open"):
+        return f"the {json_division} results table"
+    return f"no results table (the summarizer's tables are closed and open; it writes the division {json_division!r})"
 
 
 def stated(json_division: str | None, runs: Sequence[LogFacts]) -> str | None:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
     from mlsubmit.core.findings import Finding
 
-STAGES = ("log", "prepare", "code", "org", "raw")  # raw: a folder of raw job output, judged as run sets
+STAGES = ("log", "prepare", "code", "org", "raw", "file")  # raw: a folder of raw job output, judged as run sets;
+# file: a system description given on its own
 
 
 class Sink(Protocol):
@@ -142,6 +143,18 @@ def _systems_org() -> Callable[..., Any]:
     return check_org
 
 
+def _systems_file() -> Callable[..., Any]:
+    from mlsubmit.checker.systems.descriptions import check_system_file
+
+    return lambda path, display, ruleset: check_system_file(path, display, ruleset)[1]  # the findings, not the doc
+
+
+def _reference_file() -> Callable[..., Any]:
+    from mlsubmit.checker.tree.reference import check_system_file
+
+    return check_system_file
+
+
 def _tree_prepare() -> Callable[..., Any]:
     from mlsubmit.checker.tree.full import prepare_org
 
@@ -198,11 +211,14 @@ CHECKS: dict[tuple[str, str], Check] = {
         Check("result-file", "log", frozenset({"TREE049"}), _result_file_load, finish=_result_file_finish),
         Check("systems", "prepare", frozenset(), _systems_prepare),
         Check("systems", "org", _SYS_CODES, _systems_org),
+        Check("systems", "file", _SYS_FILE_CODES, _systems_file),
         Check("tree", "prepare", frozenset(), _tree_prepare),
         Check("tree", "code", frozenset(), _tree_code),
         Check("tree", "org", _TREE_CODES, _tree_org),
         Check("reference-tree", "prepare", frozenset(), _reference_prepare),
         Check("reference-tree", "org", _REFERENCE_CODES, _reference_org),
+        # a system description on its own: the package checker's system_desc_checker verdict
+        Check("reference-tree", "file", frozenset({"TREE024", "TREE027", "TREE028"}), _reference_file),
         # a run set is judged as a results folder: the folder's codes, each labelled with its set
         Check("run-sets", "raw", _span("RUN", 1, 7) | {"RUN009"} | _span("TREE", 3, 3) | _span("TREE", 7, 8)
               | _span("TREE", 14, 21) | {"TREE024"} | _span("POW", 1, 4), _run_sets),

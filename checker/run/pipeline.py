@@ -170,10 +170,11 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     if not (run.targets.system_files or run.targets.orgs):
         return  # logs alone: the system modules (and jsonschema) are not imported
     from mlsubmit.checker.systems.agreement import concerned, org_system_files
-    from mlsubmit.checker.systems.descriptions import check_system_file
 
+    checks = [c.function() for c in options.profile.plan.stage("file")]  # the profile's check of a loose file
     for sref in run.targets.system_files:
-        run.report.add_file(sref.display, check_system_file(sref.path, sref.display, options.ruleset)[1])
+        run.report.add_file(sref.display, [f for check in checks for f in check(sref.path, sref.display,
+                                                                                 options.ruleset)])
     for org in run.targets.orgs:
         for path, shown in org_system_files(org):
             if concerned(org, path.stem, options):  # --changed-since: only the systems a change concerns

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rounds import division
 from mlsubmit.checker.run.discover import LogRef, OrgTree
 from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, norm
 from mlsubmit.checker.systems.jsonfile import JsonDocument
@@ -81,11 +82,11 @@ def _division_finding(log: _LogSide, doc: JsonDocument) -> Iterator[Finding]:
     ours, theirs = log.value("submission_division"), doc.data.get("division")
     if ours is None or not isinstance(theirs, str) or ours == theirs:
         return
-    tail = ("; mlperf-logging's package checker takes only \"closed\" as closed, so it skips the seed and "
-            "convergence-point checks of these closed runs") if ours == "closed" else ""
+    tail = (", so the package checker and mlsubmit make none of the closed division's checks (seeds, RCP) on "
+            "these closed runs") if ours == "closed" else ""
     yield log.finding("SYS042", "submission_division",
-                      f"submission_division is {ours!r} but {doc.path} says division {theirs!r}{tail}",
-                      doc.location("/division"))
+                      f"submission_division is {ours!r} but {doc.path} says division {theirs!r}: the result is "
+                      f"listed in {division.table(theirs)}{tail}", doc.location("/division"))
 
 
 def _status_finding_log(log: _LogSide, doc: JsonDocument) -> Iterator[Finding]:

@@ -136,12 +136,9 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     out += check_init(runs, options.ruleset)
     out += check_config_names(org, folder.name, runs, options.ruleset)
     division = read_division(org, folder.system)
+    out += _division_note(folder, division, runs)
     if not division_of.closed(division, runs):
         return out
-    if division != "closed":
-        said = (f"system file says division {division!r}" if division is not None
-                else f"systems/{folder.system}.json gives no division (missing, unreadable or without the field)")
-        out.append(finding("TREE025", folder.shown, f"{said}; the logs say closed"))
     honoured, written = bypass_flags(folder.path)
     sys_honoured, sys_written = bypass_flags(folder.path.parent)
     for flag in sorted((written | sys_written) - (honoured | sys_honoured)):
@@ -164,6 +161,20 @@ def _in_progress(folder: BenchFolder, runs: list[LogFacts], options: CheckOption
     found = risk_finding(folder.shown, folder.name, options.ruleset, ordered, limit=options.rcp_risk_limit,
                          rcps=for_benchmark(options.custom_rcps, folder.name))
     return [found] if found is not None else []
+
+
+def _division_note(folder: BenchFolder, division: str | None, runs: list[LogFacts]) -> list[Finding]:
+    """TREE025 where the logs say closed and the system file does not: the division the folder is judged in."""
+    if division == "closed" or not any(f.division == "closed" for f in runs):
+        return []
+    if division is None:
+        why = (f"systems/{folder.system}.json gives no division (missing, unreadable or without the field); the logs "
+               "say closed, so the folder is judged as closed")
+    else:
+        why = (f"the logs say closed, but the system file says division {division!r}, which the package checker and "
+               f"the result summarizer take: the folder is judged as {division!r} (no seed or RCP check) and listed "
+               f"in {division_of.table(division)}")
+    return [finding("TREE025", folder.shown, why)]
 
 
 def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions,

@@ -81,6 +81,7 @@ def finding(
     hint: str | None = None,
     related: Iterable[Location] = (),
     cause: str | None = None,
+    case: str | None = None,
 ) -> Finding:
     """Build a Finding for a catalogued code; severity and hint default to the catalogue's."""
     meta = info(code)
@@ -94,4 +95,5 @@ def finding(
         pointer=pointer,
         related=tuple(related),
         cause=cause,
+        case=case,
     )

@@ -57,6 +57,8 @@ class Finding:
     `waived` is set when a waiver covers the finding: it is still reported, and never fails the run.
     `repeats` counts the findings of the same code folded into this one past a log's cap (mlsubmit/core/repeats.py):
     it stands for 1 + repeats findings, and its message says how many and where.
+    `case` names which of a code's cases this finding is (SYS012's "zero": a count of 0), for a profile that
+    levels a code per field and case (checker/policy); it is not reported.
     """
 
     code: str
@@ -70,6 +72,7 @@ class Finding:
     cause: str | None = None
     waived: Waived | None = None
     repeats: int = 0
+    case: str | None = None
 
     @property
     def family(self) -> str:

@@ -138,7 +138,7 @@ def test_system_file_that_disagrees_with_its_logs(run_cli, corpus: Path, tmp_pat
     division_line = next(i for i, t in enumerate(log_path.read_text().splitlines(), 1) if "submission_division" in t)
     assert sys042["line"] == division_line
     assert sys042["related"] == [{"path": str(sysfile), "line": 3, "pointer": "/division"}]
-    assert "skips the seed and convergence-point checks" in sys042["message"]
+    assert "make none of the closed division's checks (seeds, RCP)" in sys042["message"]
     sys046 = next(f for f in all_findings(report) if f["code"] == "SYS046")
     assert sys046["path"].endswith(f"{POD16}/resnet/result_0.txt")
 

@@ -194,14 +194,19 @@ def test_seeds(tmp_path: Path, run_cli: Cli) -> None:
     assert codes["TREE015"] == [f"{org}/results/pod16/resnet/result_3.txt"]
 
 
-def test_seed_and_rcp_skipped_by_the_reference_for_close(tmp_path: Path, run_cli: Cli) -> None:
-    """PCL v1.0 wrote "division": "close": the reference skips seeds and RCPs; the full profile runs them."""
+def test_seed_and_rcp_follow_the_system_files_division_for_close(tmp_path: Path, run_cli: Cli) -> None:
+    """PCL v1.0 wrote "division": "close": the package checker skips seeds and RCPs and the summarizer lists the
+    result under "close", in no results table. Both profiles judge the folder in that division (no TREE018); the
+    default fails the system file (SYS013) and says which table the folder lands in (TREE025)."""
     specs = resnet_runs([30] * 5)
     org = build_org(tmp_path / "PCL", {("cb", "resnet"): specs}, systems={"cb": "close"})
     code, ref = check(run_cli, org, "--profile", "reference")
     assert code == 0 and not ({"TREE018", "TREE014"} & set(tree_codes(ref)))
-    _, full = check(run_cli, org)
-    assert {"TREE018", "TREE025"} <= set(tree_codes(full))
+    code, full = check(run_cli, org)
+    assert code == 1 and "TREE018" not in tree_codes(full) and "TREE025" in tree_codes(full)
+    assert {(f["code"], f["severity"]) for f in full if f["code"] == "SYS013"} == {("SYS013", "error")}
+    (note,) = [f["message"] for f in full if f["code"] == "TREE025"]
+    assert "judged as 'close'" in note and "no results table" in note
 
 
 def test_bypass_file_with_a_newline_is_ignored_by_the_reference(tmp_path: Path, run_cli: Cli) -> None:

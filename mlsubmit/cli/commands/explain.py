@@ -53,6 +53,14 @@ def _wrap(text: str, indent: str = "  ") -> str:
                          break_long_words=False, break_on_hyphens=False)
 
 
+def _hanging(line: str) -> str:
+    """A line of the severity in force, wrapped under its own indent (and under a list item's text)."""
+    body = line.lstrip(" ")
+    lead = "  " + " " * (len(line) - len(body))
+    return textwrap.fill(body, width=100, initial_indent=lead, subsequent_indent=lead + "  ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
 def listing(infos: list[CodeInfo]) -> str:
     """One code a line in fixed columns (code, severity, title), long titles wrapped under the title column."""
     code_w = max((len(i.code) for i in infos), default=0)
@@ -86,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         out.write(f"How to fix:\n{_wrap(info.hint)}\n")
         for ref in info.references:
             out.write(f"\nSee: {ref}\n")
-        out.write("\nSeverity in force:\n" + "".join(_wrap(line) + "\n" for line in _in_force(args, info)))
+        out.write("\nSeverity in force:\n" + "".join(_hanging(line) + "\n" for line in _in_force(args, info)))
         return 0
     family = [i for i in codes.values() if i.family == wanted]
     if family:

@@ -255,7 +255,10 @@ def test_a_zero_count_is_a_warning_and_a_count_int_cannot_read_an_error(tmp_path
     def sys012(value: str) -> list[Severity]:
         path = tmp_path / f"s{value}.json"
         path.write_text(json.dumps(system(accelerators_per_node=value)), encoding="utf-8")
-        return [f.severity for f in check_system_file(path, str(path), "1.0.0")[1] if f.code == "SYS012"]
+        report = Report()
+        report.add_file(str(path), check_system_file(path, str(path), "1.0.0")[1])
+        Policy("full").apply(report, "1.0")  # the default profile levels SYS012 per field and case
+        return [f.severity for f in report.all_findings() if f.code == "SYS012"]
 
     assert sys012("0") == [Severity.WARNING] and sys012("8.0") == [Severity.ERROR] and sys012("8") == []
 

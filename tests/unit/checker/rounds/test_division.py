@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
-from mlsubmit.checker.rounds.division import closed, reference_closed, stated
+from mlsubmit.checker.rounds.division import closed, reference_closed, stated, table
 
 
 def run(division: str | None) -> LogFacts:
@@ -18,9 +18,15 @@ def test_the_reference_takes_exactly_closed() -> None:
     assert not any(reference_closed(v) for v in ("close", "Closed", " closed", None, 1, "open"))
 
 
-def test_the_default_profile_takes_any_spelling_or_the_logs() -> None:
-    assert closed("close", []) and closed(" Closed ", []) and closed(None, [run("open"), run("closed")])
-    assert not closed("open", [run("open")]) and not closed(None, [run(None)])
+def test_a_folder_is_closed_as_its_system_file_says_else_as_its_logs_say() -> None:
+    # the package checker and the summarizer take the system file's division: open logs and closed runs alike
+    assert closed("closed", [run("open")]) and not closed("open", [run("closed")])
+    assert not closed("close", [run("closed")]) and not closed(" Closed ", [])  # PCL v1.0: judged as "close"
+    assert closed(None, [run("open"), run("closed")]) and not closed(None, [run(None)])  # no system file: the logs
+
+
+def test_the_table_a_division_lands_in() -> None:
+    assert table("open") == "the open results table" and "no results table" in table("close")
 
 
 def test_the_report_scores_in_the_system_files_division_else_the_logs() -> None:

@@ -73,7 +73,8 @@ def test_init_time_finding_has_the_line() -> None:
 
 
 @pytest.mark.parametrize(("json_division", "log", "closed"), [
-    ("closed", None, True), ("close", None, True), ("open", "open", False), (None, "closed", True),
+    ("closed", None, True), ("close", "closed", False), ("open", "open", False), ("open", "closed", False),
+    (None, "closed", True),
 ])  # fmt: skip
 def test_closed_for_the_full_profile(json_division: str | None, log: str | None, closed: bool) -> None:
     facts = LogFacts(path="r")
