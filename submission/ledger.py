@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlsubmit.checker.run.ledger import Entry as LedgerEntry
-from mlsubmit.checker.run.ledger import read as read_ledger
+from mlsubmit.checker.base.ledger import Entry as LedgerEntry
+from mlsubmit.checker.base.ledger import read as read_ledger
 from mlsubmit.submission.config import PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding

@@ -1,1 +1,1 @@
-"""Running a check: options and profiles, discovery of what PATHs hold, the plan, the worker pool and the cache."""
+"""The engine of a check run: discovery of what PATHs hold, the registry of checks, and the pipeline that runs them."""

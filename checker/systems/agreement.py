@@ -24,7 +24,7 @@ from mlsubmit.core.findings import Finding, Location
 from mlsubmit.core.support.names import did_you_mean
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 
 def org_system_files(org: OrgTree) -> list[tuple[Path, str]]:

@@ -26,7 +26,7 @@ from mlsubmit.core.support.datafiles import load_validated
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 

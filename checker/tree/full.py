@@ -45,7 +45,7 @@ from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support.names import did_you_mean
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 
 def init_minutes(facts: LogFacts) -> tuple[float, int] | None:

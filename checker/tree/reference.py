@@ -39,7 +39,7 @@ from mlsubmit.core.support.names import did_you_mean
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 # Log-level findings on which the reference's compliance checker raises instead of judging the log.
 CRASH_CODES = frozenset({"LOG001", "LOG005", "RULE008", "RULE009"})

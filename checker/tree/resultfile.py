@@ -18,8 +18,8 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
+    from mlsubmit.checker.base.options import CheckOptions
     from mlsubmit.checker.logs.reader import ParsedLog
-    from mlsubmit.checker.run.options import CheckOptions
 
 FULL_OUTPUT_FROM = (6, 1, 0)  # training_policies PR #588
 

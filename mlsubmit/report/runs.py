@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from mlsubmit.checker import median_window
+from mlsubmit.checker.base.ledger import Entry as LedgerEntry
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
-from mlsubmit.checker.run.ledger import Entry as LedgerEntry
 from mlsubmit.core.support.display_escape import inert
 
 

@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mlsubmit.checker.run.ledger import (
+    from mlsubmit.checker.base.ledger import (
         read as read_ledger,  # SQLite is imported only by the commands that open a ledger
     )
 

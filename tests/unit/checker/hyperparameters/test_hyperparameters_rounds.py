@@ -329,7 +329,7 @@ def test_a_value_the_rule_file_and_the_table_both_catch_is_reported_once(tmp_pat
 
 
 def test_cache_key_changes_with_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlsubmit.checker.run import cache
+    from mlsubmit.checker.base import cache
 
     cache.context_key.cache_clear()
     before = cache.context_key("5.1.0", "read,rules,hyperparameters")

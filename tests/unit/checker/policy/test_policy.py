@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from fixtures.synth import RunSpec, write_run
 from fixtures.synth_org import runs, system, write_org
+from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.policy import profiles
 from mlsubmit.checker.policy.config import Flags, policy_for
 from mlsubmit.checker.policy.severity import Layer, Policy
 from mlsubmit.checker.run import checks
-from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.cli import main

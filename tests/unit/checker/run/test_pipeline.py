@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import mlsubmit.checker.base.pool as pool
 import mlsubmit.checker.run.pipeline as pipeline
-import mlsubmit.checker.run.pool as pool
 import pytest
 from fixtures.treefix import build_org, resnet_runs
 from mlsubmit.checker.run.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
