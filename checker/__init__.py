@@ -24,6 +24,7 @@ The subpackages, each named for what it holds:
 from __future__ import annotations
 
 from mlsubmit.checker.base.options import CheckOptions, Profile, Tracker, no_progress
+from mlsubmit.checker.base.targets import LogRef, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog, read_log
 from mlsubmit.checker.policy.config import policy_for
@@ -36,7 +37,7 @@ from mlsubmit.checker.rules.files import (
     newer_than_installed,
     unknown_ruleset,
 )
-from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
+from mlsubmit.checker.run.discover import discover, is_org
 from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
 from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mlsubmit.checker.base.targets import OrgTree
     from mlsubmit.checker.logs.facts import LogFacts
     from mlsubmit.checker.logs.reader import ParsedLog
     from mlsubmit.checker.policy.profiles import ProfileSpec
     from mlsubmit.checker.policy.severity import Policy
-    from mlsubmit.checker.run.discover import OrgTree
 
     from mlsubmit.core.findings import Finding
 

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
+    from mlsubmit.checker.base.targets import LogRef
     from mlsubmit.checker.logs.reader import ParsedLog, Record
     from mlsubmit.checker.logs.sinks import WholeLogReader
-    from mlsubmit.checker.run.discover import LogRef
 
     from mlsubmit.core.findings import Finding
 

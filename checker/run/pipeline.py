@@ -25,6 +25,7 @@ from mlsubmit.checker.base.options import (
     Tracker,
     no_progress,
 )
+from mlsubmit.checker.base.targets import LogRef, OrgTree, Targets
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
@@ -33,7 +34,7 @@ from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
-from mlsubmit.checker.run.discover import LogRef, OrgTree, Targets, discover
+from mlsubmit.checker.run.discover import discover
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.targets import LogRef, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.run.discover import LogRef, OrgTree
 from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, norm
 from mlsubmit.checker.systems.jsonfile import JsonDocument
 

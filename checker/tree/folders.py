@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.run.discover import OrgTree, is_result_log
+from mlsubmit.checker.run.discover import is_result_log
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

@@ -74,7 +74,7 @@ def _explained(folder: Path, raw_sets: int) -> str | None:
         return f"the logs make {raw_sets} run sets"
     if (folder / "power").is_dir():
         return "power logs"
-    from mlsubmit.checker.run.discover import OrgTree
+    from mlsubmit.checker.base.targets import OrgTree
 
     division = read_division(OrgTree(org, str(org)), folder.parent.name)
     if division != "closed":

@@ -9,8 +9,8 @@ import pytest
 from fixtures.logfix import check_log_file
 from mlsubmit.checker.base.cache import LogCache, context_key
 from mlsubmit.checker.base.options import Profile
+from mlsubmit.checker.base.targets import LogRef
 from mlsubmit.checker.run import pipeline
-from mlsubmit.checker.run.discover import LogRef
 from mlsubmit.checker.run.pipeline import CheckOptions
 
 

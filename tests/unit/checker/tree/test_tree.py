@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import closed as closed_division
-from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.folders import BenchFolder, bench_folders, bypass_flags, check_olympic, policy
 from mlsubmit.checker.tree.full import check_init, check_names, init_limit
 
