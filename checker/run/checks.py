@@ -13,42 +13,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from mlsubmit.checker.base.contract import Check
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
     from mlsubmit.checker.base.targets import LogRef
-    from mlsubmit.checker.logs.reader import ParsedLog, Record
+    from mlsubmit.checker.logs.reader import ParsedLog
     from mlsubmit.checker.logs.sinks import WholeLogReader
 
     from mlsubmit.core.findings import Finding
 
-STAGES = ("log", "prepare", "code", "org", "raw")  # raw: a folder of raw job output, judged as run sets
-
-
-class Sink(Protocol):
-    def feed(self, batch: list[Record]) -> None: ...
-
 
 def _span(family: str, first: int, last: int, *, skip: tuple[int, ...] = ()) -> frozenset[str]:
     return frozenset(f"{family}{n:03d}" for n in range(first, last + 1) if n not in skip)
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check: its registered name, its stage, the codes it may emit and how to run it."""
-
-    name: str
-    stage: str  # one of STAGES
-    codes: frozenset[str]
-    load: Callable[[], Callable[..., Any]]  # imports the function that does the work
-    # log checks only: the per-log state fed as the log is read, and the findings it gives once read
-    start: Callable[[LogRef, CheckOptions, WholeLogReader], Any] = field(default=lambda ref, options, whole: None)
-    finish: Callable[[Any, ParsedLog, CheckOptions, list[Finding]], list[Finding]] | None = None
-
-    def function(self) -> Callable[..., Any]:
-        return self.load()
 
 
 # --- the log checks ------------------------------------------------------------------------------------------

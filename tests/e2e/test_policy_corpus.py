@@ -8,9 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.base.contract import STAGES
 from mlsubmit.checker.base.options import CheckOptions, Profile
 from mlsubmit.checker.rounds.detect import ruleset_of_path
-from mlsubmit.checker.run.checks import COMMAND_CODES, STAGES
+from mlsubmit.checker.run.checks import COMMAND_CODES
 from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.core.findings import Report, Severity

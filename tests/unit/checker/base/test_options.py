@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from mlsubmit.checker.base.cache import context_key
+from mlsubmit.checker.base.contract import STAGES, Check
 from mlsubmit.checker.base.options import CheckOptions, Profile
-from mlsubmit.checker.run.checks import STAGES, Check
 
 
 def _names(checks: list[Check]) -> list[str]:
