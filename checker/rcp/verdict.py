@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.upstream.installed import rcp_data_folder
 
-if TYPE_CHECKING:  # facts imports the log reader, which imports rcp.lines: no cycle at run time
+if TYPE_CHECKING:  # facts imports the log reader, which imports logs.rcp_lines: no cycle at run time
     from mlsubmit.checker.logs.facts import LogFacts
 
 NOT_CONVERGED = 1e9  # the reference's stand-in for the epochs of a run that did not converge
