@@ -223,7 +223,7 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
     bs = conv[0].batch_size if conv else None
     mean = rcp_mean = low = None
     if judged is not None:
-        from mlsubmit.checker.rcp.npstats import mean as np_mean
+        from mlsubmit.checker.upstream.npstats import mean as np_mean
 
         record = judged.record
         rejected = benchmarks.dropped(str(record.get("Benchmark")))
