@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.tree.params import version
+from mlsubmit.checker.rounds.detect import version
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

@@ -22,7 +22,7 @@ from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
-from mlsubmit.checker.rounds.detect import round_name
+from mlsubmit.checker.rounds.detect import round_name, version
 from mlsubmit.checker.run.discover import is_result_log
 from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.configfile import check_config_names, code_folder
@@ -86,7 +86,7 @@ SCALING_ALLOWED_FROM = (6, 1, 0)  # mlcommons/training#879: the chair regenerate
 
 def check_entries(folder: BenchFolder, ruleset: str) -> list[Finding]:
     out = []
-    scaling_allowed = params.version(ruleset) >= SCALING_ALLOWED_FROM
+    scaling_allowed = version(ruleset) >= SCALING_ALLOWED_FROM
     for name in folder.others:
         shown = os.path.join(folder.shown, name)
         if name == "scaling.json":
