@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from mlsubmit.core.support import jsontext
+from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.hygiene.scan import Scanned, Walk
@@ -91,3 +94,20 @@ class Targets:
 
     def all_logs(self) -> list[LogRef]:
         return [*self.loose_logs, *(ref for org in self.orgs for ref in org.logs)]
+
+
+def is_result_log(name: str) -> bool:
+    return name.startswith("result_") and name.endswith(".txt")
+
+
+def system_field(org: OrgTree, system: str, key: str) -> Any:
+    """A top-level field of the system file, or None when the file is missing or unreadable (systems/descriptions.py
+    reports those); the name comes from the folder listing, never from a log."""
+    path = org.sub("systems", system + ".json")
+    if not path.is_file():  # missing, or a FIFO or device that a read would block on
+        return None
+    try:
+        data = jsontext.loads(read_bounded(path, SMALL_FILE))
+    except (OSError, ValueError):
+        return None
+    return data.get(key) if isinstance(data, dict) else None

@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from mlsubmit.checker.base.targets import LogRef, OrgTree, RawFolder, SystemFileRef, Targets
+from mlsubmit.checker.base.targets import LogRef, OrgTree, RawFolder, SystemFileRef, Targets, is_result_log
 
 from mlsubmit.core.errors import UsageError
 
@@ -24,10 +24,6 @@ DOCUMENT_SUFFIXES = (".md",)
 
 def is_org(path: Path) -> bool:
     return path.is_dir() and any((path / m).is_dir() for m in ORG_MARKERS)
-
-
-def is_result_log(name: str) -> bool:
-    return name.startswith("result_") and name.endswith(".txt")
 
 
 def org_logs(org: Path, display: str, unreadable: list[str] | None = None) -> list[LogRef]:

@@ -14,15 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.base.targets import OrgTree
+from mlsubmit.checker.base.targets import OrgTree, is_result_log, system_field
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.run.discover import is_result_log
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
-from mlsubmit.core.support import jsontext
 from mlsubmit.core.support.datafiles import load_validated
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
@@ -89,19 +87,6 @@ def bench_folders(org: OrgTree) -> list[BenchFolder]:
                     folder.others.append(name)
             out.append(folder)
     return out
-
-
-def system_field(org: OrgTree, system: str, key: str) -> Any:
-    """A top-level field of the system file, or None when the file is missing or unreadable (systems/descriptions.py
-    reports those); the name comes from the folder listing, never from a log."""
-    path = org.sub("systems", system + ".json")
-    if not path.is_file():  # missing, or a FIFO or device that a read would block on
-        return None
-    try:
-        data = jsontext.loads(read_bounded(path, SMALL_FILE))
-    except (OSError, ValueError):
-        return None
-    return data.get(key) if isinstance(data, dict) else None
 
 
 def read_division(org: OrgTree, system: str) -> str | None:

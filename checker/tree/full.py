@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.base.targets import OrgTree
+from mlsubmit.checker.base.targets import OrgTree, is_result_log
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import folder as power
@@ -23,7 +23,6 @@ from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds.detect import round_name, version
-from mlsubmit.checker.run.discover import is_result_log
 from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.configfile import check_config_names, code_folder
 from mlsubmit.checker.tree.folders import (

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from mlsubmit.checker.base.targets import is_result_log
 from mlsubmit.checker.rounds.detect import version
-from mlsubmit.checker.run.discover import is_result_log
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

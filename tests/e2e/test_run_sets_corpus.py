@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.differential import rounds
-from mlsubmit.checker.run.discover import is_result_log
+from mlsubmit.checker.base.targets import is_result_log
 from mlsubmit.checker.run.pipeline import CheckOptions, run_rounds
 from mlsubmit.checker.tree.folders import bypass_flags, read_division
 
