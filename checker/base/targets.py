@@ -1,6 +1,7 @@
 """What a check is given: the targets discovery (checker/run/discover.py) finds under the PATHs. A log (`LogRef`),
 an organisation tree (`OrgTree`, with the `Preparation` its preparations fill), a folder of raw job output
-(`RawFolder`), a system file given on its own (`SystemFileRef`), and all of them (`Targets`)."""
+(`RawFolder`), a system file given on its own (`SystemFileRef`), and all of them (`Targets`); and one
+`results/<system>/<benchmark>/` folder of a tree as listed (`BenchFolder`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
     from mlsubmit.checker.hygiene.scan import Scanned, Walk
+    from mlsubmit.checker.logs.facts import LogFacts
     from mlsubmit.checker.power.folder import ReferenceVerdict
     from mlsubmit.checker.power.logs import PowerLog
     from mlsubmit.checker.systems.jsonfile import JsonDocument
-    from mlsubmit.checker.tree.folders import BenchFolder
 
     from mlsubmit.core.findings import Finding
 
@@ -46,6 +47,22 @@ class Preparation:
     systems: dict[str, tuple[JsonDocument, list[Finding]]] = field(default_factory=dict)  # systems.agreement
     power_verdicts: dict[Path, ReferenceVerdict] = field(default_factory=dict)  # power: per power/ folder
     power_logs: dict[Path, PowerLog] = field(default_factory=dict)  # power: the logs the verdicts listed
+
+
+@dataclass
+class BenchFolder:
+    """One results/<system>/<benchmark>/ folder as listed on disk (the reference's view plus what it ignores)."""
+
+    system: str
+    name: str
+    path: Path
+    shown: str
+    logs: list[str] = field(default_factory=list)  # display paths of result_*.txt files, sorted
+    others: list[str] = field(default_factory=list)  # other non-hidden entry names
+    nested_logs: dict[str, int] = field(default_factory=dict)  # sub-folder name -> result logs in it
+
+    def facts(self, all_facts: dict[str, LogFacts]) -> list[LogFacts]:
+        return [all_facts[d] for d in self.logs if d in all_facts]
 
 
 @dataclass

@@ -30,8 +30,7 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.base.targets import OrgTree
-    from mlsubmit.checker.tree.folders import BenchFolder
+    from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 
 
 @dataclass

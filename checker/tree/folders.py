@@ -10,11 +10,10 @@ import importlib.resources
 import math
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.base.targets import OrgTree, is_result_log, system_field
+from mlsubmit.checker.base.targets import BenchFolder, OrgTree, is_result_log, system_field
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
@@ -35,22 +34,6 @@ def policy() -> dict[str, Any]:
     entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/tree-policy.yaml")
     data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="tables/tree-policy.yaml")
     return data
-
-
-@dataclass
-class BenchFolder:
-    """One results/<system>/<benchmark>/ folder as listed on disk (the reference's view plus what it ignores)."""
-
-    system: str
-    name: str
-    path: Path
-    shown: str
-    logs: list[str] = field(default_factory=list)  # display paths of result_*.txt files, sorted
-    others: list[str] = field(default_factory=list)  # other non-hidden entry names
-    nested_logs: dict[str, int] = field(default_factory=dict)  # sub-folder name -> result logs in it
-
-    def facts(self, all_facts: dict[str, LogFacts]) -> list[LogFacts]:
-        return [all_facts[d] for d in self.logs if d in all_facts]
 
 
 def listdir(path: Path) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.base.targets import OrgTree, is_result_log
+from mlsubmit.checker.base.targets import BenchFolder, OrgTree, is_result_log
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import folder as power
@@ -27,7 +27,6 @@ from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.configfile import check_config_names, code_folder
 from mlsubmit.checker.tree.folders import (
     NUMBERED,
-    BenchFolder,
     bench_folders,
     bypass_flags,
     check_counts,

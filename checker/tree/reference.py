@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.base.targets import OrgTree
+from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import folder as power
 from mlsubmit.checker.rcp import verdict as rcp
@@ -22,7 +22,6 @@ from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import reference_closed
 from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.folders import (
-    BenchFolder,
     bypass_flags,
     check_counts,
     check_olympic,

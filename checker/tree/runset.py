@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlsubmit.checker.base.ledger import Entry, now
-from mlsubmit.checker.base.targets import LogRef, RawFolder
+from mlsubmit.checker.base.targets import BenchFolder, LogRef, RawFolder
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
-from mlsubmit.checker.tree.folders import BenchFolder, check_olympic
+from mlsubmit.checker.tree.folders import check_olympic
 from mlsubmit.checker.tree.full import check_init, closed_set_checks
 
 from mlsubmit.core.codes import finding
