@@ -106,7 +106,7 @@ class Policy:
                 lines.append(f"{layer.origin}: not selected, so not reported")
             if _matches(code, layer.ignore) is not None:
                 lines.append(f"{layer.origin}: ignored, so not reported")
-        if spec.run_errors == "folder" and any(code in c.codes for c in spec.stage("log")):
+        if spec.run_errors == "folder" and any(c.emits(code) for c in spec.stage("log")):
             lines.append("a run's own errors inside an organisation tree are shown as warnings: its folder judges "
                          "them (TREE007, TREE008)")
         return lines

@@ -5,8 +5,8 @@ name. A check's function is imported when it first runs, so a run of a few logs 
 Log checks are fed the log as the reader streams it: `start` gives the check's state for one log (a reader sink,
 or None when it reads only what the reader counts), `finish` turns that state into findings.
 
-Codes that commands other than `check` emit (package, verify, report, review, advise) are declared in
-`COMMAND_CODES`, so that a test can hold the registry and the catalogue (mlsubmit/core/codes/*.yaml) equal.
+Each code names the checks (and the commands other than `check`: COMMANDS) that emit it, in its catalogue entry
+(`emitted_by` in mlsubmit/core/codes/*.yaml); a test holds registry, catalogue and emitting modules equal.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.base.contract import Check
+from mlsubmit.checker.base.contract import Check, emitted_by
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
@@ -24,10 +24,6 @@ if TYPE_CHECKING:
     from mlsubmit.checker.logs.sinks import WholeLogReader
 
     from mlsubmit.core.findings import Finding
-
-
-def _span(family: str, first: int, last: int, *, skip: tuple[int, ...] = ()) -> frozenset[str]:
-    return frozenset(f"{family}{n:03d}" for n in range(first, last + 1) if n not in skip)
 
 
 # --- the log checks ------------------------------------------------------------------------------------------
@@ -157,49 +153,33 @@ def _reference_org() -> Callable[..., Any]:
     return check_org
 
 
-_LOG_CODES = _span("LOG", 1, 12) | {"TREE048"}  # TREE048: a tree's folder or log the user cannot read
-_RULE_CODES = _span("RULE", 1, 9) | {"LOG012"}
-_HP_CODES = _span("HP", 1, 5) | {"HP009", "RULE001", "RULE002"}  # the RULE codes: a value both catch, merged
-_SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34) | {"SYS048"}
-_SYS_CODES = _SYS_FILE_CODES | _span("SYS", 40, 47)
-_TREE_CODES = (_span("TREE", 1, 29) | _span("TREE", 40, 50) | {"TREE061"} | _span("POW", 1, 4) | _span("POW", 10, 20))
-_REFERENCE_CODES = (_span("TREE", 2, 4) | _span("TREE", 7, 8) | _span("TREE", 14, 22) | _span("TREE", 27, 28)
-                    | {"TREE024", "TREE046", "TREE047", "TREE048", "LOG001", "LOG005", "RULE008", "RULE009"}
-                    | _span("POW", 1, 4) | {"POW018", "POW019"})  # fmt: skip
-
 CHECKS: dict[tuple[str, str], Check] = {
     (c.name, c.stage): c
     for c in (
-        Check("read", "log", _LOG_CODES, _read_load),
-        Check("rules", "log", _RULE_CODES, _rules_load, start=_rules_start, finish=_rules_finish),
-        Check("hyperparameters", "log", _HP_CODES, _hp_load, start=_hp_start, finish=_hp_finish),
-        Check("result-file", "log", frozenset({"TREE049"}), _result_file_load, finish=_result_file_finish),
-        Check("systems", "prepare", frozenset(), _systems_prepare),
-        Check("systems", "org", _SYS_CODES, _systems_org),
-        Check("tree", "prepare", frozenset(), _tree_prepare),
-        Check("tree", "code", frozenset(), _tree_code),
-        Check("tree", "org", _TREE_CODES, _tree_org),
-        Check("reference-tree", "prepare", frozenset(), _reference_prepare),
-        Check("reference-tree", "org", _REFERENCE_CODES, _reference_org),
+        Check("read", "log", _read_load),
+        Check("rules", "log", _rules_load, start=_rules_start, finish=_rules_finish),
+        Check("hyperparameters", "log", _hp_load, start=_hp_start, finish=_hp_finish),
+        Check("result-file", "log", _result_file_load, finish=_result_file_finish),
+        Check("systems", "prepare", _systems_prepare),
+        Check("systems", "org", _systems_org),
+        Check("tree", "prepare", _tree_prepare),
+        Check("tree", "code", _tree_code),
+        Check("tree", "org", _tree_org),
+        Check("reference-tree", "prepare", _reference_prepare),
+        Check("reference-tree", "org", _reference_org),
         # a run set is judged as a results folder: the folder's codes, each labelled with its set
-        Check("run-sets", "raw", _span("RUN", 1, 7) | _span("TREE", 3, 3) | _span("TREE", 7, 8) | _span("TREE", 14, 21)
-              | {"TREE024"} | _span("POW", 1, 4), _run_sets),
+        Check("run-sets", "raw", _run_sets),
     )
 }
 
-# Codes emitted by other commands than `check` (and by `check` about the run itself).
-COMMAND_CODES: dict[str, frozenset[str]] = {
-    "advise": frozenset({"HP006", "HP007", "HP008", "HP010"}),
-    "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG050", "PKG063",
-                                                                          "PKG064", "POL002"},
-    "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62),  # 60-62: verify --official
-    "report": _span("REP", 1, 4) | {"REP010"},
-    "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)) | _span("REV", 56, 59),
-    "policy": frozenset({"POL001"}),  # said by the pipeline of a log checked alone (checker/run/pipeline.py)
-    "waivers": frozenset({"WVR001", "WVR002"}),  # check's --waivers, after the report (checker/policy/waivers.py)
-    "capture": _span("CAP", 1, 12),  # mlsubmit systems capture (checker/systems/capture.py, completion.py)
-    "runs": frozenset({"RUN008"}),  # the run ledger (submission/ledger.py)
-}
+# The commands other than `check` that emit codes (and `check` about the run itself: policy, waivers); a code's
+# `emitted_by` in the catalogue names them as it names checks.
+COMMANDS = ("advise", "package", "verify", "report", "review", "policy", "waivers", "capture", "runs")
+
+
+def command_codes() -> dict[str, frozenset[str]]:
+    """Each command's codes, as the catalogue's `emitted_by` names them."""
+    return {name: emitted_by(name) for name in COMMANDS}
 
 
 def check(name: str, stage: str) -> Check:
@@ -215,6 +195,6 @@ def registered_codes() -> set[str]:
     out: set[str] = set()
     for c in CHECKS.values():
         out |= c.codes
-    for codes in COMMAND_CODES.values():
+    for codes in command_codes().values():
         out |= codes
     return out

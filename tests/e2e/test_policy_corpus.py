@@ -11,7 +11,7 @@ import pytest
 from mlsubmit.checker.base.contract import STAGES
 from mlsubmit.checker.base.options import CheckOptions, Profile
 from mlsubmit.checker.rounds.detect import ruleset_of_path
-from mlsubmit.checker.run.checks import COMMAND_CODES
+from mlsubmit.checker.run.checks import command_codes
 from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.core.findings import Report, Severity
@@ -36,7 +36,7 @@ def _code_left_out(corpus: Path, tree: Path) -> bool:
 
 def _declared(profile: Profile) -> set[str]:
     """The codes the profile's registered checks say they may emit (and the pipeline's POL001)."""
-    codes = set(COMMAND_CODES["policy"])
+    codes = set(command_codes()["policy"])
     for stage in STAGES:
         for check in profile.plan.stage(stage):
             codes |= check.codes
