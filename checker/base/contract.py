@@ -1,6 +1,6 @@
 """The contract every check keeps: a registered name, a stage (STAGES, the order a check run takes them in) and how
 it is run. The codes it may emit are those whose catalogue entry names it (`emitted_by` in
-mlsubmit/core/codes/*.yaml). The registry of the checks is the engine's (checker/run/checks.py)."""
+mlsubmit/core/codes/*.yaml). The registry of the checks is the engine's (checker/engine/checks.py)."""
 
 from __future__ import annotations
 

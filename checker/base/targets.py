@@ -1,4 +1,4 @@
-"""What a check is given: the targets discovery (checker/run/discover.py) finds under the PATHs. A log (`LogRef`),
+"""What a check is given: the targets discovery (checker/engine/discover.py) finds under the PATHs. A log (`LogRef`),
 an organisation tree (`OrgTree`, with the `Preparation` its preparations fill), a folder of raw job output
 (`RawFolder`), a system file given on its own (`SystemFileRef`), and all of them (`Targets`); and one
 `results/<system>/<benchmark>/` folder of a tree as listed (`BenchFolder`)."""

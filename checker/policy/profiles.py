@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsubmit.checker.base.contract import Check
-from mlsubmit.checker.run import checks
+from mlsubmit.checker.engine import checks
 
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Severity

@@ -33,8 +33,8 @@ from mlsubmit.core.findings import Finding, Location
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
+    from mlsubmit.checker.engine.pipeline import CheckRun
     from mlsubmit.checker.rcp.verdict import RcpResult
-    from mlsubmit.checker.run.pipeline import CheckRun
 
 SELECT_ALL = "all"
 SELECT_MEDIAN_WINDOW = "median-window"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.base.contract import STAGES
 from mlsubmit.checker.base.options import CheckOptions, Profile
+from mlsubmit.checker.engine.checks import command_codes
+from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.rounds.detect import ruleset_of_path
-from mlsubmit.checker.run.checks import command_codes
-from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.core.findings import Report, Severity
 
@@ -71,4 +71,4 @@ def test_the_default_adds_no_error_it_cannot_justify(corpus: Path) -> None:
             unjustified[str(tree.relative_to(corpus))] = sorted(added)
     assert unjustified == {}
     assert laxer == [], "trees the official package checker refuses and the default profile passes"
-    assert undeclared == set(), "codes emitted by no check of the profile (checker/run/checks.py)"
+    assert undeclared == set(), "codes emitted by no check of the profile (checker/engine/checks.py)"

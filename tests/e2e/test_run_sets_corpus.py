@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fixtures.differential import rounds
 from mlsubmit.checker.base.targets import is_result_log
-from mlsubmit.checker.run.pipeline import CheckOptions, run_rounds
+from mlsubmit.checker.engine.pipeline import CheckOptions, run_rounds
 from mlsubmit.checker.tree.folders import bypass_flags, read_division
 
 pytestmark = [pytest.mark.corpus]  # about 20 s on a loaded 2-core machine

@@ -14,7 +14,7 @@ _PACKAGE_LINE = re.compile(r"^(checker/(?:[a-z_]+/)?)(?:([a-z_]+\.py))?(\s+\S.*)
 _MODULE = re.compile(r"^\s+([a-z_]+\.py)\s+\S")
 # a path in backquotes: a file or folder of the repository (globs and placeholders are left out)
 _PATH = re.compile(r"`((?:checker|mlsubmit|submission|schemas|systems|tests|tools|examples|docs)/[\w./-]*)`")
-# a checker module named from its subpackage (`run/checks.py`)
+# a checker module named from its subpackage (`engine/checks.py`)
 _SUB = re.compile(r"`([a-z_]+/[a-z_]+\.py)`")
 
 
@@ -85,4 +85,4 @@ def test_no_line_counts() -> None:
 
 def test_the_list_is_read_as_written() -> None:
     assert {"checker/__init__.py", "checker/upstream/rcp.py", "checker/rcp/verdict.py"} <= listed()
-    assert {"checker/base/", "checker/run/", "checker/tables/"} <= described_packages()
+    assert {"checker/base/", "checker/engine/", "checker/tables/"} <= described_packages()

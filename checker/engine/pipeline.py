@@ -26,6 +26,7 @@ from mlsubmit.checker.base.options import (
     no_progress,
 )
 from mlsubmit.checker.base.targets import LogRef, OrgTree, Targets
+from mlsubmit.checker.engine.discover import discover
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
@@ -34,7 +35,6 @@ from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
-from mlsubmit.checker.run.discover import discover
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError

@@ -8,7 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-from mlsubmit.checker.run import checks
+from mlsubmit.checker.engine import checks
 
 from mlsubmit.core.codes import catalogue
 
