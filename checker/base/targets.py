@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.hygiene.scan import Scanned, Walk
     from mlsubmit.checker.logs.facts import LogFacts
     from mlsubmit.checker.power.folder import ReferenceVerdict
-    from mlsubmit.checker.power.logs import PowerLog
+    from mlsubmit.checker.power.power_log import PowerLog
     from mlsubmit.checker.systems.jsonfile import JsonDocument
 
     from mlsubmit.core.findings import Finding
