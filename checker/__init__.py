@@ -6,7 +6,8 @@ docs/architecture.md lists; an import-linter contract keeps them out of every ot
 
 The subpackages, each named for what it holds:
 
-- `run/`: options and profiles, discovery of what PATHs hold, the pipeline, the worker pool, the cache;
+- `engine/`: a check run: discovery of what PATHs hold, the registry of checks, the pipeline;
+- `base/`: the floor under the checks: options, targets, the Check contract, the worker pool, the cache, the ledger;
 - `rounds/`: what a round is: its benchmarks, the division a result counts in, the round a path states;
 - `logs/`: the input (plain, gzip, raw job output), the record reader, the facts a tree check needs;
 - `rules/`: mlperf-logging's rule files, run by our own engine through the AST whitelist;
@@ -23,6 +24,10 @@ The subpackages, each named for what it holds:
 
 from __future__ import annotations
 
+from mlsubmit.checker.base.options import CheckOptions, Profile, Tracker, no_progress
+from mlsubmit.checker.base.targets import LogRef, OrgTree
+from mlsubmit.checker.engine.discover import discover, is_org
+from mlsubmit.checker.engine.pipeline import CheckRun, run_check, run_rounds
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog, read_log
 from mlsubmit.checker.policy.config import policy_for
@@ -35,9 +40,6 @@ from mlsubmit.checker.rules.files import (
     newer_than_installed,
     unknown_ruleset,
 )
-from mlsubmit.checker.run.discover import LogRef, OrgTree, discover, is_org
-from mlsubmit.checker.run.options import CheckOptions, Profile, Tracker, no_progress
-from mlsubmit.checker.run.pipeline import CheckRun, run_check, run_rounds
 from mlsubmit.checker.upstream.installed import version as mlperf_logging_version
 
 __all__ = [

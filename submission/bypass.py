@@ -8,7 +8,7 @@ So a folder file holds exactly one flag and no newline, and `rcp-bert-train-samp
 organisation's file is read by the verify script instead, one `--<line>` per newline-ended line (build.py).
 
 For every results folder whose RCP check a bypass switches off, `rcp-evidence/<system>/<benchmark>/` beside the
-organisation folder gets the evidence of "Handling RCP failures" (checker.rcp.evidence): outside `<org>/`, so
+organisation folder gets the evidence of "Handling RCP failures" (checker.tree.rcp_evidence): outside `<org>/`, so
 neither the package checker (which warns on unknown files in a results folder), the repo checker nor the archive
 sees it; it is for the Submitters' Working Group, by the end of review week 1.
 """
@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mlsubmit.checker.rcp import evidence as rcp_evidence
+from mlsubmit.checker.tree import rcp_evidence
 from mlsubmit.submission.config import PackageConfig
 
 from mlsubmit.core.codes import finding

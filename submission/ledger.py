@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mlsubmit.checker.run.ledger import Entry as LedgerEntry
-from mlsubmit.checker.run.ledger_rows import Reader
+from mlsubmit.checker.base.ledger import Entry as LedgerEntry
+from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.submission.config import PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding

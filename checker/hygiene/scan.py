@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.base.options import Tracker, no_progress
 from mlsubmit.checker.rounds.detect import ROUND_FILE
-from mlsubmit.checker.run.options import Tracker, no_progress
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.base.options import Tracker, no_progress
 from mlsubmit.checker.hygiene import prefilter as secretfilter
 from mlsubmit.checker.hygiene.prefilter import candidate_lines, plugin_probes
-from mlsubmit.checker.run.options import Tracker, no_progress
 
 Hit = tuple[int, str]  # (1-based line, kind of secret)
 
@@ -287,7 +287,7 @@ def load_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...]) -> di
     """The cache entry of `pack` (`file_key` -> hits); empty without a cache or a valid entry."""
     if cache_dir is None:
         return {}
-    from mlsubmit.checker.run.cache import MISS, load_entry
+    from mlsubmit.checker.base.cache import MISS, load_entry
 
     entry, key = _pack_entry(cache_dir, pack, plugins)
     body = load_entry(cache_dir, entry, key, _is_pack)
@@ -298,7 +298,7 @@ def _store_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...], bod
                 ) -> None:
     if cache_dir is None:
         return
-    from mlsubmit.checker.run.cache import store_entry
+    from mlsubmit.checker.base.cache import store_entry
 
     entry, key = _pack_entry(cache_dir, pack, plugins)
     store_entry(cache_dir, entry, key, body)
@@ -306,13 +306,13 @@ def _store_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...], bod
 
 def _scan_all(todo: list[Job], plugins: tuple[str, ...], workers: int, progress: Tracker, label: str
               ) -> list[list[Hit]]:
-    """Each job's hits, in order: here alone for a few files, else over the check's worker pool (run/pool.py),
+    """Each job's hits, in order: here alone for a few files, else over the check's worker pool (base/pool.py),
     largest files first so the shares end together."""
     with scanning(plugins):  # the pre-filter compiled once here, before any fork
         if workers <= 1 or len(todo) < _POOL_THRESHOLD or not hasattr(os, "fork"):
             with progress(len(todo), label) as advance:
                 return [_scanned(job.path, plugins, advance) for job in todo]
-        from mlsubmit.checker.run.pool import run_shared
+        from mlsubmit.checker.base.pool import run_shared
 
         order = sorted(range(len(todo)), key=lambda i: -_size(todo[i].path))
         hits = run_shared(len(order), lambda k: scan_file(todo[order[k]].path, plugins), workers, _nothing,

@@ -28,7 +28,7 @@ from mlsubmit.core.codes import info as code_info
 from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 # --- applying the table to a log -----------------------------------------------------------------------------
 

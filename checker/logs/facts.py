@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from mlsubmit.checker.logs.limits import FACTS_BYTES, VALUE_CHARS, clip_value, value_size
+from mlsubmit.checker.logs.rcp_lines import as_text
 from mlsubmit.checker.logs.reader import ParsedLog, Record
-from mlsubmit.checker.rcp.lines import as_text
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
@@ -48,7 +48,7 @@ class LogFacts:
     # Codes of the error findings the log-level checks gave this log, set by the pipeline: a run with any is
     # "non-compliant" for olympic scoring (tree checks, score).
     error_codes: tuple[str, ...] = ()
-    # The lines mlperf-logging's RCP reader acts on, as it reads them (rcp/lines.py): the RCP check and each
+    # The lines mlperf-logging's RCP reader acts on, as it reads them (logs/rcp_lines.py): the RCP check and each
     # run's convergence come from the reference's own reader run on these, so no log is read twice.
     rcp_lines: tuple[str, ...] = ()
     # [ruleset, the reference reader's answer on rcp_lines], computed where the log was read (a worker) for closed

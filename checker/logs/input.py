@@ -87,12 +87,15 @@ def holds_records(path: str | Path, limit: int = 256 << 20) -> bool:
     return False
 
 
+def is_result_log(name: str) -> bool:
+    """A result log by its name, as the package checker finds them in a benchmark folder (result_<i>.txt)."""
+    return name.startswith("result_") and name.endswith(".txt")
+
+
 def without_records(paths: list[str]) -> list[str]:
     """The PATHs that are files without MLLOG records, other than a result log or a .json description (those are
     what their names say, whatever they hold): what `check --skip-non-logs` passes over, as a folder of raw job
     output passes over the notes beside its runs."""
-    from mlsubmit.checker.run.discover import is_result_log
-
     def skipped(given: str) -> bool:
         path = Path(given)
         return (path.is_file() and path.suffix.lower() != ".json" and not is_result_log(path.name)

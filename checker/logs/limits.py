@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from mlsubmit.checker.logs.input import _BTOKEN, MAX_LINE
-from mlsubmit.checker.rcp.lines import collect
+from mlsubmit.checker.logs.rcp_lines import collect
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
@@ -59,7 +59,7 @@ RCP_BYTES = 4 << 20  # the reference reader holds each line several times over, 
 
 
 def keep_rcp_lines(log: ParsedLog, block: bytes, kept: list[bytes]) -> None:
-    """rcp.lines.collect, bounded: memory for these lines must not follow the records either."""
+    """rcp_lines.collect, bounded: memory for these lines must not follow the records either."""
     if log.rcp_cut:
         return
     start = len(kept)

@@ -73,7 +73,7 @@ class ParsedLog:
     lines: int = 0
     parse_errors: int = 0  # MLLOG lines that did not give a record (mlperf-logging fails the log for these)
     readable: bool = True
-    rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (rcp/lines.py)
+    rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (logs/rcp_lines.py)
     record_count: int = 0  # records read (with a sink, `records` keeps none of them: limits.hand)
     last_line: int = 0
     rcp_bytes: int = 0  # of rcp_lines, bounded (limits.keep_rcp_lines)
@@ -283,7 +283,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
         cut = data.rfind(b"\n") + 1
         if cut:
             block = data[:cut]
-            if rcp_lines:  # the lines the RCP check reads (rcp/lines.py), where one follows
+            if rcp_lines:  # the lines the RCP check reads (logs/rcp_lines.py), where one follows
                 keep_rcp_lines(reader.log, block, kept)
             line += reader.feed(block, line)
             hand(reader.log, sink, block)

@@ -9,8 +9,8 @@ import importlib.resources
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlsubmit.checker.run import checks
-from mlsubmit.checker.run.checks import Check
+from mlsubmit.checker.base.contract import Check
+from mlsubmit.checker.engine import checks
 
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Severity

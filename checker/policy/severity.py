@@ -118,7 +118,7 @@ class Policy:
         if code in spec.kept_errors:
             lines.append("a run's own error that stays an error inside an organisation tree: no folder tolerance "
                          "covers it")
-        elif spec.run_errors == "folder" and any(code in c.codes for c in spec.stage("log")):
+        elif spec.run_errors == "folder" and any(c.emits(code) for c in spec.stage("log")):
             lines.append("a run's own errors inside an organisation tree are shown as warnings: its folder judges "
                          "them (TREE007, TREE008)")
         return lines

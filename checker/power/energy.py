@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.power.logs import (
+from mlsubmit.checker.power.power_log import (
     EFFICIENCY,
     INTERCONNECT,
     READING,
@@ -26,7 +26,7 @@ from mlsubmit.checker.power.logs import (
     PowerLog,
     read_power_log,
 )
-from mlsubmit.checker.power.logs import number as power_number
+from mlsubmit.checker.power.power_log import number as power_number
 from mlsubmit.checker.rounds import benchmarks
 
 

@@ -21,17 +21,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mlsubmit.checker.base.targets import system_field
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.power.logs import PowerLog, read_power_log
 from mlsubmit.checker.power.measurement import check_node_log, check_switch_log
-from mlsubmit.checker.tree.folders import system_field
+from mlsubmit.checker.power.power_log import PowerLog, read_power_log
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.discover import OrgTree
-    from mlsubmit.checker.tree.folders import BenchFolder
+    from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 
 
 @dataclass

@@ -20,7 +20,16 @@ from __future__ import annotations
 import itertools
 
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.power.logs import EFFICIENCY, INTERCONNECT, READING, START, STOP, Mark, PowerLog, number
+from mlsubmit.checker.power.power_log import (
+    EFFICIENCY,
+    INTERCONNECT,
+    READING,
+    START,
+    STOP,
+    Mark,
+    PowerLog,
+    number,
+)
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity

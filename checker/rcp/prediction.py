@@ -6,7 +6,7 @@ The data is mlperf-logging's own (`rcp_checker/training_X.Y.Z/rcps_<benchmark>.j
 file is found by listing the ruleset's folder, never built from a log value. The RCPs are pruned as the reference's
 RCP checker prunes them before its check (the package checker uses the pruned set): the fastest-converging RCP drops
 every smaller batch size, and an RCP slower than the interpolation of its two neighbours is dropped. Means are the
-reference's olympic means, computed with numpy's own summation order (rcp/npstats.py). Then, for the run's
+reference's olympic means, computed with numpy's own summation order (upstream/npstats.py). Then, for the run's
 global batch size: the RCP found at that size, or the two neighbours the check interpolates between, or the one it
 falls back to. The hyperparameters compared are those of the RCP at the run's batch size (pruned or not), else of
 the neighbours. The predicted verdict and normalisation factor are the tree check's (rcp/verdict.py).
@@ -27,9 +27,9 @@ from typing import Any
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog
-from mlsubmit.checker.rcp import npstats
 from mlsubmit.checker.rcp.verdict import rcp_file, runs_key
 from mlsubmit.checker.rounds import benchmarks, window
+from mlsubmit.checker.upstream import npstats
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.upstream.installed import rcp_data_folder
 
-if TYPE_CHECKING:  # facts imports the log reader, which imports rcp.lines: no cycle at run time
+if TYPE_CHECKING:  # facts imports the log reader, which imports logs.rcp_lines: no cycle at run time
     from mlsubmit.checker.logs.facts import LogFacts
 
 NOT_CONVERGED = 1e9  # the reference's stand-in for the epochs of a run that did not converge
@@ -223,7 +223,7 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
     bs = conv[0].batch_size if conv else None
     mean = rcp_mean = low = None
     if judged is not None:
-        from mlsubmit.checker.rcp.npstats import mean as np_mean
+        from mlsubmit.checker.upstream.npstats import mean as np_mean
 
         record = judged.record
         rejected = benchmarks.dropped(str(record.get("Benchmark")))
@@ -281,7 +281,7 @@ _JUDGED: dict[str, RcpResult] = {}
 
 def _key(benchmark: str, ruleset: str, runs: list[LogFacts], bypass: bool, closed: bool, train_samples: bool,
          rcps: str | None) -> str:
-    from mlsubmit.checker.run.cache import folder_key
+    from mlsubmit.checker.base.cache import folder_key
 
     inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
     return folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
@@ -313,7 +313,7 @@ def _stored(key: str, benchmark: str, ruleset: str, runs: list[LogFacts], *, byp
             cache_dir: Path | None, train_samples: bool, rcps: str | None) -> RcpResult:
     if cache_dir is None:
         return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed, train_samples=train_samples, rcps=rcps)
-    from mlsubmit.checker.run.cache import MISS, load_entry, store_entry
+    from mlsubmit.checker.base.cache import MISS, load_entry, store_entry
 
     root = Path(cache_dir)
     entry = root / "rcp" / f"{key}.json"

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlsubmit.checker.rounds import history
-from mlsubmit.checker.rounds.detect import round_name
-from mlsubmit.checker.tree.params import version
+from mlsubmit.checker.rounds.detect import round_name, version
 
 L757 = ("a review-time submission on the retired benchmark at the Preview's smallest and largest scale, shown to "
         "the Results WG and not published (submission_rules.adoc §Preview Systems L757)")

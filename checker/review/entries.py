@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence, extract
+from mlsubmit.checker.logs.input import is_result_log
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.run.discover import is_result_log
 from mlsubmit.checker.systems.descriptions import knowledge, summarize
 from mlsubmit.checker.systems.jsonfile import JsonDocument, read_json
 

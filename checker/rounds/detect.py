@@ -135,6 +135,14 @@ def round_name(ruleset: str) -> str:
     return ".".join(ruleset.split(".")[:2])
 
 
+def version(ruleset: str) -> tuple[int, ...]:
+    """`X.Y.Z` as numbers to compare; () for anything else, which compares below every round."""
+    try:
+        return tuple(int(x) for x in ruleset.split("."))
+    except ValueError:
+        return ()
+
+
 def ruleset_of_path(path: Path) -> str | None:
     """Ruleset "X.Y.0" of the innermost `training_results_vX.Y` folder holding `path` (or being it), else None.
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.rounds.detect import round_name
-from mlsubmit.checker.tree.params import version
+from mlsubmit.checker.rounds.detect import round_name, version
 
 from mlsubmit.core.support.datafiles import load_validated
 

@@ -38,7 +38,7 @@ from mlsubmit.core.repeats import Capped
 from mlsubmit.core.support.datafiles import load_validated
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 
 

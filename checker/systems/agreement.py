@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.targets import LogRef, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import division
-from mlsubmit.checker.run.discover import LogRef, OrgTree
 from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, norm
 from mlsubmit.checker.systems.jsonfile import JsonDocument
 
@@ -25,7 +25,7 @@ from mlsubmit.core.findings import Finding, Location
 from mlsubmit.core.support.names import did_you_mean
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 
 def org_system_files(org: OrgTree) -> list[tuple[Path, str]]:

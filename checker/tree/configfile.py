@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.run.discover import OrgTree
-from mlsubmit.checker.tree.params import version
+from mlsubmit.checker.rounds.detect import version
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

@@ -10,23 +10,22 @@ import importlib.resources
 import math
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.targets import BenchFolder, OrgTree, system_field
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.logs.input import is_result_log
 from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.run.discover import OrgTree, is_result_log
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
-from mlsubmit.core.support import jsontext
 from mlsubmit.core.support.datafiles import load_validated
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 
@@ -36,22 +35,6 @@ def policy() -> dict[str, Any]:
     entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/tree-policy.yaml")
     data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="tables/tree-policy.yaml")
     return data
-
-
-@dataclass
-class BenchFolder:
-    """One results/<system>/<benchmark>/ folder as listed on disk (the reference's view plus what it ignores)."""
-
-    system: str
-    name: str
-    path: Path
-    shown: str
-    logs: list[str] = field(default_factory=list)  # display paths of result_*.txt files, sorted
-    others: list[str] = field(default_factory=list)  # other non-hidden entry names
-    nested_logs: dict[str, int] = field(default_factory=dict)  # sub-folder name -> result logs in it
-
-    def facts(self, all_facts: dict[str, LogFacts]) -> list[LogFacts]:
-        return [all_facts[d] for d in self.logs if d in all_facts]
 
 
 def listdir(path: Path) -> list[str]:
@@ -88,19 +71,6 @@ def bench_folders(org: OrgTree) -> list[BenchFolder]:
                     folder.others.append(name)
             out.append(folder)
     return out
-
-
-def system_field(org: OrgTree, system: str, key: str) -> Any:
-    """A top-level field of the system file, or None when the file is missing or unreadable (systems/descriptions.py
-    reports those); the name comes from the folder listing, never from a log."""
-    path = org.sub("systems", system + ".json")
-    if not path.is_file():  # missing, or a FIFO or device that a read would block on
-        return None
-    try:
-        data = jsontext.loads(read_bounded(path, SMALL_FILE))
-    except (OSError, ValueError):
-        return None
-    return data.get(key) if isinstance(data, dict) else None
 
 
 def read_division(org: OrgTree, system: str) -> str | None:

@@ -15,20 +15,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.logs.input import is_result_log
 from mlsubmit.checker.power import folder as power
 from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
-from mlsubmit.checker.rounds.detect import round_name
-from mlsubmit.checker.run.discover import OrgTree, is_result_log
+from mlsubmit.checker.rounds.detect import round_name, version
 from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.configfile import check_config_names, code_folder
 from mlsubmit.checker.tree.folders import (
     NUMBERED,
-    BenchFolder,
     bench_folders,
     bypass_flags,
     check_counts,
@@ -46,7 +46,7 @@ from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support.names import did_you_mean
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 
 def init_minutes(facts: LogFacts) -> tuple[float, int] | None:
@@ -86,7 +86,7 @@ SCALING_ALLOWED_FROM = (6, 1, 0)  # mlcommons/training#879: the chair regenerate
 
 def check_entries(folder: BenchFolder, ruleset: str) -> list[Finding]:
     out = []
-    scaling_allowed = params.version(ruleset) >= SCALING_ALLOWED_FROM
+    scaling_allowed = version(ruleset) >= SCALING_ALLOWED_FROM
     for name in folder.others:
         shown = os.path.join(folder.shown, name)
         if name == "scaling.json":

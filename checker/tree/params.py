@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsubmit.checker.rounds.detect import version
+
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
 from mlsubmit.core.support.safe_io import open_regular
@@ -35,14 +37,6 @@ _MAX_BYTES = 64 << 10  # a flag file is a few bytes; a bigger one is not read wh
 class OrgParams:
     flags: set[str] = field(default_factory=set)  # canonical spellings
     findings: list[Finding] = field(default_factory=list)
-
-
-def version(ruleset: str) -> tuple[int, ...]:
-    """`X.Y.Z` as numbers to compare; () for anything else, which compares below every round."""
-    try:
-        return tuple(int(x) for x in ruleset.split("."))
-    except ValueError:
-        return ()
 
 
 def applies(ruleset: str) -> bool:

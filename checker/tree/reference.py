@@ -14,15 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import folder as power
 from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import reference_closed
-from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.folders import (
-    BenchFolder,
     bypass_flags,
     check_counts,
     check_olympic,
@@ -39,7 +38,7 @@ from mlsubmit.core.support.names import did_you_mean
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.run.options import CheckOptions
+    from mlsubmit.checker.base.options import CheckOptions
 
 # Log-level findings on which the reference's compliance checker raises instead of judging the log.
 CRASH_CODES = frozenset({"LOG001", "LOG005", "RULE008", "RULE009", "RULE010"})

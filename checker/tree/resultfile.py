@@ -11,15 +11,15 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from mlsubmit.checker.run.discover import is_result_log
-from mlsubmit.checker.tree.params import version
+from mlsubmit.checker.logs.input import is_result_log
+from mlsubmit.checker.rounds.detect import version
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:
+    from mlsubmit.checker.base.options import CheckOptions
     from mlsubmit.checker.logs.reader import ParsedLog
-    from mlsubmit.checker.run.options import CheckOptions
 
 FULL_OUTPUT_FROM = (6, 1, 0)  # training_policies PR #588
 

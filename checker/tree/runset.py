@@ -18,23 +18,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mlsubmit.checker.base.ledger import Entry, now
+from mlsubmit.checker.base.targets import BenchFolder, LogRef, RawFolder
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
-from mlsubmit.checker.run.discover import LogRef, RawFolder
-from mlsubmit.checker.run.ledger import Entry, now
-from mlsubmit.checker.tree.folders import BenchFolder, check_olympic
+from mlsubmit.checker.tree.folders import check_olympic
 from mlsubmit.checker.tree.full import check_init, closed_set_checks
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
 
 if TYPE_CHECKING:
+    from mlsubmit.checker.base.options import CheckOptions
+    from mlsubmit.checker.engine.pipeline import CheckRun
     from mlsubmit.checker.rcp.verdict import RcpResult
-    from mlsubmit.checker.run.options import CheckOptions
-    from mlsubmit.checker.run.pipeline import CheckRun
 
 SELECT_ALL = "all"
 SELECT_MEDIAN_WINDOW = "median-window"
@@ -223,7 +223,7 @@ def _labelled(found: Finding, rs: RunSet) -> Finding:
     return replace(found, message=f"run set {rs.key.label}: {found.message}")
 
 
-# --- what a check tells the run ledger (run/ledger.py) ----------------------------------------------------------
+# --- what a check tells the run ledger (base/ledger.py) ----------------------------------------------------------
 
 
 def ledger_entries(run: CheckRun, options: CheckOptions) -> list[Entry]:

@@ -104,7 +104,7 @@ def _sub(token: str, pattern: Any, repl: Any, string: Any, count: int = 0, flags
 
 def _load() -> types.ModuleType:
     """A private copy of mlperf_logging.rcp_checker.rcp_checker with our stand-ins for scipy.stats and numpy."""
-    from mlsubmit.checker.rcp import npstats, tstat
+    from mlsubmit.checker.upstream import npstats, tstat
 
     origin = _installed.rcp_module_file()
     stats = types.ModuleType("scipy.stats")
@@ -210,7 +210,7 @@ def _adapter_kind(exc: BaseException) -> bool:
 
 @functools.cache
 def _adapter_files() -> frozenset[Path]:
-    from mlsubmit.checker.rcp import npstats, tstat
+    from mlsubmit.checker.upstream import npstats, tstat
 
     return frozenset(Path(f).resolve() for f in (__file__, npstats.__file__, tstat.__file__))
 
@@ -314,7 +314,7 @@ def _valid_statistics(stats: Any, processed: dict[str, Any]) -> bool:
 
 @functools.cache
 def _code_files() -> tuple[str, ...]:
-    from mlsubmit.checker.rcp import npstats, tstat
+    from mlsubmit.checker.upstream import npstats, tstat
 
     try:
         origin = str(_installed.rcp_module_file())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from mlsubmit.checker.rcp.lines import TRIGGERS
+from mlsubmit.checker.logs.rcp_lines import TRIGGERS
 
 # The oldest and the newest mlperf-logging the adapter is tested with: `make test-compat` runs the differential
 # tests with the first, `make test` with the second (pyproject.toml's pin for the dev venv).

@@ -180,7 +180,7 @@ def collect(
 
 def _bypassed(org: OrgTree, refs: Sequence[LogRef], run: CheckRun, score: Score, ruleset: str) -> list[Any]:
     """The evidence "Handling RCP failures" asks for, for a closed folder whose RCP check a bypass switches off."""
-    from mlsubmit.checker.rcp import evidence as rcp_evidence
+    from mlsubmit.checker.tree import rcp_evidence
 
     folder = refs[0].path.parent
     scope = rcp_evidence.bypass_scope(folder, org.root, ruleset) if reference_closed(score.division) else None

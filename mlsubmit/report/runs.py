@@ -22,11 +22,11 @@ from datetime import datetime, timezone
 from typing import IO, Any
 
 from mlsubmit.checker import median_window
+from mlsubmit.checker.base.ledger import Entry as LedgerEntry
+from mlsubmit.checker.base.ledger_rows import BY_SET, Reader
 from mlsubmit.checker.rcp.planning import ledger_risk
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
-from mlsubmit.checker.run.ledger import Entry as LedgerEntry
-from mlsubmit.checker.run.ledger_rows import BY_SET, Reader
 from mlsubmit.core.support.display_escape import inert, spreadsheet_cell
 from mlsubmit.report.runs_svg import esc, histogram, run_chart
 

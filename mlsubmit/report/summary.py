@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker import CheckRun, LogFacts, OrgTree
-from mlsubmit.checker.rcp.npstats import mean as numpy_mean
 from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.upstream.npstats import mean as numpy_mean
 from mlsubmit.core.support import jsontext, numbers
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 from mlsubmit.report.data import ReportData, ResultRow

@@ -202,8 +202,8 @@ def test_graphcore_open_bert_advice(run_cli: Any, corpus: Path, round_dir: str, 
 
 @pytest.mark.corpus
 def test_no_hp_findings_on_the_published_closed_runs(corpus: Path) -> None:
+    from mlsubmit.checker.engine.pipeline import CheckOptions
     from mlsubmit.checker.hyperparameters.apply import check_log
-    from mlsubmit.checker.run.pipeline import CheckOptions
 
     seen = 0
     for round_dir, ruleset in (("training_results_v1.0", "1.0.0"), ("training_results_v1.1", "1.1.0")):

@@ -81,7 +81,7 @@ def test_usage_errors_exit_2_with_one_line(run_cli, argv: list[str]) -> None:  #
 
 
 def test_internal_error_exits_3_with_a_crash_log(run_cli, make_run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import mlsubmit.checker.run.pipeline as pipeline
+    import mlsubmit.checker.engine.pipeline as pipeline
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("simulated bug")

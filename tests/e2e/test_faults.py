@@ -183,7 +183,7 @@ def test_four_checks_sharing_a_cache_leave_it_consistent(tmp_path: Path) -> None
     assert entries, "the cache was not written"
     assert (cache / ".gitignore").read_text(encoding="utf-8").endswith("*\n")
     assert not [p for p in entries if p.name.startswith(".tmp-")], "a temporary file was left behind"
-    from mlsubmit.checker.run.cache import MISS, load_entry
+    from mlsubmit.checker.base.cache import MISS, load_entry
 
     for entry in entries:  # every entry whole and valid under its own key, never interleaved
         key = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]

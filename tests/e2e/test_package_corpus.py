@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import tree_digest
 from fixtures.repo import commit_example
-from mlsubmit.checker.run.pipeline import CheckOptions, run_check
+from mlsubmit.checker.engine.pipeline import CheckOptions, run_check
 
 pytestmark = [pytest.mark.corpus, pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
 Cli = Callable[..., tuple[int, str, str]]

@@ -8,10 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.base.contract import STAGES
+from mlsubmit.checker.base.options import CheckOptions, Profile
+from mlsubmit.checker.engine.checks import command_codes
+from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.rounds.detect import ruleset_of_path
-from mlsubmit.checker.run.checks import COMMAND_CODES, STAGES
-from mlsubmit.checker.run.options import CheckOptions, Profile
-from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.core.findings import Report, Severity
 
@@ -35,7 +36,7 @@ def _code_left_out(corpus: Path, tree: Path) -> bool:
 
 def _declared(profile: Profile) -> set[str]:
     """The codes the profile's registered checks say they may emit (and the pipeline's POL001)."""
-    codes = set(COMMAND_CODES["policy"])
+    codes = set(command_codes()["policy"])
     for stage in STAGES:
         for check in profile.plan.stage(stage):
             codes |= check.codes
@@ -75,4 +76,4 @@ def test_the_default_adds_no_error_it_cannot_justify(corpus: Path) -> None:
             unjustified[str(tree.relative_to(corpus))] = sorted(added)
     assert unjustified == {}
     assert laxer == [], "trees the official package checker refuses and the default profile passes"
-    assert undeclared == set(), "codes emitted by no check of the profile (checker/run/checks.py)"
+    assert undeclared == set(), "codes emitted by no check of the profile (checker/engine/checks.py)"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.headersfix import FOLDER, Rebuilt, rebuild
-from mlsubmit.checker.run.options import CheckOptions, Profile
-from mlsubmit.checker.run.pipeline import run_check
+from mlsubmit.checker.base.options import CheckOptions, Profile
+from mlsubmit.checker.engine.pipeline import run_check
 
 from mlsubmit.core.findings import Finding, Severity
 

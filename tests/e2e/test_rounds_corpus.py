@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.engine.pipeline import CheckOptions, run_check, run_rounds
 from mlsubmit.checker.rounds.detect import group_by_round
 from mlsubmit.checker.rules.files import available_rulesets
-from mlsubmit.checker.run.pipeline import CheckOptions, run_check, run_rounds
 
 
 @pytest.mark.corpus

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.differential import rounds
-from mlsubmit.checker.run.discover import is_result_log
-from mlsubmit.checker.run.pipeline import CheckOptions, run_rounds
+from mlsubmit.checker.engine.pipeline import CheckOptions, run_rounds
+from mlsubmit.checker.logs.input import is_result_log
 from mlsubmit.checker.tree.folders import bypass_flags, read_division
 
 pytestmark = [pytest.mark.corpus]  # about 20 s on a loaded 2-core machine
@@ -74,7 +74,7 @@ def _explained(folder: Path, raw_sets: int) -> str | None:
         return f"the logs make {raw_sets} run sets"
     if (folder / "power").is_dir():
         return "power logs"
-    from mlsubmit.checker.run.discover import OrgTree
+    from mlsubmit.checker.base.targets import OrgTree
 
     division = read_division(OrgTree(org, str(org)), folder.parent.name)
     if division != "closed":

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mlsubmit.checker.base.cache import LogCache, store_entry
 from mlsubmit.checker.logs.facts import extract
 from mlsubmit.checker.logs.reader import read_stream
-from mlsubmit.checker.run.cache import LogCache, store_entry
 from mlsubmit.checker.systems.jsonfile import parse_json
 
 from mlsubmit.cli import main

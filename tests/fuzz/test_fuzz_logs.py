@@ -22,11 +22,11 @@ from fixtures.logfix import check_log_file
 from fixtures.synth import RunSpec, render
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from mlsubmit.checker.base.targets import LogRef
+from mlsubmit.checker.engine.pipeline import CheckOptions
 from mlsubmit.checker.logs.reader import TOKEN, read_stream
 from mlsubmit.checker.rules.engine import check_records
 from mlsubmit.checker.rules.files import get_ruleset
-from mlsubmit.checker.run.discover import LogRef
-from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.cli import main
 from mlsubmit.core.codes import catalogue

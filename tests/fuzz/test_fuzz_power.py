@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.power.energy import node_energy, switch_energy
-from mlsubmit.checker.power.logs import read_power_log
 from mlsubmit.checker.power.measurement import check_node_log, check_switch_log
+from mlsubmit.checker.power.power_log import read_power_log
 
 from mlsubmit.core.codes import catalogue
 

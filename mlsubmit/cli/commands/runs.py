@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """0, or 1 when rows of the ledger are no entries (each named on stderr, left out of what is shown)."""
-    from mlsubmit.checker.run.ledger_rows import Reader  # SQLite is imported only by the commands that open a ledger
+    from mlsubmit.checker.base.ledger_rows import Reader  # SQLite is imported only by the commands that open a ledger
 
     write = WRITERS[args.format]
     with Reader(args.ledger) as reader:

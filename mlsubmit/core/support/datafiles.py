@@ -5,7 +5,7 @@ check itself (about 0.1 s per process), so a copy of each file that passed is ke
 (`$MLSUBMIT_DATA_CACHE`, else `$XDG_CACHE_HOME/mlsubmit/data`, else `~/.cache/mlsubmit/data`), named by the hash
 of the file's bytes, every shipped schema and the tool version: an edited file or schema is validated again, and a
 copy that cannot be read or written is simply not used. `MLSUBMIT_DATA_CACHE=off` turns the copies off. Copies are
-entries of checker/run/cache.py: each names its key and the digest of its data, so a damaged copy, another copy
+entries of checker/base/cache.py: each names its key and the digest of its data, so a damaged copy, another copy
 renamed, or a link is a miss and the file is validated again.
 """
 

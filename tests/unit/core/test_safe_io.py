@@ -44,8 +44,8 @@ def test_fifos_and_devices_are_refused(tmp_path: Path) -> None:
 def test_tree_files_linked_to_proc_are_not_read(tmp_path: Path) -> None:
     """Each of these read its file whole; on some kernels /proc/self/pagemap reads for 256 GiB (issue 26). Here it
     may fail at once (EINVAL), so this guards the refusal rather than reproducing the hang."""
+    from mlsubmit.checker.base.targets import OrgTree
     from mlsubmit.checker.power.folder import number_of_nodes
-    from mlsubmit.checker.run.discover import OrgTree
     from mlsubmit.checker.tree.folders import bypass_flags, read_division
 
     from mlsubmit.report.scoring import committed_scaling

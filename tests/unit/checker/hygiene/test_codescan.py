@@ -275,7 +275,7 @@ def test_patterns_hold_on_joined_lines() -> None:
 
 
 def test_warm_scan_comes_from_the_cache_and_faults_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.unit.checker.run.test_cache_faults import FAULTS
+    from tests.unit.checker.base.test_cache_faults import FAULTS
 
     code = tmp_path / "code"
     code.mkdir()

@@ -1,4 +1,4 @@
-"""The secret scan of many files runs on the check's worker pool (run/pool.py), not a pool of its own (issue 28):
+"""The secret scan of many files runs on the check's worker pool (base/pool.py), not a pool of its own (issue 28):
 the same hits as one process, in the jobs' order, and a worker that dies fails the scan instead of losing files."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.base import pool
 from mlsubmit.checker.hygiene import secrets
 from mlsubmit.checker.hygiene.scan import SECRET_PLUGINS
-from mlsubmit.checker.run import pool
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks")
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 from fixtures.synth import RunSpec, write_run
+from mlsubmit.checker.engine.pipeline import CheckOptions
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.hyperparameters.as_closed import advise_parsed
 from mlsubmit.checker.hyperparameters.constraints import check_value
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support.datafiles import load_yaml

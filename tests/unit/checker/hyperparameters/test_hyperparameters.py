@@ -9,11 +9,11 @@ from typing import Any
 import jsonschema
 import pytest
 from fixtures.synth import HYPERPARAMETERS, RunSpec, write_run
+from mlsubmit.checker.engine.pipeline import CheckOptions
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.hyperparameters.as_closed import as_closed
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support.schema_loader import SchemaError, load_schema, validate_or_raise

@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.engine.pipeline import CheckOptions
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.core.findings import Severity
 

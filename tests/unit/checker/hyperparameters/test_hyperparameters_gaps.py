@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fixtures.differential import reference_verdicts
 from fixtures.synth import HYPERPARAMETERS, RunSpec, write_run
+from mlsubmit.checker.engine.pipeline import CheckOptions
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.run.pipeline import CheckOptions
 
 SGD = {
     "opt_name": "sgd", "global_batch_size": 1920, "sgd_opt_base_learning_rate": 3.824,

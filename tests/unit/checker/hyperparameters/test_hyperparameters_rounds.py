@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 from fixtures.synth import RunSpec, write_run
+from mlsubmit.checker.engine.pipeline import CheckOptions
 from mlsubmit.checker.hyperparameters import apply as hp
 from mlsubmit.checker.hyperparameters import table as hpt
 from mlsubmit.checker.hyperparameters.as_closed import advise_parsed
 from mlsubmit.checker.hyperparameters.constraints import check_value
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.core.findings import Finding
 
@@ -329,7 +329,7 @@ def test_a_value_the_rule_file_and_the_table_both_catch_is_reported_once(tmp_pat
 
 
 def test_cache_key_changes_with_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlsubmit.checker.run import cache
+    from mlsubmit.checker.base import cache
 
     cache.context_key.cache_clear()
     before = cache.context_key("5.1.0", "read,rules,hyperparameters")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.synth import RunSpec, render, write_run
+from mlsubmit.checker.base.options import CheckOptions
+from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.logs import sinks
 from mlsubmit.checker.logs.facts import FactsBuilder, extract
 from mlsubmit.checker.logs.limits import fitting
@@ -16,8 +18,6 @@ from mlsubmit.checker.rules import engine
 from mlsubmit.checker.rules.engine import RuleStream, check_records
 from mlsubmit.checker.rules.files import get_ruleset
 from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, short
-from mlsubmit.checker.run.options import CheckOptions
-from mlsubmit.checker.run.pipeline import run_check
 
 SD_EVAL = {"metric": "FID", "samples_count": 512000}
 RUNS = [

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from fixtures.demo import raw_run
 from fixtures.synth import RunSpec
+from mlsubmit.checker.engine.discover import discover
+from mlsubmit.checker.engine.pipeline import CheckOptions, run_check
 from mlsubmit.checker.logs.input import CHUNK, holds_records
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.run.discover import discover
-from mlsubmit.checker.run.pipeline import CheckOptions, run_check
 from mlsubmit.submission.runs import stage_run
 
 

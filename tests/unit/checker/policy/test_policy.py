@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from fixtures.synth import RunSpec, write_run
 from fixtures.synth_org import runs, system, write_org
+from mlsubmit.checker.base.options import CheckOptions
+from mlsubmit.checker.engine import checks
+from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.policy import profiles
 from mlsubmit.checker.policy.config import Flags, policy_for
 from mlsubmit.checker.policy.severity import Layer, Policy
-from mlsubmit.checker.run import checks
-from mlsubmit.checker.run.options import CheckOptions
-from mlsubmit.checker.run.pipeline import run_check
 
 from mlsubmit.cli import main
 from mlsubmit.core.codes import catalogue, finding
@@ -264,7 +264,7 @@ def test_a_zero_count_is_a_warning_and_a_count_int_cannot_read_an_error(tmp_path
 
 
 def test_missing_code_is_a_warning_only_when_other_code_folders_may_hold_it(tmp_path: Path) -> None:
-    from mlsubmit.checker.run.discover import discover
+    from mlsubmit.checker.engine.discover import discover
     from mlsubmit.checker.tree.full import check_implementations
 
     root = write_org(tmp_path / "HPE", {"sys": system()}, {("sys", "bert"): runs([20.0])})
@@ -279,7 +279,7 @@ def test_a_cached_result_takes_the_policy_of_the_run_that_reads_it(tmp_path: Pat
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The cache keeps the checks' own severities: a later run's --severity applies to a cached log too, and
     the policy is not part of the key (the second run is answered from the cache)."""
-    from mlsubmit.checker.run import pipeline
+    from mlsubmit.checker.engine import pipeline
 
     log = write_run(tmp_path / "logs" / "result_0.txt", RunSpec(converge=False))
     cache = tmp_path / "cache"

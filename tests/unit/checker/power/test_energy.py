@@ -13,7 +13,7 @@ import pytest
 from fixtures.powerfix import PowerSpec, power_for, render, render_switch, write
 from fixtures.treefix import build_org, resnet_runs
 from mlsubmit.checker.power.energy import RunEnergy, node_energy, switch_energy
-from mlsubmit.checker.power.logs import read_power_log
+from mlsubmit.checker.power.power_log import read_power_log
 
 from mlsubmit.core.support.schema_loader import load_schema, validator
 from mlsubmit.report.energy import olympic_energy

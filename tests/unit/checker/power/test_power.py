@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from fixtures.powerfix import PowerSpec, power_for, render, render_switch, write
 from fixtures.treefix import build_org, resnet_runs
+from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.power import folder as power
-from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.folders import bench_folders
 
 NAMES = ["result_0", "result_1", "result_2"]

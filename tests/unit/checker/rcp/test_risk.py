@@ -120,7 +120,7 @@ def test_ci_fails_on_the_risk_above_the_limit(tmp_path: Path, capsys: pytest.Cap
 
 def test_a_tree_folder_short_of_its_runs_gets_its_risk(tmp_path: Path) -> None:
     from fixtures.treefix import build_org, resnet_runs
-    from mlsubmit.checker.run.pipeline import CheckOptions, run_check
+    from mlsubmit.checker.engine.pipeline import CheckOptions, run_check
 
     org = build_org(tmp_path / "org", {("ipu-pod16-POPART-closed", "resnet"): resnet_runs([35, 36, 35])})
     found = [f for f in run_check([str(org)], CheckOptions(ruleset="1.0.0", jobs=1)).report.all_findings()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fixtures.differential import rounds
 from mlsubmit.checker.review.preview import check_preview, points
-from mlsubmit.checker.tree.params import version
+from mlsubmit.checker.rounds.detect import version
 
 CLASSES = {"REV020": "held", "REV022": "failed", "REV058": "not due", "REV059": "retired", "REV021": "no successor"}
 

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.engine.discover import UsageError
 from mlsubmit.checker.rounds.detect import group_by_round, spelled_ruleset, stated_round
-from mlsubmit.checker.run.discover import UsageError
 
 KNOWN = ("1.0.0", "1.1.0", "2.0.0")
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from fixtures.synth import RunSpec
 from fixtures.treefix import build_org
+from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
-from mlsubmit.checker.run.discover import OrgTree
 from mlsubmit.checker.tree.configfile import check_config_names
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.synth import write_run
+from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.run.options import CheckOptions
 from mlsubmit.checker.tree.resultfile import check_log
 
 from mlsubmit.cli import main

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fixtures import demo
 from fixtures.demo import write_runs
+from mlsubmit.checker.engine.pipeline import CheckOptions, run_check
 from mlsubmit.checker.rounds.window import median_window
-from mlsubmit.checker.run.pipeline import CheckOptions, run_check
 from mlsubmit.submission.config import load_config
 from mlsubmit.submission.runs import collect
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import closed as closed_division
-from mlsubmit.checker.run.discover import OrgTree
-from mlsubmit.checker.tree.folders import BenchFolder, bench_folders, bypass_flags, check_olympic, policy
+from mlsubmit.checker.tree.folders import bench_folders, bypass_flags, check_olympic, policy
 from mlsubmit.checker.tree.full import check_init, check_names, init_limit
 
 from mlsubmit.core.support.schema_loader import load_schema, validator

@@ -6,7 +6,7 @@ import math
 import random
 
 import pytest
-from mlsubmit.checker.rcp.tstat import betainc, t_sf, ttest_ind_from_stats
+from mlsubmit.checker.upstream.tstat import betainc, t_sf, ttest_ind_from_stats
 
 scipy_stats = pytest.importorskip("scipy.stats")
 scipy_special = pytest.importorskip("scipy.special")

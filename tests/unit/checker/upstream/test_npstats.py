@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mlsubmit.checker.rcp import npstats
+from mlsubmit.checker.upstream import npstats
 
 FINITE = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)
 EPOCHS = st.one_of(st.floats(min_value=0, max_value=1e4, allow_nan=False), st.integers(0, 10**6))

@@ -198,7 +198,7 @@ def open_ledger(path: Path, *, write: bool) -> sqlite3.Connection:
 def record(path: Path, entries: Iterable[Entry]) -> int:
     """Add the entries not yet in the ledger, in one transaction; how many were new. Each value is stored as
     ledger_rows.stored makes it (text within a byte budget, numbers finite)."""
-    from mlsubmit.checker.run.ledger_rows import stored
+    from mlsubmit.checker.base.ledger_rows import stored
 
     rows = [stored(e) for e in entries]
     conn = open_ledger(path, write=True)
@@ -219,7 +219,7 @@ def record(path: Path, entries: Iterable[Entry]) -> int:
 
 def read(path: Path) -> list[Entry]:
     """Every entry that is one, oldest first (ledger_rows.Reader says which rows were left out)."""
-    from mlsubmit.checker.run.ledger_rows import Reader
+    from mlsubmit.checker.base.ledger_rows import Reader
 
     with Reader(path) as reader:
         return list(reader.entries())

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from mlsubmit.checker.run.cache import context_key
-from mlsubmit.checker.run.checks import STAGES, Check
-from mlsubmit.checker.run.options import CheckOptions, Profile
+from mlsubmit.checker.base.cache import context_key
+from mlsubmit.checker.base.contract import STAGES, Check
+from mlsubmit.checker.base.options import CheckOptions, Profile
 
 
 def _names(checks: list[Check]) -> list[str]:

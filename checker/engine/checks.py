@@ -5,51 +5,25 @@ name. A check's function is imported when it first runs, so a run of a few logs 
 Log checks are fed the log as the reader streams it: `start` gives the check's state for one log (a reader sink,
 or None when it reads only what the reader counts), `finish` turns that state into findings.
 
-Codes that commands other than `check` emit (package, verify, report, review, advise) are declared in
-`COMMAND_CODES`, so that a test can hold the registry and the catalogue (mlsubmit/core/codes/*.yaml) equal.
+Each code names the checks (and the commands other than `check`: COMMANDS) that emit it, in its catalogue entry
+(`emitted_by` in mlsubmit/core/codes/*.yaml); a test holds registry, catalogue and emitting modules equal.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from mlsubmit.checker.base.contract import Check, emitted_by
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.logs.reader import ParsedLog, Record
+    from mlsubmit.checker.base.options import CheckOptions
+    from mlsubmit.checker.base.targets import LogRef
+    from mlsubmit.checker.logs.reader import ParsedLog
     from mlsubmit.checker.logs.sinks import WholeLogReader
-    from mlsubmit.checker.run.discover import LogRef
-    from mlsubmit.checker.run.options import CheckOptions
 
     from mlsubmit.core.findings import Finding
-
-STAGES = ("log", "prepare", "code", "org", "raw", "file")  # raw: a folder of raw job output, judged as run sets;
-# file: a system description given on its own
-
-
-class Sink(Protocol):
-    def feed(self, batch: list[Record]) -> None: ...
-
-
-def _span(family: str, first: int, last: int, *, skip: tuple[int, ...] = ()) -> frozenset[str]:
-    return frozenset(f"{family}{n:03d}" for n in range(first, last + 1) if n not in skip)
-
-
-@dataclass(frozen=True)
-class Check:
-    """One check: its registered name, its stage, the codes it may emit and how to run it."""
-
-    name: str
-    stage: str  # one of STAGES
-    codes: frozenset[str]
-    load: Callable[[], Callable[..., Any]]  # imports the function that does the work
-    # log checks only: the per-log state fed as the log is read, and the findings it gives once read
-    start: Callable[[LogRef, CheckOptions, WholeLogReader], Any] = field(default=lambda ref, options, whole: None)
-    finish: Callable[[Any, ParsedLog, CheckOptions, list[Finding]], list[Finding]] | None = None
-
-    def function(self) -> Callable[..., Any]:
-        return self.load()
 
 
 # --- the log checks ------------------------------------------------------------------------------------------
@@ -191,53 +165,37 @@ def _reference_org() -> Callable[..., Any]:
     return check_org
 
 
-_LOG_CODES = _span("LOG", 1, 12) | {"TREE048"}  # TREE048: a tree's folder or log the user cannot read
-_RULE_CODES = _span("RULE", 1, 10) | {"LOG012"}
-_HP_CODES = _span("HP", 1, 5) | {"HP009", "RULE001", "RULE002"}  # the RULE codes: a value both catch, merged
-_SYS_FILE_CODES = _span("SYS", 1, 6) | _span("SYS", 10, 22) | _span("SYS", 30, 34) | {"SYS048"}
-_SYS_CODES = _SYS_FILE_CODES | _span("SYS", 40, 47)
-_TREE_CODES = (_span("TREE", 1, 29) | _span("TREE", 40, 50) | {"TREE061"} | _span("POW", 1, 4) | _span("POW", 10, 20)
-               | {"RUN009"})  # RUN009: a results folder short of its runs (run planning)
-_REFERENCE_CODES = (_span("TREE", 2, 4) | _span("TREE", 7, 8) | _span("TREE", 14, 22) | _span("TREE", 27, 28)
-                    | {"TREE024", "TREE046", "TREE047", "TREE048", "LOG001", "LOG005", "RULE008", "RULE009"}
-                    | _span("POW", 1, 4) | {"POW018", "POW019"})  # fmt: skip
-
 CHECKS: dict[tuple[str, str], Check] = {
     (c.name, c.stage): c
     for c in (
-        Check("read", "log", _LOG_CODES, _read_load),
-        Check("rules", "log", _RULE_CODES, _rules_load, start=_rules_start, finish=_rules_finish),
-        Check("hyperparameters", "log", _HP_CODES, _hp_load, start=_hp_start, finish=_hp_finish),
-        Check("result-file", "log", frozenset({"TREE049"}), _result_file_load, finish=_result_file_finish),
-        Check("systems", "prepare", frozenset(), _systems_prepare),
-        Check("systems", "org", _SYS_CODES, _systems_org),
-        Check("systems", "file", _SYS_FILE_CODES, _systems_file),
-        Check("tree", "prepare", frozenset(), _tree_prepare),
-        Check("tree", "code", frozenset(), _tree_code),
-        Check("tree", "org", _TREE_CODES, _tree_org),
-        Check("reference-tree", "prepare", frozenset(), _reference_prepare),
-        Check("reference-tree", "org", _REFERENCE_CODES, _reference_org),
+        Check("read", "log", _read_load),
+        Check("rules", "log", _rules_load, start=_rules_start, finish=_rules_finish),
+        Check("hyperparameters", "log", _hp_load, start=_hp_start, finish=_hp_finish),
+        Check("result-file", "log", _result_file_load, finish=_result_file_finish),
+        Check("systems", "prepare", _systems_prepare),
+        Check("systems", "org", _systems_org),
+        # a system description given on its own
+        Check("systems", "file", _systems_file),
+        Check("tree", "prepare", _tree_prepare),
+        Check("tree", "code", _tree_code),
+        Check("tree", "org", _tree_org),
+        Check("reference-tree", "prepare", _reference_prepare),
+        Check("reference-tree", "org", _reference_org),
         # a system description on its own: the package checker's system_desc_checker verdict
-        Check("reference-tree", "file", frozenset({"TREE024", "TREE027", "TREE028"}), _reference_file),
+        Check("reference-tree", "file", _reference_file),
         # a run set is judged as a results folder: the folder's codes, each labelled with its set
-        Check("run-sets", "raw", _span("RUN", 1, 7) | {"RUN009"} | _span("TREE", 3, 3) | _span("TREE", 7, 8)
-              | _span("TREE", 14, 21) | {"TREE024"} | _span("POW", 1, 4), _run_sets),
+        Check("run-sets", "raw", _run_sets),
     )
 }
 
-# Codes emitted by other commands than `check` (and by `check` about the run itself).
-COMMAND_CODES: dict[str, frozenset[str]] = {
-    "advise": frozenset({"HP006", "HP007", "HP008", "HP010", "HP011", "RUN009"}),
-    "package": _span("PKG", 1, 13) | {"PKG020"} | _span("PKG", 30, 36) | {"PKG045", "PKG048", "PKG050", "PKG063",
-                                                                          "PKG064", "POL002"},
-    "verify": _span("PKG", 40, 49) | _span("PKG", 60, 62) | _span("PKG", 70, 72),  # 60-62, 70-72: --official
-    "report": _span("REP", 1, 4) | {"REP010"},
-    "review": _span("REV", 1, 36, skip=(18, 19, 25, 26, 27, 28, 29)) | _span("REV", 56, 59),
-    "policy": frozenset({"POL001"}),  # said by the pipeline of a log checked alone (checker/run/pipeline.py)
-    "waivers": frozenset({"WVR001", "WVR002"}),  # check's --waivers, after the report (checker/policy/waivers.py)
-    "capture": _span("CAP", 1, 12),  # mlsubmit systems capture (checker/systems/capture.py, completion.py)
-    "runs": frozenset({"RUN008"}),  # the run ledger (submission/ledger.py)
-}
+# The commands other than `check` that emit codes (and `check` about the run itself: policy, waivers); a code's
+# `emitted_by` in the catalogue names them as it names checks.
+COMMANDS = ("advise", "package", "verify", "report", "review", "policy", "waivers", "capture", "runs")
+
+
+def command_codes() -> dict[str, frozenset[str]]:
+    """Each command's codes, as the catalogue's `emitted_by` names them."""
+    return {name: emitted_by(name) for name in COMMANDS}
 
 
 def check(name: str, stage: str) -> Check:
@@ -253,6 +211,6 @@ def registered_codes() -> set[str]:
     out: set[str] = set()
     for c in CHECKS.values():
         out |= c.codes
-    for codes in COMMAND_CODES.values():
+    for codes in command_codes().values():
         out |= codes
     return out

@@ -10,20 +10,12 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from mlsubmit.checker.base.targets import LogRef, OrgTree, RawFolder, SystemFileRef, Targets
+from mlsubmit.checker.logs.input import is_result_log
 
 from mlsubmit.core.errors import UsageError
-
-if TYPE_CHECKING:
-    from mlsubmit.checker.hygiene.scan import Scanned, Walk
-    from mlsubmit.checker.power.folder import ReferenceVerdict
-    from mlsubmit.checker.power.logs import PowerLog
-    from mlsubmit.checker.systems.jsonfile import JsonDocument
-    from mlsubmit.checker.tree.folders import BenchFolder
-
-    from mlsubmit.core.findings import Finding
 
 ORG_MARKERS = ("systems", "results", "benchmarks")
 # A round's own documents (README.md, CONTRIBUTING.md, LICENSE.md at the top of training_results_vX.Y): named by
@@ -31,86 +23,8 @@ ORG_MARKERS = ("systems", "results", "benchmarks")
 DOCUMENT_SUFFIXES = (".md",)
 
 
-@dataclass(frozen=True)
-class LogRef:
-    path: Path
-    display: str
-    system: str | None = None
-    benchmark: str | None = None
-    unpack: bool = False  # raw job output: gzip-compressed content is read (a result file is read as stored)
-
-
-@dataclass
-class Preparation:
-    """Tree-level work done before the logs' facts exist, beside the log checks (the profile's preparations, and
-    the pool's secret scan), kept for the org check that uses it. Each check takes its part (sets it back to
-    empty), so a second check of the same tree works afresh."""
-
-    folders: list[BenchFolder] | None = None  # tree: the results' benchmark folders
-    layout: list[Finding] | None = None  # tree: the layout findings
-    implementations: list[Finding] | None = None  # tree: the implementation findings
-    walk: Walk | None = None  # tree.code_to_scan: the hygiene walk of the tree
-    entry_findings: list[Finding] | None = None  # hygiene: the walk's findings but the secrets
-    scanned: dict[Path, Scanned] | None = None  # the pipeline's pool: each code file read and scanned
-    systems: dict[str, tuple[JsonDocument, list[Finding]]] = field(default_factory=dict)  # systems.agreement
-    power_verdicts: dict[Path, ReferenceVerdict] = field(default_factory=dict)  # power: per power/ folder
-    power_logs: dict[Path, PowerLog] = field(default_factory=dict)  # power: the logs the verdicts listed
-
-
-@dataclass
-class OrgTree:
-    root: Path
-    display: str
-    logs: list[LogRef] = field(default_factory=list)
-    prepared: Preparation = field(default_factory=Preparation)
-    unreadable: list[str] = field(default_factory=list)  # folders under results/ that could not be listed
-
-    @property
-    def name(self) -> str:
-        return self.root.resolve().name
-
-    def sub(self, *parts: str) -> Path:
-        return self.root.joinpath(*parts)
-
-    def shown(self, *parts: str) -> str:
-        return os.path.join(self.display, *parts)
-
-
-@dataclass(frozen=True)
-class SystemFileRef:
-    """A system description given on its own (a .json PATH, or the files of a `systems/` folder)."""
-
-    path: Path
-    display: str
-
-
-@dataclass
-class RawFolder:
-    """A folder of raw job output given as a PATH: its runs are judged as run sets (tree/runset.py)."""
-
-    root: Path
-    display: str
-    logs: list[LogRef] = field(default_factory=list)  # also in Targets.loose_logs, where their log checks run
-
-
-@dataclass
-class Targets:
-    loose_logs: list[LogRef] = field(default_factory=list)
-    raw_folders: list[RawFolder] = field(default_factory=list)
-    orgs: list[OrgTree] = field(default_factory=list)
-    system_files: list[SystemFileRef] = field(default_factory=list)
-    documents: list[str] = field(default_factory=list)  # PATHs passed over as documentation (DOCUMENT_SUFFIXES)
-
-    def all_logs(self) -> list[LogRef]:
-        return [*self.loose_logs, *(ref for org in self.orgs for ref in org.logs)]
-
-
 def is_org(path: Path) -> bool:
     return path.is_dir() and any((path / m).is_dir() for m in ORG_MARKERS)
-
-
-def is_result_log(name: str) -> bool:
-    return name.startswith("result_") and name.endswith(".txt")
 
 
 def org_logs(org: Path, display: str, unreadable: list[str] | None = None) -> list[LogRef]:

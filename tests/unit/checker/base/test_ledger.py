@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.demo import write_runs
-from mlsubmit.checker.run import ledger
+from mlsubmit.checker.base import ledger
 
 from mlsubmit.cli import main
 

@@ -4,7 +4,7 @@ The RCP check needs numpy for an olympic mean and a two-point interpolation; imp
 checking a results folder. These give bit-for-bit numpy's results for the inputs the check makes (lists of
 floats, a sorted `xp`): `mean` sums as numpy's pairwise summation does (eight accumulators in blocks of up to 128,
 halves above that) and divides by the count; `interp` follows numpy's C loop (edges, exact hits, the slope form
-and its NaN retry). tests/unit/checker/rcp/test_npstats.py holds both to numpy on random inputs. Anything else the
+and its NaN retry). tests/unit/checker/upstream/test_npstats.py holds both to numpy on random inputs. Anything else the
 reference's module asks numpy for goes to numpy itself (`stand_in`).
 """
 

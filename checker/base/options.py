@@ -1,7 +1,7 @@
 """What a check run is asked to do: `CheckOptions`, and the `Profile` that chooses its checks.
 
 A profile is data (checker/tables/profile-<name>.yaml, read by checker/policy/profiles.py): the registered checks
-it runs (checker/run/checks.py) and each code's severity. `CheckOptions.policy` carries it with the project's and
+it runs (checker/engine/checks.py) and each code's severity. `CheckOptions.policy` carries it with the project's and
 the command line's settings, applied to the report after checking (checker/policy/severity.py).
 """
 
@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mlsubmit.checker.base.targets import OrgTree
     from mlsubmit.checker.logs.facts import LogFacts
     from mlsubmit.checker.logs.reader import ParsedLog
     from mlsubmit.checker.policy.profiles import ProfileSpec
     from mlsubmit.checker.policy.severity import Policy
-    from mlsubmit.checker.run.discover import OrgTree
 
     from mlsubmit.core.findings import Finding
 

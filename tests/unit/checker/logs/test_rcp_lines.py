@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from mlsubmit.checker.logs.facts import extract
+from mlsubmit.checker.logs.rcp_lines import TRIGGERS, as_text, collect
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.rcp.lines import TRIGGERS, as_text, collect
 from mlsubmit.checker.rcp.verdict import run_convergence
 
 

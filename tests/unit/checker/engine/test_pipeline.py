@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mlsubmit.checker.run.pipeline as pipeline
-import mlsubmit.checker.run.pool as pool
+import mlsubmit.checker.base.pool as pool
+import mlsubmit.checker.engine.pipeline as pipeline
 import pytest
 from fixtures.treefix import build_org, resnet_runs
-from mlsubmit.checker.run.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
+from mlsubmit.checker.engine.pipeline import POOL_THRESHOLD, CheckOptions, run_check, run_rounds
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +218,7 @@ def test_the_command_runs_without_the_cyclic_collector_and_main_leaves_it_alone(
 def test_loose_logs_skip_their_facts_only_when_the_caller_reads_only_reports(org: Path, tmp_path: Path) -> None:
     import shutil
 
-    from mlsubmit.checker.run.pipeline import run_rounds
+    from mlsubmit.checker.engine.pipeline import run_rounds
 
     loose = tmp_path / "result_0.txt"  # outside the tree
     shutil.copy(next(org.glob("results/*/*/result_*.txt")), loose)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.demo import write_runs
-from mlsubmit.checker.run import ledger, ledger_rows
+from mlsubmit.checker.base import ledger, ledger_rows
 
 from mlsubmit.cli import main
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar
 
-from mlsubmit.checker.run.options import Tracker
+from mlsubmit.checker.base.options import Tracker
 
 T = TypeVar("T")
 

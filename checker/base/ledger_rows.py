@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
 
-from mlsubmit.checker.run.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
+from mlsubmit.checker.base.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
 
 from mlsubmit.core.support.numbers import finite
 

@@ -15,6 +15,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mlsubmit.checker.base import pool
+from mlsubmit.checker.base.cache import LogCache, context_key
+from mlsubmit.checker.base.options import (
+    CheckOptions,
+    CodeTask,
+    OrgCheck,
+    OrgPrep,
+    Tracker,
+    no_progress,
+)
+from mlsubmit.checker.base.targets import LogRef, OrgTree, Targets
+from mlsubmit.checker.engine.discover import discover
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
@@ -23,17 +35,6 @@ from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
-from mlsubmit.checker.run import pool
-from mlsubmit.checker.run.cache import LogCache, context_key
-from mlsubmit.checker.run.discover import LogRef, OrgTree, Targets, discover
-from mlsubmit.checker.run.options import (
-    CheckOptions,
-    CodeTask,
-    OrgCheck,
-    OrgPrep,
-    Tracker,
-    no_progress,
-)
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from fixtures.logfix import check_log_file
-from mlsubmit.checker.run import pipeline
-from mlsubmit.checker.run.cache import LogCache, context_key
-from mlsubmit.checker.run.discover import LogRef
-from mlsubmit.checker.run.options import Profile
-from mlsubmit.checker.run.pipeline import CheckOptions
+from mlsubmit.checker.base.cache import LogCache, context_key
+from mlsubmit.checker.base.options import Profile
+from mlsubmit.checker.base.targets import LogRef
+from mlsubmit.checker.engine import pipeline
+from mlsubmit.checker.engine.pipeline import CheckOptions
 
 
 def _no_parse(*_a: object, **_k: object) -> None:

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from fixtures.logfix import check_log_file
 from fixtures.rcpfix import run_lines
+from mlsubmit.checker.base.cache import MISS, load_entry, store_entry
+from mlsubmit.checker.base.targets import LogRef
+from mlsubmit.checker.engine.pipeline import CheckOptions
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp.verdict import evaluate, evaluate_cached
-from mlsubmit.checker.run.cache import MISS, load_entry, store_entry
-from mlsubmit.checker.run.discover import LogRef
-from mlsubmit.checker.run.pipeline import CheckOptions
 
 from mlsubmit.core.support import cache_entries as entries_mod
 

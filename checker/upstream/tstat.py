@@ -4,7 +4,7 @@ Importing scipy.stats costs about a second, more than checking a whole tree of l
 of test: two independent samples with equal variances, from their means, standard deviations and sizes. The
 two-sided p-value is 2·P(T > |t|) with T Student-distributed, and P(T > t) = ½·I_x(df/2, ½) with
 x = df / (df + t²), the regularised incomplete beta function, evaluated here by its continued fraction (modified
-Lentz). tests/unit/checker/rcp/test_tstat.py compares the results with scipy on thousands of inputs.
+Lentz). tests/unit/checker/upstream/test_tstat.py compares the results with scipy on thousands of inputs.
 """
 
 from __future__ import annotations
