@@ -25,7 +25,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.logs.facts import SERIES_KEYS, LogFacts, Occurrence
+from mlsubmit.checker.upstream.installed import version  # here: datafiles reads through this module at start
+
 from mlsubmit import __version__
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.findings import Finding, Location, Severity
 from mlsubmit.core.support.cache_entries import MISS, load_entry, store_entry
 
 __all__ = ["MISS", "LogCache", "context_key", "folder_key", "load_entry", "store_entry"]
@@ -42,8 +47,6 @@ FORMAT = 7  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 
 
 
 def _mlperf_logging_version() -> str:
-    from mlsubmit.checker.upstream.installed import version  # here: datafiles reads through this module at start
-
     return version()
 
 
@@ -57,8 +60,6 @@ def _hp_tables_digest() -> str:
 def context_key(ruleset: str, log_checks: str) -> str:
     """The key of everything a log's cached result depends on beside its bytes; `log_checks`: the profile's log
     checks (ProfileSpec.key()). Severities are applied after the cache, to findings with the checks' own."""
-    from mlsubmit.checker.logs.facts import SERIES_KEYS
-
     parts = {
         "format": FORMAT,
         "mlsubmit": __version__,
@@ -84,8 +85,6 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
 
 
 def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
-    from mlsubmit.core.findings import Finding, Location, Severity
-
     path = new if d["path"] == old else d["path"]
     related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
     return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related,
@@ -105,8 +104,6 @@ def _facts_to_json(f: LogFacts) -> dict[str, Any]:
 
 
 def _facts_from_json(d: dict[str, Any], new: str) -> LogFacts:
-    from mlsubmit.checker.logs.facts import LogFacts, Occurrence
-
     first = {k: Occurrence(*v) for k, v in d.pop("first").items()}
     series = {k: [Occurrence(*o) for o in v] for k, v in d.pop("series").items()}
     d["error_codes"] = tuple(d["error_codes"])
@@ -155,7 +152,6 @@ def _is_log_body(body: Any) -> bool:
     an entry with the right key and digest but another shape is a miss, never a finding on line "abc"."""
     if not _log_body_validator().is_valid(body):
         return False
-    from mlsubmit.core.codes import catalogue
 
     known = catalogue()
     return all(f["code"] in known for f in body["findings"])

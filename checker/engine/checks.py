@@ -16,6 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.base.contract import Check, emitted_by
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.logs.sinks import RecordsOfKeys
+from mlsubmit.checker.rules.files import get_ruleset
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
@@ -39,7 +42,6 @@ class _RulesState:
 
 def _rules_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> _RulesState:
     from mlsubmit.checker.rules.engine import RuleStream
-    from mlsubmit.checker.rules.files import get_ruleset
 
     return _RulesState(RuleStream(get_ruleset(options.ruleset), ref.display, whole), whole)
 
@@ -56,8 +58,6 @@ def _rules_load() -> Callable[..., Any]:
 
 
 def _hp_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> Any:
-    from mlsubmit.checker.logs.sinks import RecordsOfKeys
-
     return RecordsOfKeys(hp_keys(options.ruleset))
 
 
@@ -97,8 +97,6 @@ def _result_file_finish(state: None, log: ParsedLog, options: CheckOptions, foun
 
 
 def _read_load() -> Callable[..., Any]:
-    from mlsubmit.checker.logs.reader import read_log
-
     return read_log
 
 

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 from mlsubmit.checker.base.targets import LogRef, OrgTree, RawFolder, SystemFileRef, Targets
-from mlsubmit.checker.logs.input import is_result_log
+from mlsubmit.checker.logs.input import holds_records, is_result_log
 
 from mlsubmit.core.errors import UsageError
 
@@ -70,7 +70,6 @@ def _raw_outputs(folder: Path, display: str) -> list[LogRef]:
     """Files of raw job output under a folder, compressed or not: every visible file with MLLOG records that is not
     an archive (a tarball of the runs beside them is left alone, as notes are)."""
     from mlsubmit.checker.logs.archives import archive_kind
-    from mlsubmit.checker.logs.input import holds_records
 
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):

@@ -25,10 +25,11 @@ from typing import Any
 
 from mlsubmit.checker.rounds.detect import nearest_configs
 
-from mlsubmit.core.codes import families, finding
+from mlsubmit.core.codes import catalogue, families, finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Waived
 from mlsubmit.core.repeats import original_message
+from mlsubmit.core.support.safe_io import read_bounded
 
 FILE_LIMIT = 32 << 20  # a written waiver file takes about 180 bytes a table; MAX_WAIVERS of them fit
 MAX_WAIVERS = 50_000  # schemas/waivers.schema.json's maxItems
@@ -168,8 +169,6 @@ def _compiled(glob: str, message: str | None, where: str, patterns: _Patterns) -
 @functools.cache
 def _known_codes() -> frozenset[str]:
     """Every catalogued code and family: what a waiver may name."""
-    from mlsubmit.core.codes import catalogue
-
     return frozenset(families()) | frozenset(catalogue())
 
 
@@ -226,7 +225,6 @@ def read_waivers(path: Path, *, base: Path, shown: str | None = None) -> list[Wa
     """The waivers of a TOML file (its `[[waiver]]` tables; other tables are left to their readers).
     A file that cannot be read or a table that does not match schemas/waivers.schema.json is a UsageError."""
     from mlsubmit.core.support import tomlfile
-    from mlsubmit.core.support.safe_io import read_bounded
 
     shown = shown or str(path)
     try:

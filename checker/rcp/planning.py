@@ -14,10 +14,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import window as rule
+from mlsubmit.checker.upstream.rcp import Window, checker, window
 
 from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity
 
 if TYPE_CHECKING:
@@ -28,7 +31,6 @@ if TYPE_CHECKING:
 def runs_of(facts: Sequence[LogFacts], ruleset: str) -> tuple[list[Run], float | None]:
     """Each run as the RCP check reads it, and the first batch size the runs log."""
     from mlsubmit.checker.rcp.risk import Run
-    from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 
     out, batch = [], None
     for f in facts:
@@ -48,7 +50,6 @@ def window_for(ruleset: str, benchmark: str, batch_size: float | None, rcps: str
     reference cannot build one)."""
     if batch_size is None or not benchmarks.has_rcp(benchmark):
         return None
-    from mlsubmit.checker.upstream.rcp import window
 
     try:
         return window(ruleset, benchmark, batch_size, rcps)
@@ -116,7 +117,6 @@ def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = Non
     """rcp_viewer --bootstrap's figures for each measured RCP record of the benchmark (its unpruned records, as
     the script asks `_find_rcp(GBS, 'full_rcps')`), or only the one at `batch_size`."""
     from mlsubmit.checker.rcp.risk import strictness
-    from mlsubmit.checker.upstream.rcp import checker
 
     check = checker(ruleset, benchmark, rcps)
     return [strictness(name, rec, int(check.submission_runs)) for name, rec in check.rcp_data.items()
@@ -126,8 +126,6 @@ def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = Non
 def strictness_findings(ruleset: str, asked: str) -> list[Finding]:
     """HP011 for `advise --strictness BENCHMARK[:GBS]`; a benchmark without RCPs or a batch size without a
     measured record is a usage error."""
-    from mlsubmit.core.errors import UsageError
-
     benchmark, _, size = asked.partition(":")
     if benchmark not in benchmarks.allowed(ruleset) or not benchmarks.has_rcp(benchmark):
         known = ", ".join(b for b in benchmarks.allowed(ruleset) if benchmarks.has_rcp(b))
@@ -160,7 +158,6 @@ def ledger_risk(ruleset: str, benchmark: str, runs: Sequence[tuple[float | None,
     if rcp_mean is None or fastest is None or not benchmarks.has_rcp(benchmark) or not runs:
         return None
     from mlsubmit.checker.rcp.risk import Run, assess
-    from mlsubmit.checker.upstream.rcp import Window, checker
 
     try:
         check = checker(ruleset, benchmark)

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.cache import MISS, folder_key, load_entry, store_entry
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.upstream.installed import rcp_data_folder
 
@@ -281,8 +282,6 @@ _JUDGED: dict[str, RcpResult] = {}
 
 def _key(benchmark: str, ruleset: str, runs: list[LogFacts], bypass: bool, closed: bool, train_samples: bool,
          rcps: str | None) -> str:
-    from mlsubmit.checker.base.cache import folder_key
-
     inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
     return folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
 
@@ -313,7 +312,6 @@ def _stored(key: str, benchmark: str, ruleset: str, runs: list[LogFacts], *, byp
             cache_dir: Path | None, train_samples: bool, rcps: str | None) -> RcpResult:
     if cache_dir is None:
         return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed, train_samples=train_samples, rcps=rcps)
-    from mlsubmit.checker.base.cache import MISS, load_entry, store_entry
 
     root = Path(cache_dir)
     entry = root / "rcp" / f"{key}.json"

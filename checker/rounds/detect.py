@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mlsubmit.checker.rules.files import newer_than_installed, unknown_ruleset
+
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.support.safe_io import open_regular
 
@@ -208,8 +210,6 @@ def group_by_round(paths: Iterable[str], known: Sequence[str], why: dict[str, se
 
 def _add(groups: dict[str, list[str]], ruleset: str, path: str, known: Sequence[str]) -> None:
     if ruleset not in known:
-        from mlsubmit.checker.rules.files import newer_than_installed, unknown_ruleset
-
         if newer_than_installed(ruleset):
             raise UsageError(f"{path}: {unknown_ruleset(ruleset)}")
         raise UsageError(

@@ -12,6 +12,7 @@ import yaml
 from mlsubmit.checker.hyperparameters.draft import SCHEMA, Draft
 from mlsubmit.checker.hyperparameters.draft_compare import compare
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.atomic import write_text
 
 
 def _flow(value: Any) -> str:
@@ -45,8 +46,6 @@ def schema_problems(table: dict[str, Any]) -> list[str]:
 
 
 def write(path: Path, text: str) -> None:
-    from mlsubmit.core.support.atomic import write_text
-
     try:
         write_text(path, text)
     except OSError as exc:
