@@ -51,6 +51,7 @@ def _mlperf_logging_version() -> str:
 
 
 def _hp_tables_digest() -> str:
+    # upward (a contract exception): the cache key holds the closed tables' digest
     from mlsubmit.checker.hyperparameters.table import tables_digest
 
     return tables_digest()
@@ -142,6 +143,7 @@ class LogCache:
 
 @functools.cache
 def _log_body_validator() -> Any:
+    # jsonschema only when an entry is validated (start-up)
     from mlsubmit.core.support.schema_loader import load_schema, validator
 
     return validator(load_schema("cache-log-entry.schema.json"))

@@ -170,6 +170,7 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     verdict) and checked with their tree by the systems org check."""
     if not (run.targets.system_files or run.targets.orgs):
         return  # logs alone: the system modules (and jsonschema) are not imported
+    # jsonschema (the system descriptions) only for an organisation tree (start-up)
     from mlsubmit.checker.systems.agreement import concerned, org_system_files
 
     checks = [c.function() for c in options.profile.plan.stage("file")]  # the profile's check of a loose file
@@ -193,6 +194,7 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
     """--changed-since: keep the logs changed since the revision, and every log of a results folder holding a
     change (the folder's counts, seeds and RCP need all its runs; unchanged ones come from the cache when given).
     Organisation trees without a change are dropped."""
+    # git only with --changed-since (start-up)
     from mlsubmit.core.support.git import changed_paths
 
     given = [ref.path for ref in targets.loose_logs] + [org.root for org in targets.orgs]
@@ -308,6 +310,7 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
         options = _only_changed(targets, options)
     run = CheckRun(targets, report=Report(strict=options.strict))
     if options.hp_table:  # said once; also loads the HP table before forking
+        # the hyperparameter tables only for the coverage of a full round (start-up)
         from mlsubmit.checker.hyperparameters.apply import coverage_findings
 
         run.report.extend(coverage_findings(options.ruleset))

@@ -190,6 +190,7 @@ def _as_text(table: Any) -> Any:
 
 
 def _validated(data: dict[str, Any], shown: str) -> list[dict[str, Any]]:
+    # jsonschema only when a waiver file is read (start-up)
     from mlsubmit.core.support.schema_loader import errors, load_schema, pointer
 
     tables = data.get("waiver", [])
@@ -224,6 +225,7 @@ def _waiver(table: dict[str, Any], index: int, line: int | None, shown: str, bas
 def read_waivers(path: Path, *, base: Path, shown: str | None = None) -> list[Waiver]:
     """The waivers of a TOML file (its `[[waiver]]` tables; other tables are left to their readers).
     A file that cannot be read or a table that does not match schemas/waivers.schema.json is a UsageError."""
+    # tomllib only when a waiver file is read (start-up)
     from mlsubmit.core.support import tomlfile
 
     shown = shown or str(path)

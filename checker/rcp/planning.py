@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 def runs_of(facts: Sequence[LogFacts], ruleset: str) -> tuple[list[Run], float | None]:
     """Each run as the RCP check reads it, and the first batch size the runs log."""
+    # numpy only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import Run
 
     out, batch = [], None
@@ -64,6 +65,7 @@ def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: 
     win = window_for(ruleset, benchmark, batch, rcps)
     if win is None or win.kind == "above" or not runs:
         return None, win
+    # numpy only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import assess
 
     return assess(runs, win, benchmark), win
@@ -116,6 +118,7 @@ def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = Non
                     ) -> list[Any]:
     """rcp_viewer --bootstrap's figures for each measured RCP record of the benchmark (its unpruned records, as
     the script asks `_find_rcp(GBS, 'full_rcps')`), or only the one at `batch_size`."""
+    # numpy only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import strictness
 
     check = checker(ruleset, benchmark, rcps)
@@ -157,6 +160,7 @@ def ledger_risk(ruleset: str, benchmark: str, runs: Sequence[tuple[float | None,
     it (an interpolation), else the smallest (the check's fallback)."""
     if rcp_mean is None or fastest is None or not benchmarks.has_rcp(benchmark) or not runs:
         return None
+    # numpy only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import Run, assess
 
     try:

@@ -111,6 +111,7 @@ def nearest_configs(paths: Iterable[str]) -> list[Path | None]:
 
 def check_table(config: Path) -> dict[str, object]:
     """The `[check]` table of an mlsubmit.toml ({} when it has none); UsageError when it cannot be read."""
+    # tomllib only when an mlsubmit.toml is read (start-up)
     from mlsubmit.core.support import tomlfile
 
     try:

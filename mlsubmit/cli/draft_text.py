@@ -40,6 +40,7 @@ def render(made: Draft, document: str, previous: str) -> str:
 
 def schema_problems(table: dict[str, Any]) -> list[str]:
     """What our table schema refuses in the draft (a benchmark name it does not list, say), one line each."""
+    # jsonschema only when a draft is validated (start-up)
     from mlsubmit.core.support.schema_loader import errors, load_schema, pointer
 
     return [f"{pointer(e) or '/'}: {e.message}" for e in errors(table, load_schema(SCHEMA))]

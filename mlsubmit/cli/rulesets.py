@@ -67,6 +67,7 @@ def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
 def round_data_note(ruleset: str) -> str | None:
     """What a ruleset mlsubmit's own tables lack takes from the installed mlperf-logging, and which of our checks
     it skips for want of data; None for a round the tables know. Said once on stderr and in the report's meta."""
+    # start-up: `check --help` loads none of the checks
     from mlsubmit.checker.hyperparameters.apply import coverage_findings
 
     if not benchmarks.from_installed(ruleset):

@@ -85,6 +85,7 @@ def _text(value: Any) -> str:
 
 def read_system(path: Path, shown: str) -> SystemFacts:
     """Decode a system file for display; the systems checks report what is wrong with it."""
+    # the systems checks' readers only for a system file (start-up of `report`)
     from mlsubmit.checker.systems.descriptions import summarize
     from mlsubmit.checker.systems.jsonfile import read_json
 

@@ -61,6 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
     from mlsubmit.submission.build import PackageOptions
     from mlsubmit.submission.config import load_config
 
@@ -133,6 +134,7 @@ def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, 
 
 
 def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
+    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
     from mlsubmit.submission.build import package
 
     if cfg.uploads > 1:
@@ -159,6 +161,7 @@ def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) 
 
 def _run_split(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
     """`uploads = N`: the N uploads and the whole, one build (mlsubmit.submission.split)."""
+    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
     from mlsubmit.submission.split import package_split, upload_name
 
     result = package_split(cfg, options)

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.cli import draft_text
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.support.safe_io import read_bounded
 
@@ -68,8 +67,10 @@ def _previous_text(args: argparse.Namespace, table: Any) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # yaml and the tables when a draft is made, not for `rounds --help` (start-up)
     from mlsubmit.checker.hyperparameters import adoc
     from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft, round_table
+    from mlsubmit.cli import draft_text
 
     round_ = _round(args)
     table = round_table(args.previous)
