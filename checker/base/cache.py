@@ -50,25 +50,19 @@ def _mlperf_logging_version() -> str:
     return version()
 
 
-def _hp_tables_digest() -> str:
-    # upward (a contract exception): the cache key holds the closed tables' digest
-    from mlsubmit.checker.hyperparameters.table import tables_digest
-
-    return tables_digest()
-
-
 @functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
-def context_key(ruleset: str, log_checks: str) -> str:
+def context_key(ruleset: str, log_checks: str, hp_tables: str) -> str:
     """The key of everything a log's cached result depends on beside its bytes; `log_checks`: the profile's log
-    checks (ProfileSpec.key()). Severities are applied after the cache, to findings with the checks' own."""
+    checks (ProfileSpec.key()); `hp_tables`: the closed tables' digest when those checks read them, else "" (the
+    engine gives it: the tables are a layer above this one). Severities are applied after the cache, to findings with
+    the checks' own."""
     parts = {
         "format": FORMAT,
         "mlsubmit": __version__,
         "mlperf_logging": _mlperf_logging_version(),
         "ruleset": ruleset,
         "log_checks": log_checks,
-        # the tables are data: edited without a release
-        "hp_tables": _hp_tables_digest() if "hyperparameters" in log_checks.split(",") else "",
+        "hp_tables": hp_tables,
         "series": sorted(SERIES_KEYS),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]

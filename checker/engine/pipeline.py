@@ -7,6 +7,7 @@ starts with compiled rules.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
@@ -104,7 +105,20 @@ def _key(ref: LogRef, sha: str) -> str:
 def _cache(options: CheckOptions) -> LogCache | None:
     if options.cache_dir is None:
         return None
-    return LogCache(options.cache_dir, context_key(options.ruleset, options.profile.plan.key()))
+    checks = options.profile.plan.key()
+    return LogCache(options.cache_dir, context_key(options.ruleset, checks, tables_key(checks)))
+
+
+@functools.cache  # asked twice per log; the digest reads every table file
+def tables_key(log_checks: str) -> str:
+    """The closed tables' digest when the profile's log checks read them, else "": the tables are data, edited
+    without a release, and a cache entry made with other tables is a miss."""
+    if "hyperparameters" not in log_checks.split(","):
+        return ""
+    # the tables only when a cache is in use and the profile reads them (start-up)
+    from mlsubmit.checker.hyperparameters.table import tables_digest
+
+    return tables_digest()
 
 
 Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
