@@ -17,7 +17,6 @@ from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import window as rule
-from mlsubmit.checker.upstream.rcp import Window, checker, window
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
@@ -51,6 +50,8 @@ def window_for(ruleset: str, benchmark: str, batch_size: float | None, rcps: str
     reference cannot build one)."""
     if batch_size is None or not benchmarks.has_rcp(benchmark):
         return None
+    # mlperf-logging's RCP checker (and logging) only when an RCP is looked up (start-up)
+    from mlsubmit.checker.upstream.rcp import window
 
     try:
         return window(ruleset, benchmark, batch_size, rcps)
@@ -118,8 +119,9 @@ def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = Non
                     ) -> list[Any]:
     """rcp_viewer --bootstrap's figures for each measured RCP record of the benchmark (its unpruned records, as
     the script asks `_find_rcp(GBS, 'full_rcps')`), or only the one at `batch_size`."""
-    # numpy only when a set is assessed (start-up)
+    # numpy and mlperf-logging's RCP checker only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import strictness
+    from mlsubmit.checker.upstream.rcp import checker
 
     check = checker(ruleset, benchmark, rcps)
     return [strictness(name, rec, int(check.submission_runs)) for name, rec in check.rcp_data.items()
@@ -160,8 +162,9 @@ def ledger_risk(ruleset: str, benchmark: str, runs: Sequence[tuple[float | None,
     it (an interpolation), else the smallest (the check's fallback)."""
     if rcp_mean is None or fastest is None or not benchmarks.has_rcp(benchmark) or not runs:
         return None
-    # numpy only when a set is assessed (start-up)
+    # numpy and mlperf-logging's RCP checker only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import Run, assess
+    from mlsubmit.checker.upstream.rcp import Window, checker
 
     try:
         check = checker(ruleset, benchmark)

@@ -27,7 +27,6 @@ from typing import Any
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import ParsedLog
-from mlsubmit.checker.rcp.planning import risk_finding
 from mlsubmit.checker.rcp.verdict import evaluate, rcp_file, runs_key
 from mlsubmit.checker.rounds import benchmarks, window
 from mlsubmit.checker.upstream import npstats
@@ -319,6 +318,8 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
     severity = Severity.ERROR if fail_on_rcp and result.status == "fail" else None
+    # the RCP planning only once a verdict is made, not for `advise --help` (start-up)
+    from mlsubmit.checker.rcp.planning import risk_finding
 
     risk = risk_finding(runs[0].path, benchmark, ruleset, seen, limit=None)  # RUN009: the set once complete
     return [finding("HP008", runs[0].path, text, line=line, severity=severity), *([risk] if risk else [])]

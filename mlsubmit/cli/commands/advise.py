@@ -18,7 +18,6 @@ from mlsubmit import __version__
 from mlsubmit.checker import ParsedLog, discover, mlperf_logging_version, read_log
 from mlsubmit.checker.hyperparameters.apply import coverage_findings
 from mlsubmit.checker.hyperparameters.as_closed import advise_parsed
-from mlsubmit.checker.rcp.planning import strictness_findings
 from mlsubmit.checker.rcp.prediction import advise_runs
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
@@ -79,6 +78,9 @@ def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse
 
 
 def _strictness(args: argparse.Namespace) -> int:
+    # the RCP planning only with --strictness (start-up of `advise`)
+    from mlsubmit.checker.rcp.planning import strictness_findings
+
     if args.ruleset in (None, "auto"):
         raise UsageError("advise --strictness without LOGs needs --ruleset X.Y.Z (the round of the RCPs)")
     ruleset = next(iter(rulesets_for(args.ruleset, [])))

@@ -19,7 +19,6 @@ from mlsubmit.cli.rulesets import validate_ruleset
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding
-from mlsubmit.submission import encryption as enc
 
 if TYPE_CHECKING:
     from mlsubmit.checker import Waiver
@@ -118,6 +117,9 @@ def _check_usage(args: argparse.Namespace) -> None:
 
 def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, ...]]:
     """The passphrase (read, or generated into a new 0600 file) and a warning when others can read its file."""
+    # the encryption's modules not for `package --help` (start-up)
+    from mlsubmit.submission import encryption as enc
+
     if not args.encrypt:
         return None, ()
     if args.generate_passphrase:
@@ -134,7 +136,8 @@ def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, 
 
 
 def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
-    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
+    # jsonschema, SQLite and the encryption when a package is built, not for `package --help` (start-up)
+    from mlsubmit.submission import encryption as enc
     from mlsubmit.submission.build import package
 
     if cfg.uploads > 1:

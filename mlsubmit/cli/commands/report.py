@@ -18,15 +18,9 @@ from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
 from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report
-from mlsubmit.formats import text
-from mlsubmit.report.against import compare_with_chair, read_chair
 from mlsubmit.report.compare import unknown_baseline
 from mlsubmit.report.data import ReportData, collect
-from mlsubmit.report.html import render
 from mlsubmit.report.inputs import load_prices
-from mlsubmit.report.private_ids import generate
-from mlsubmit.report.summary import build
-from mlsubmit.report.summary_files import summary_paths, write_summary, write_xlsx, xlsx_ready
 from mlsubmit.report.tables import WRITERS
 
 if TYPE_CHECKING:
@@ -71,11 +65,20 @@ def run(args: argparse.Namespace) -> int:
     ruleset = next(iter(groups))
     prices = load_prices(args.prices) if args.prices else None
     if args.summary_csv:
+        # the summary files only with --summary-csv or --summary-xlsx (start-up of `report`)
+        from mlsubmit.report.summary_files import summary_paths
+
         summary_paths(args.summary_csv)  # a bad name is a usage error before anything is checked
     if args.summary_xlsx:
+        # the summary files only with --summary-csv or --summary-xlsx (start-up of `report`)
+        from mlsubmit.report.summary_files import xlsx_ready
+
         xlsx_ready(args.summary_xlsx)  # so is a bad name or no openpyxl
     chair = None
     if args.against:
+        # the chair comparison only with --against (start-up of `report`)
+        from mlsubmit.report.against import read_chair
+
         chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
     if args.generate_private_ids:
         _outside_the_trees(args.generate_private_ids, args.paths)
@@ -101,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         writer(data, sys.stdout)
     if args.html:
+        # the HTML page's modules only with --html (start-up of `report`)
+        from mlsubmit.report.html import render
+
         write_text(args.html, render(data))
     return result.report.exit_code()
 
@@ -117,6 +123,9 @@ def _outside_the_trees(out: Path, paths: list[str]) -> None:
 
 def _private_ids(out: Path, result: CheckRun) -> dict[tuple[str, str], str]:
     """Write the ids; they are the summary's private_id column, as in the summarizer's run that writes them."""
+    # the private ids only with a summary or --against (start-up of `report`)
+    from mlsubmit.report.private_ids import generate
+
     made = generate(list(result.targets.orgs), out)
     for item in made.findings:
         result.report.add(item)
@@ -130,13 +139,22 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
     """--summary-csv, --summary-xlsx and --against: the summary built once; --against's findings join the report."""
     if not (args.summary_csv or args.summary_xlsx or chair):
         return
+    # the summary only with --summary-csv, --summary-xlsx or --against (start-up of `report`)
+    from mlsubmit.report.summary import build
 
     summary = build(data, result, ids)
     if args.summary_csv:
+        from mlsubmit.report.summary_files import write_summary
+
         write_summary(summary, args.summary_csv)
     if args.summary_xlsx:
+        from mlsubmit.report.summary_files import write_xlsx
+
         write_xlsx(summary, args.summary_xlsx)
     if chair is not None:
+        # the chair comparison only with --against (start-up of `report`)
+        from mlsubmit.report.against import compare_with_chair
+
         found = compare_with_chair(summary, chair)
         for item in found:
             result.report.add(item)
@@ -146,6 +164,9 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
 
 def _list_on_stderr(found: list[Finding], chair: Path) -> None:
     """The comparison's findings are what --against is for: listed (the report's own are counted only)."""
+    # the text listing only with --against (start-up of `report`)
+    from mlsubmit.formats import text
+
     if found:
         text(Report(files={str(chair): list(found)}), sys.stderr)  # filed under the chair's file: its verdict
     else:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.core.errors import UsageError
-from mlsubmit.core.support.safe_io import read_bounded
 
 _LIMIT = 8 << 20  # a training_rules.adoc is ~100 kB
 _ROUND = re.compile(r"v(\d+)\.(\d+)")
@@ -40,6 +39,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _text(path: Path) -> str:
+    # not for `rounds --help` (start-up)
+    from mlsubmit.core.support.safe_io import read_bounded
+
     try:
         raw = read_bounded(path, _LIMIT)
     except OSError as exc:

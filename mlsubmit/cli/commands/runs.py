@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from mlsubmit.checker.base.ledger_rows import Reader  # SQLite is imported only by the commands that open a ledger
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.atomic import replacing
 from mlsubmit.report.runs import WRITERS
@@ -25,6 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """0, or 1 when rows of the ledger are no entries (each named on stderr, left out of what is shown)."""
+    from mlsubmit.checker.base.ledger_rows import Reader  # SQLite is imported only by the commands that open a ledger
+
     write = WRITERS[args.format]
     with Reader(args.ledger) as reader:
         if args.output is None:
