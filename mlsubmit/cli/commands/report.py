@@ -65,19 +65,16 @@ def run(args: argparse.Namespace) -> int:
     ruleset = next(iter(groups))
     prices = load_prices(args.prices) if args.prices else None
     if args.summary_csv:
-        # the summary files only with --summary-csv or --summary-xlsx (start-up of `report`)
-        from mlsubmit.report.summary_files import summary_paths
+        from mlsubmit.report.summary_files import summary_paths  # start-up: only with --summary-csv
 
         summary_paths(args.summary_csv)  # a bad name is a usage error before anything is checked
     if args.summary_xlsx:
-        # the summary files only with --summary-csv or --summary-xlsx (start-up of `report`)
-        from mlsubmit.report.summary_files import xlsx_ready
+        from mlsubmit.report.summary_files import xlsx_ready  # start-up: only with --summary-xlsx
 
         xlsx_ready(args.summary_xlsx)  # so is a bad name or no openpyxl
     chair = None
     if args.against:
-        # the chair comparison only with --against (start-up of `report`)
-        from mlsubmit.report.against import read_chair
+        from mlsubmit.report.against import read_chair  # start-up: only with --against
 
         chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
     if args.generate_private_ids:
@@ -104,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         writer(data, sys.stdout)
     if args.html:
-        # the HTML page's modules only with --html (start-up of `report`)
-        from mlsubmit.report.html import render
+        from mlsubmit.report.html import render  # start-up: the HTML page's modules only with --html
 
         write_text(args.html, render(data))
     return result.report.exit_code()
@@ -144,11 +140,11 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
 
     summary = build(data, result, ids)
     if args.summary_csv:
-        from mlsubmit.report.summary_files import write_summary
+        from mlsubmit.report.summary_files import write_summary  # start-up: only with --summary-csv
 
         write_summary(summary, args.summary_csv)
     if args.summary_xlsx:
-        from mlsubmit.report.summary_files import write_xlsx
+        from mlsubmit.report.summary_files import write_xlsx  # start-up: only with --summary-xlsx
 
         write_xlsx(summary, args.summary_xlsx)
     if chair is not None:
