@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import Tracker, Waiver, apply_waivers, no_progress, round_name
+from mlsubmit.checker import CheckOptions, Profile, Tracker, Waiver, apply_waivers, no_progress, round_name, run_check
 from mlsubmit.checker.policy.config import Policy
 from mlsubmit.checker.policy.waivers import applied as applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
@@ -232,8 +232,6 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
 
 def check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> CheckRun:
     """The check on the build folder; its report is in the build folder's paths (`report_at_inputs` maps them)."""
-    from mlsubmit.checker import CheckOptions, Profile, run_check
-
     policy = options.policy
     check = CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs, profile=Profile(policy.profile), policy=policy)
     return run_check([str(org_root)], check, progress=options.progress)

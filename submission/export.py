@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsubmit.checker.hygiene.scan import scan as scan_hygiene
 from mlsubmit.submission.config import Implementation
 
 from mlsubmit.core.codes import finding
@@ -87,8 +88,6 @@ def _drop_junk_and_secrets(out: Exported, display: str) -> None:
     The scan runs on the exported copy (a temporary folder), so the rules are exactly those `mlsubmit check` applies
     to a finished tree, and junk shipped by accident can never pass the post-build check unnoticed.
     """
-    from mlsubmit.checker.hygiene.scan import scan as scan_hygiene
-
     removed: set[str] = set()
     for found in scan_hygiene(out.dest, display):
         code = _LEFT_OUT.get(found.code)

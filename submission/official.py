@@ -25,6 +25,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlsubmit.checker import is_org
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import confine, handover
 from mlsubmit.submission import encryption as enc
@@ -182,8 +183,6 @@ def open_archive(archive: Path, display: str, passphrase_file: Path | None, work
 def copy_tree(path: Path, work: Path) -> Opened:
     """A tree given instead of an archive: an organisation folder, or a folder of them, copied into `work` (links
     that leave an organisation folder are not: handover.private_copy)."""
-    from mlsubmit.checker import is_org
-
     opened = Opened(tree=work / "unpacked", orgs=[])
     opened.tree.mkdir()
     try:
@@ -200,8 +199,6 @@ def copy_tree(path: Path, work: Path) -> Opened:
 
 
 def _org_folders(tree: Path) -> list[str]:
-    from mlsubmit.checker import is_org
-
     return sorted(p.name for p in tree.iterdir() if p.is_dir() and not p.is_symlink() and is_org(p))
 
 

@@ -10,7 +10,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mlsubmit.checker import Tracker, no_progress
+from mlsubmit.checker import (
+    CheckOptions,
+    RulesetError,
+    Tracker,
+    available_rulesets,
+    is_org,
+    newer_than_installed,
+    no_progress,
+    run_check,
+    unknown_ruleset,
+)
 from mlsubmit.submission import archive as arch
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
@@ -138,7 +148,6 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
     if data is None:
         return None
     report.extend(f.with_path(f"{display}:{f.path}") for f in mf.compare(tree, data, mf.NAME))
-    from mlsubmit.checker import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
 
     ruleset = data.get("ruleset")
     try:
@@ -154,8 +163,6 @@ def _manifest_checks(tree: Path, display: str, report: Report) -> str | None:
 
 
 def _check(tree: Path, display: str, ruleset: str, jobs: int, report: Report, progress: Tracker) -> None:
-    from mlsubmit.checker import CheckOptions, is_org, run_check
-
     orgs = sorted(p for p in tree.iterdir() if is_org(p))
     if not orgs:  # an empty archive, or one of stray files, is no submission: it must not verify as OK
         report.add(finding("PKG049", display, "the archive holds no organisation folder (with results/, systems/ "

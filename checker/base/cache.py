@@ -25,7 +25,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.logs.facts import SERIES_KEYS, LogFacts, Occurrence
+from mlsubmit.checker.upstream.installed import version  # here: datafiles reads through this module at start
+
 from mlsubmit import __version__
+from mlsubmit.core.codes import catalogue
+from mlsubmit.core.findings import Finding, Location, Severity
 from mlsubmit.core.support.cache_entries import MISS, load_entry, store_entry
 
 __all__ = ["MISS", "LogCache", "context_key", "folder_key", "load_entry", "store_entry"]
@@ -42,31 +47,22 @@ FORMAT = 7  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 
 
 
 def _mlperf_logging_version() -> str:
-    from mlsubmit.checker.upstream.installed import version  # here: datafiles reads through this module at start
-
     return version()
 
 
-def _hp_tables_digest() -> str:
-    from mlsubmit.checker.hyperparameters.table import tables_digest
-
-    return tables_digest()
-
-
 @functools.cache  # asked twice per log (lookup, then store); its inputs do not change within a process
-def context_key(ruleset: str, log_checks: str) -> str:
+def context_key(ruleset: str, log_checks: str, hp_tables: str) -> str:
     """The key of everything a log's cached result depends on beside its bytes; `log_checks`: the profile's log
-    checks (ProfileSpec.key()). Severities are applied after the cache, to findings with the checks' own."""
-    from mlsubmit.checker.logs.facts import SERIES_KEYS
-
+    checks (ProfileSpec.key()); `hp_tables`: the closed tables' digest when those checks read them, else "" (the
+    engine gives it: the tables are a layer above this one). Severities are applied after the cache, to findings with
+    the checks' own."""
     parts = {
         "format": FORMAT,
         "mlsubmit": __version__,
         "mlperf_logging": _mlperf_logging_version(),
         "ruleset": ruleset,
         "log_checks": log_checks,
-        # the tables are data: edited without a release
-        "hp_tables": _hp_tables_digest() if "hyperparameters" in log_checks.split(",") else "",
+        "hp_tables": hp_tables,
         "series": sorted(SERIES_KEYS),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
@@ -84,8 +80,6 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
 
 
 def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
-    from mlsubmit.core.findings import Finding, Location, Severity
-
     path = new if d["path"] == old else d["path"]
     related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
     return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related,
@@ -105,8 +99,6 @@ def _facts_to_json(f: LogFacts) -> dict[str, Any]:
 
 
 def _facts_from_json(d: dict[str, Any], new: str) -> LogFacts:
-    from mlsubmit.checker.logs.facts import LogFacts, Occurrence
-
     first = {k: Occurrence(*v) for k, v in d.pop("first").items()}
     series = {k: [Occurrence(*o) for o in v] for k, v in d.pop("series").items()}
     d["error_codes"] = tuple(d["error_codes"])
@@ -145,6 +137,7 @@ class LogCache:
 
 @functools.cache
 def _log_body_validator() -> Any:
+    # jsonschema only when an entry is validated (start-up)
     from mlsubmit.core.support.schema_loader import load_schema, validator
 
     return validator(load_schema("cache-log-entry.schema.json"))
@@ -155,7 +148,6 @@ def _is_log_body(body: Any) -> bool:
     an entry with the right key and digest but another shape is a miss, never a finding on line "abc"."""
     if not _log_body_validator().is_valid(body):
         return False
-    from mlsubmit.core.codes import catalogue
 
     known = catalogue()
     return all(f["code"] in known for f in body["findings"])

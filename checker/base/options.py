@@ -54,6 +54,7 @@ class Profile(str, Enum):
     @property
     def plan(self) -> ProfileSpec:
         """The profile's data: its checks by stage and its severities (checker/policy/profiles.py)."""
+        # upward (a contract exception): the policy layer is built on these options
         from mlsubmit.checker.policy.profiles import load
 
         return load(self.value)
@@ -92,11 +93,13 @@ class CheckOptions:
     def __post_init__(self) -> None:
         object.__setattr__(self, "profile", Profile(self.profile))
         if self.policy is None or self.policy.profile != self.profile.value:
+            # upward (a contract exception): the policy layer is built on these options
             from mlsubmit.checker.policy.severity import Policy
 
             layers = self.policy.layers if self.policy is not None else ()
             object.__setattr__(self, "policy", Policy(self.profile.value, layers))
         if self.custom_rcps is not None:
+            # upward (a contract exception): the policy layer is built on these options
             from mlsubmit.checker.rcp.custom import parse
 
             parse(self.custom_rcps)  # CustomRcpError (a ValueError) for a file the reference could not use

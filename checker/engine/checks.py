@@ -16,6 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.base.contract import Check, emitted_by
+from mlsubmit.checker.logs.reader import read_log
+from mlsubmit.checker.logs.sinks import RecordsOfKeys
+from mlsubmit.checker.rules.files import get_ruleset
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
@@ -38,8 +41,8 @@ class _RulesState:
 
 
 def _rules_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> _RulesState:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.rules.engine import RuleStream
-    from mlsubmit.checker.rules.files import get_ruleset
 
     return _RulesState(RuleStream(get_ruleset(options.ruleset), ref.display, whole), whole)
 
@@ -50,14 +53,13 @@ def _rules_finish(state: _RulesState, log: ParsedLog, options: CheckOptions, fou
 
 
 def _rules_load() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.rules.engine import check_log
 
     return check_log
 
 
 def _hp_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> Any:
-    from mlsubmit.checker.logs.sinks import RecordsOfKeys
-
     return RecordsOfKeys(hp_keys(options.ruleset))
 
 
@@ -65,6 +67,7 @@ def _hp_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> Any:
 def hp_keys(ruleset: str) -> frozenset[str]:
     """The keys the HP table reads in a round: worked out once per process, not per log (a table has ~30,000
     names to walk; per log that was a quarter of checking a small one)."""
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.hyperparameters.table import table_for
 
     table = table_for(ruleset)
@@ -74,6 +77,7 @@ def hp_keys(ruleset: str) -> frozenset[str]:
 
 
 def _hp_finish(kept: Any, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.hyperparameters.apply import check_log, merge_rule_duplicates
 
     found = merge_rule_duplicates([*found, *check_log(kept.log(log), options)])  # a value both catch: once
@@ -81,12 +85,14 @@ def _hp_finish(kept: Any, log: ParsedLog, options: CheckOptions, found: list[Fin
 
 
 def _hp_load() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.hyperparameters.apply import check_log
 
     return check_log
 
 
 def _result_file_load() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.resultfile import check_log
 
     return check_log
@@ -97,8 +103,6 @@ def _result_file_finish(state: None, log: ParsedLog, options: CheckOptions, foun
 
 
 def _read_load() -> Callable[..., Any]:
-    from mlsubmit.checker.logs.reader import read_log
-
     return read_log
 
 
@@ -106,60 +110,70 @@ def _read_load() -> Callable[..., Any]:
 
 
 def _systems_prepare() -> Callable[..., Any]:
+    # jsonschema (the system descriptions) only when a system file is checked (start-up)
     from mlsubmit.checker.systems.agreement import prepare_org
 
     return prepare_org
 
 
 def _systems_org() -> Callable[..., Any]:
+    # jsonschema (the system descriptions) only when a system file is checked (start-up)
     from mlsubmit.checker.systems.agreement import check_org
 
     return check_org
 
 
 def _systems_file() -> Callable[..., Any]:
+    # jsonschema (the system descriptions) only when a system file is checked (start-up)
     from mlsubmit.checker.systems.descriptions import check_system_file
 
     return lambda path, display, ruleset: check_system_file(path, display, ruleset)[1]  # the findings, not the doc
 
 
 def _reference_file() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.reference import check_system_file
 
     return check_system_file
 
 
 def _tree_prepare() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.full import prepare_org
 
     return prepare_org
 
 
 def _tree_code() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.full import code_to_scan
 
     return code_to_scan
 
 
 def _tree_org() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.full import check_org
 
     return check_org
 
 
 def _run_sets() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.runset import check_raw_folder
 
     return check_raw_folder
 
 
 def _reference_prepare() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.full import prepare_folders
 
     return prepare_folders
 
 
 def _reference_org() -> Callable[..., Any]:
+    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
     from mlsubmit.checker.tree.reference import check_org
 
     return check_org

@@ -7,6 +7,7 @@ starts with compiled rules.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
@@ -104,7 +105,20 @@ def _key(ref: LogRef, sha: str) -> str:
 def _cache(options: CheckOptions) -> LogCache | None:
     if options.cache_dir is None:
         return None
-    return LogCache(options.cache_dir, context_key(options.ruleset, options.profile.plan.key()))
+    checks = options.profile.plan.key()
+    return LogCache(options.cache_dir, context_key(options.ruleset, checks, tables_key(checks)))
+
+
+@functools.cache  # asked twice per log; the digest reads every table file
+def tables_key(log_checks: str) -> str:
+    """The closed tables' digest when the profile's log checks read them, else "": the tables are data, edited
+    without a release, and a cache entry made with other tables is a miss."""
+    if "hyperparameters" not in log_checks.split(","):
+        return ""
+    # the tables only when a cache is in use and the profile reads them (start-up)
+    from mlsubmit.checker.hyperparameters.table import tables_digest
+
+    return tables_digest()
 
 
 Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
@@ -170,6 +184,7 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     verdict) and checked with their tree by the systems org check."""
     if not (run.targets.system_files or run.targets.orgs):
         return  # logs alone: the system modules (and jsonschema) are not imported
+    # jsonschema (the system descriptions) only for an organisation tree (start-up)
     from mlsubmit.checker.systems.agreement import concerned, org_system_files
 
     checks = [c.function() for c in options.profile.plan.stage("file")]  # the profile's check of a loose file
@@ -193,6 +208,7 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
     """--changed-since: keep the logs changed since the revision, and every log of a results folder holding a
     change (the folder's counts, seeds and RCP need all its runs; unchanged ones come from the cache when given).
     Organisation trees without a change are dropped."""
+    # git only with --changed-since (start-up)
     from mlsubmit.core.support.git import changed_paths
 
     given = [ref.path for ref in targets.loose_logs] + [org.root for org in targets.orgs]
@@ -308,6 +324,7 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
         options = _only_changed(targets, options)
     run = CheckRun(targets, report=Report(strict=options.strict))
     if options.hp_table:  # said once; also loads the HP table before forking
+        # the hyperparameter tables only for the coverage of a full round (start-up)
         from mlsubmit.checker.hyperparameters.apply import coverage_findings
 
         run.report.extend(coverage_findings(options.ruleset))

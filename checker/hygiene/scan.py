@@ -228,6 +228,7 @@ def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: i
 
     if importlib.util.find_spec("detect_secrets") is None:  # pragma: no cover - a dependency; a minimal net
         return _fallback_secrets(paths)
+    # detect-secrets only when files are scanned (start-up)
     from mlsubmit.checker.hygiene.secrets import Job, scan_files
 
     jobs: list[Job] = []
@@ -252,6 +253,7 @@ def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: i
 def scan_one(path: Path, kept: Mapping[str, list[list[Any]]] | None = None) -> Scanned:
     """One file read and, when it is text, scanned for secrets (unless `kept`, the cache's entry for its tree,
     holds the answer for its content): a task of the check's worker pool, run inside `scanning()`."""
+    # detect-secrets only when files are scanned (start-up)
     from mlsubmit.checker.hygiene.secrets import file_key, scan_in_session
 
     kind, digest = _read_kind(path)
@@ -266,6 +268,7 @@ def scan_one(path: Path, kept: Mapping[str, list[list[Any]]] | None = None) -> S
 def scanning() -> AbstractContextManager[None]:
     """`scan_one` may be called while this is open, here and in processes forked meanwhile (each sets detect-
     secrets up the first time it scans)."""
+    # detect-secrets only when files are scanned (start-up)
     from mlsubmit.checker.hygiene.secrets import session
 
     return session(SECRET_PLUGINS)
@@ -273,6 +276,7 @@ def scanning() -> AbstractContextManager[None]:
 
 def cached_answers(cache_dir: Path, pack: str) -> dict[str, list[list[Any]]]:
     """The cache's entry for a scanned tree (`Walk.pack`), for `scan_one`; empty when there is none."""
+    # detect-secrets only when files are scanned (start-up)
     from mlsubmit.checker.hygiene.secrets import load_pack
 
     return load_pack(cache_dir, pack, SECRET_PLUGINS)

@@ -26,9 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.base.cache import MISS, load_entry, store_entry
 from mlsubmit.checker.base.options import Tracker, no_progress
+from mlsubmit.checker.base.pool import run_shared
 from mlsubmit.checker.hygiene import prefilter as secretfilter
 from mlsubmit.checker.hygiene.prefilter import candidate_lines, plugin_probes
+
+from mlsubmit import __version__
 
 Hit = tuple[int, str]  # (1-based line, kind of secret)
 
@@ -258,8 +262,6 @@ def scan_in_session(path: str) -> list[Hit]:
 def _scanner_key(plugins: tuple[str, ...]) -> str:
     import importlib.metadata
 
-    from mlsubmit import __version__
-
     parts = [str(FORMAT), __version__, importlib.metadata.version("detect-secrets"), *plugins]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
@@ -287,7 +289,6 @@ def load_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...]) -> di
     """The cache entry of `pack` (`file_key` -> hits); empty without a cache or a valid entry."""
     if cache_dir is None:
         return {}
-    from mlsubmit.checker.base.cache import MISS, load_entry
 
     entry, key = _pack_entry(cache_dir, pack, plugins)
     body = load_entry(cache_dir, entry, key, _is_pack)
@@ -298,7 +299,6 @@ def _store_pack(cache_dir: Path | None, pack: str, plugins: tuple[str, ...], bod
                 ) -> None:
     if cache_dir is None:
         return
-    from mlsubmit.checker.base.cache import store_entry
 
     entry, key = _pack_entry(cache_dir, pack, plugins)
     store_entry(cache_dir, entry, key, body)
@@ -312,7 +312,6 @@ def _scan_all(todo: list[Job], plugins: tuple[str, ...], workers: int, progress:
         if workers <= 1 or len(todo) < _POOL_THRESHOLD or not hasattr(os, "fork"):
             with progress(len(todo), label) as advance:
                 return [_scanned(job.path, plugins, advance) for job in todo]
-        from mlsubmit.checker.base.pool import run_shared
 
         order = sorted(range(len(todo)), key=lambda i: -_size(todo[i].path))
         hits = run_shared(len(order), lambda k: scan_file(todo[order[k]].path, plugins), workers, _nothing,

@@ -34,6 +34,7 @@ def advise_parsed(log: ParsedLog, ruleset: str, *, table_only: bool = False) -> 
     run too (through mlsubmit's own engine), on a copy of the records whose submission_division says closed.
     A log without a submission_division record is not given one: the missing record is the advice.
     """
+    # the rule engine only when a log is advised on, not for `advise --help` (start-up)
     from mlsubmit.checker.rules.engine import check_records
     from mlsubmit.checker.rules.files import get_ruleset
 

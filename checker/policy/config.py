@@ -76,6 +76,7 @@ def _one_config(paths: Sequence[str]) -> Path | None:
 def _from_table(table: dict[str, Any], origin: str, home: Path) -> tuple[str, list[Layer]]:
     if not table:
         return "full", []
+    # jsonschema only when an mlsubmit.toml is read (start-up)
     from mlsubmit.core.support.schema_loader import SchemaError, load_schema, validate_or_raise
 
     try:

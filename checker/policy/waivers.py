@@ -25,10 +25,11 @@ from typing import Any
 
 from mlsubmit.checker.rounds.detect import nearest_configs
 
-from mlsubmit.core.codes import families, finding
+from mlsubmit.core.codes import catalogue, families, finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Waived
 from mlsubmit.core.repeats import original_message
+from mlsubmit.core.support.safe_io import read_bounded
 
 FILE_LIMIT = 32 << 20  # a written waiver file takes about 180 bytes a table; MAX_WAIVERS of them fit
 MAX_WAIVERS = 50_000  # schemas/waivers.schema.json's maxItems
@@ -168,8 +169,6 @@ def _compiled(glob: str, message: str | None, where: str, patterns: _Patterns) -
 @functools.cache
 def _known_codes() -> frozenset[str]:
     """Every catalogued code and family: what a waiver may name."""
-    from mlsubmit.core.codes import catalogue
-
     return frozenset(families()) | frozenset(catalogue())
 
 
@@ -191,6 +190,7 @@ def _as_text(table: Any) -> Any:
 
 
 def _validated(data: dict[str, Any], shown: str) -> list[dict[str, Any]]:
+    # jsonschema only when a waiver file is read (start-up)
     from mlsubmit.core.support.schema_loader import errors, load_schema, pointer
 
     tables = data.get("waiver", [])
@@ -225,8 +225,8 @@ def _waiver(table: dict[str, Any], index: int, line: int | None, shown: str, bas
 def read_waivers(path: Path, *, base: Path, shown: str | None = None) -> list[Waiver]:
     """The waivers of a TOML file (its `[[waiver]]` tables; other tables are left to their readers).
     A file that cannot be read or a table that does not match schemas/waivers.schema.json is a UsageError."""
+    # tomllib only when a waiver file is read (start-up)
     from mlsubmit.core.support import tomlfile
-    from mlsubmit.core.support.safe_io import read_bounded
 
     shown = shown or str(path)
     try:

@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import window as rule
 
 from mlsubmit.core.codes import finding
+from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity
 
 if TYPE_CHECKING:
@@ -27,8 +29,8 @@ if TYPE_CHECKING:
 
 def runs_of(facts: Sequence[LogFacts], ruleset: str) -> tuple[list[Run], float | None]:
     """Each run as the RCP check reads it, and the first batch size the runs log."""
+    # numpy only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import Run
-    from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 
     out, batch = [], None
     for f in facts:
@@ -48,6 +50,7 @@ def window_for(ruleset: str, benchmark: str, batch_size: float | None, rcps: str
     reference cannot build one)."""
     if batch_size is None or not benchmarks.has_rcp(benchmark):
         return None
+    # mlperf-logging's RCP checker (and logging) only when an RCP is looked up (start-up)
     from mlsubmit.checker.upstream.rcp import window
 
     try:
@@ -63,6 +66,7 @@ def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: 
     win = window_for(ruleset, benchmark, batch, rcps)
     if win is None or win.kind == "above" or not runs:
         return None, win
+    # numpy only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import assess
 
     return assess(runs, win, benchmark), win
@@ -115,6 +119,7 @@ def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = Non
                     ) -> list[Any]:
     """rcp_viewer --bootstrap's figures for each measured RCP record of the benchmark (its unpruned records, as
     the script asks `_find_rcp(GBS, 'full_rcps')`), or only the one at `batch_size`."""
+    # numpy and mlperf-logging's RCP checker only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import strictness
     from mlsubmit.checker.upstream.rcp import checker
 
@@ -126,8 +131,6 @@ def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = Non
 def strictness_findings(ruleset: str, asked: str) -> list[Finding]:
     """HP011 for `advise --strictness BENCHMARK[:GBS]`; a benchmark without RCPs or a batch size without a
     measured record is a usage error."""
-    from mlsubmit.core.errors import UsageError
-
     benchmark, _, size = asked.partition(":")
     if benchmark not in benchmarks.allowed(ruleset) or not benchmarks.has_rcp(benchmark):
         known = ", ".join(b for b in benchmarks.allowed(ruleset) if benchmarks.has_rcp(b))
@@ -159,6 +162,7 @@ def ledger_risk(ruleset: str, benchmark: str, runs: Sequence[tuple[float | None,
     it (an interpolation), else the smallest (the check's fallback)."""
     if rcp_mean is None or fastest is None or not benchmarks.has_rcp(benchmark) or not runs:
         return None
+    # numpy and mlperf-logging's RCP checker only when a set is assessed (start-up)
     from mlsubmit.checker.rcp.risk import Run, assess
     from mlsubmit.checker.upstream.rcp import Window, checker
 

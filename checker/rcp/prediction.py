@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.hyperparameters.constraints import Tolerance, show_value
-from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import ParsedLog
-from mlsubmit.checker.rcp.verdict import rcp_file, runs_key
+from mlsubmit.checker.rcp.verdict import evaluate, rcp_file, runs_key
 from mlsubmit.checker.rounds import benchmarks, window
 from mlsubmit.checker.upstream import npstats
 
@@ -294,8 +294,6 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     """HP008: the RCP check's verdict on these runs, computed by the tree check's own code (checker/rcp), so the
     advice, `check` and the reference give the same numbers. One trial log stands for a full set of runs that
     all converge as it did: the verdict then says where its convergence point falls in the window."""
-    from mlsubmit.checker.logs.facts import extract
-    from mlsubmit.checker.rcp import verdict as rcp
 
     facts = [extract(log) for log in runs]
     seen = facts
@@ -308,7 +306,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     if not trial and not all(fnmatch.fnmatchcase(os.path.basename(f.path), "result_*.txt") for f in facts):
         facts, chosen = _as_packaged(facts, benchmark, ruleset)
         seen = facts
-    result = rcp.evaluate(benchmark, ruleset, facts, closed=True)
+    result = evaluate(benchmark, ruleset, facts, closed=True)
     if result.status == "not_applicable":
         return []
     unit = benchmarks.unit(benchmark, ruleset)
@@ -320,6 +318,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
     severity = Severity.ERROR if fail_on_rcp and result.status == "fail" else None
+    # the RCP planning only once a verdict is made, not for `advise --help` (start-up)
     from mlsubmit.checker.rcp.planning import risk_finding
 
     risk = risk_finding(runs[0].path, benchmark, ruleset, seen, limit=None)  # RUN009: the set once complete

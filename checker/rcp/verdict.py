@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.checker.base.cache import MISS, folder_key, load_entry, store_entry
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.upstream.installed import rcp_data_folder
 
@@ -75,6 +76,7 @@ def runs_key(benchmark: object) -> str:
 
 def reference_knows(benchmark: str) -> bool:
     """Whether the installed RCP checker has a run count for the benchmark (4.1.68 lost 'dlrm': KeyError)."""
+    # mlperf-logging's RCP checker only when a set is judged (start-up)
     from mlsubmit.checker.upstream.rcp import module
 
     return benchmark in module().submission_runs["training"]
@@ -116,6 +118,7 @@ def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str) -> RunCon
 def answer_for(facts: LogFacts, ruleset: str) -> list[Any] | None:
     """[ruleset, the reference reader's answer] on this run's kept lines, or None when the reader raises (the RCP
     check then reads the run itself, to raise as the reference does)."""
+    # mlperf-logging's RCP checker only when a set is judged (start-up)
     from mlsubmit.checker.upstream.rcp import misfits, module, serving
 
     if misfits():  # upstream's module as it is reads files: the check reads the run then, in this process
@@ -143,6 +146,7 @@ def _convergence(mod: Any, served: dict[str, tuple[str, LogFacts]], ruleset: str
 
 def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
     """One run's convergence as the reference reads it (the report's per-run `to_converge`)."""
+    # mlperf-logging's RCP checker only when a set is judged (start-up)
     from mlsubmit.checker.upstream.rcp import module, serving
 
     served = _served([facts]) or {f"{_FOLDER}/result_0.txt": (_text(facts), facts)}
@@ -161,12 +165,14 @@ def evaluate(
     so the tree check passes it explicitly. `train_samples` and `rcps`: see reference.judge.
     """
     if closed is None:
+        # start-up: `check --help` does not load the rounds' division rules
         from mlsubmit.checker.rounds.division import closed as says_closed
 
         closed = says_closed(None, runs)
     if not closed or not benchmarks.has_rcp(benchmark):
         why = "open division" if not closed else f"no RCP check for {benchmark} (TR1.x)"
         return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
+    # mlperf-logging's RCP checker only when a set is judged (start-up)
     from mlsubmit.checker.upstream.rcp import judge, module, serving
 
     served = _served(runs)
@@ -223,6 +229,7 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
     bs = conv[0].batch_size if conv else None
     mean = rcp_mean = low = None
     if judged is not None:
+        # numpy only when a set is judged (start-up)
         from mlsubmit.checker.upstream.npstats import mean as np_mean
 
         record = judged.record
@@ -265,6 +272,7 @@ def prepare(ruleset: str, names: Iterable[str]) -> None:
     """Load the reference's module (and with it the RCP statistics' code) before the logs are read, so the tree
     checks do not wait for it; the statistics themselves are kept as data (upstream/rcp.py)."""
     if any(benchmarks.has_rcp(b) and benchmarks.runs(b) for b in names):
+        # mlperf-logging's RCP checker only when a set is judged (start-up)
         from mlsubmit.checker.upstream.rcp import module
 
         try:
@@ -281,8 +289,6 @@ _JUDGED: dict[str, RcpResult] = {}
 
 def _key(benchmark: str, ruleset: str, runs: list[LogFacts], bypass: bool, closed: bool, train_samples: bool,
          rcps: str | None) -> str:
-    from mlsubmit.checker.base.cache import folder_key
-
     inputs = [[f.path, list(f.rcp_lines), f.division] for f in runs]
     return folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
 
@@ -313,7 +319,6 @@ def _stored(key: str, benchmark: str, ruleset: str, runs: list[LogFacts], *, byp
             cache_dir: Path | None, train_samples: bool, rcps: str | None) -> RcpResult:
     if cache_dir is None:
         return evaluate(benchmark, ruleset, runs, bypass=bypass, closed=closed, train_samples=train_samples, rcps=rcps)
-    from mlsubmit.checker.base.cache import MISS, load_entry, store_entry
 
     root = Path(cache_dir)
     entry = root / "rcp" / f"{key}.json"

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mlsubmit.checker.rules.files import newer_than_installed, unknown_ruleset
+
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.support.safe_io import open_regular
 
@@ -109,6 +111,7 @@ def nearest_configs(paths: Iterable[str]) -> list[Path | None]:
 
 def check_table(config: Path) -> dict[str, object]:
     """The `[check]` table of an mlsubmit.toml ({} when it has none); UsageError when it cannot be read."""
+    # tomllib only when an mlsubmit.toml is read (start-up)
     from mlsubmit.core.support import tomlfile
 
     try:
@@ -208,8 +211,6 @@ def group_by_round(paths: Iterable[str], known: Sequence[str], why: dict[str, se
 
 def _add(groups: dict[str, list[str]], ruleset: str, path: str, known: Sequence[str]) -> None:
     if ruleset not in known:
-        from mlsubmit.checker.rules.files import newer_than_installed, unknown_ruleset
-
         if newer_than_installed(ruleset):
             raise UsageError(f"{path}: {unknown_ruleset(ruleset)}")
         raise UsageError(

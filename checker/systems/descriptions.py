@@ -29,7 +29,7 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support import numbers
 from mlsubmit.core.support.datafiles import load_validated
-from mlsubmit.core.support.schema_loader import load_schema
+from mlsubmit.core.support.schema_loader import load_schema, validator
 
 if TYPE_CHECKING:
     import jsonschema
@@ -200,8 +200,6 @@ def _required_findings(doc: JsonDocument, error: jsonschema.ValidationError, cod
 
 def schema_findings(doc: JsonDocument, schema: dict[str, Any]) -> list[Finding]:
     """Every schema error of the document as a finding with its code, pointer and line."""
-    from mlsubmit.core.support.schema_loader import validator
-
     out: list[Finding] = []
     seen_required: set[int] = set()
     for error in validator(schema).iter_errors(doc.data):

@@ -22,6 +22,8 @@ from mlsubmit.checker.base.ledger import Entry, now
 from mlsubmit.checker.base.targets import BenchFolder, LogRef, RawFolder
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp.custom import for_benchmark
+from mlsubmit.checker.rcp.planning import risk_finding, runs_of, window_effect, window_for
+from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, judged, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
@@ -139,8 +141,6 @@ def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
 def _risk(rs: RunSet, scored: list[tuple[str, LogFacts]], options: CheckOptions) -> list[Finding]:
     """RUN009: the set's chance of an RCP fail once its N runs are in, and with more runs than N what the
     median-window rule does to the score (rcp/planning.py)."""
-    from mlsubmit.checker.rcp.planning import risk_finding, window_effect
-
     n = benchmarks.runs(rs.key.benchmark)
     note = window_effect([_minutes(f) for _, f in rs.runs], n, rs.key.benchmark) if n and scored != rs.runs else ""
     found = risk_finding(rs.where, rs.key.benchmark, options.ruleset, [f for _, f in scored],
@@ -261,7 +261,6 @@ def _to_converge(facts: LogFacts, ruleset: str) -> float | None:
     """The epochs or samples to converge the reference's RCP reader gives a converged run (None otherwise)."""
     if not facts.converged or not facts.rcp_lines:
         return None
-    from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 
     conv = run_convergence(facts, ruleset)
     value = conv.epochs
@@ -293,12 +292,10 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
     if not division_of.closed(None, runs):
         return None, None
     if len(runs) <= 2 * benchmarks.dropped(bench):  # no verdict yet: the window the check will use (run planning)
-        from mlsubmit.checker.rcp.planning import runs_of, window_for
 
         win = window_for(options.ruleset, bench, runs_of(runs, options.ruleset)[1],
                          for_benchmark(options.custom_rcps, bench))
         return (None, None) if win is None or win.kind == "above" else (_finite(win.rcp_mean), _finite(win.fastest))
-    from mlsubmit.checker.rcp.verdict import judged
 
     result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
     return _finite(result.rcp_mean), _finite(result.min_epochs)

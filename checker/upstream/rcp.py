@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.upstream import installed as _installed
-from mlsubmit.checker.upstream import rcp_fit, rcp_plain
+from mlsubmit.checker.upstream import npstats, rcp_fit, rcp_plain, tstat
 
 from mlsubmit.core.support.datafiles import derived
 
@@ -104,8 +104,6 @@ def _sub(token: str, pattern: Any, repl: Any, string: Any, count: int = 0, flags
 
 def _load() -> types.ModuleType:
     """A private copy of mlperf_logging.rcp_checker.rcp_checker with our stand-ins for scipy.stats and numpy."""
-    from mlsubmit.checker.upstream import npstats, tstat
-
     origin = _installed.rcp_module_file()
     stats = types.ModuleType("scipy.stats")
     stats.ttest_ind_from_stats = tstat.ttest_ind_from_stats  # type: ignore[attr-defined]
@@ -210,8 +208,6 @@ def _adapter_kind(exc: BaseException) -> bool:
 
 @functools.cache
 def _adapter_files() -> frozenset[Path]:
-    from mlsubmit.checker.upstream import npstats, tstat
-
     return frozenset(Path(f).resolve() for f in (__file__, npstats.__file__, tstat.__file__))
 
 
@@ -314,8 +310,6 @@ def _valid_statistics(stats: Any, processed: dict[str, Any]) -> bool:
 
 @functools.cache
 def _code_files() -> tuple[str, ...]:
-    from mlsubmit.checker.upstream import npstats, tstat
-
     try:
         origin = str(_installed.rcp_module_file())
     except ImportError:

@@ -12,6 +12,7 @@ import yaml
 from mlsubmit.checker.hyperparameters.draft import SCHEMA, Draft
 from mlsubmit.checker.hyperparameters.draft_compare import compare
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.atomic import write_text
 
 
 def _flow(value: Any) -> str:
@@ -39,14 +40,13 @@ def render(made: Draft, document: str, previous: str) -> str:
 
 def schema_problems(table: dict[str, Any]) -> list[str]:
     """What our table schema refuses in the draft (a benchmark name it does not list, say), one line each."""
+    # jsonschema only when a draft is validated (start-up)
     from mlsubmit.core.support.schema_loader import errors, load_schema, pointer
 
     return [f"{pointer(e) or '/'}: {e.message}" for e in errors(table, load_schema(SCHEMA))]
 
 
 def write(path: Path, text: str) -> None:
-    from mlsubmit.core.support.atomic import write_text
-
     try:
         write_text(path, text)
     except OSError as exc:

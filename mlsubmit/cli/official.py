@@ -131,6 +131,7 @@ def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, displ
     """What the reference tools may be handed (submission/handover.py), our check and summary of the pristine
     folder (the package checker writes scaling.json into it), then the verify script's steps, confined, and the
     comparison of the two summaries."""
+    # jsonschema (the report's inputs) only when an organisation is compared (start-up)
     from mlsubmit.report.against import compare_with_chair, read_chair
     from mlsubmit.report.data import collect
     from mlsubmit.report.summary import build

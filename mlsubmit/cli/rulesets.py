@@ -6,7 +6,15 @@ import argparse
 import sys
 from collections.abc import Iterable
 
-from mlsubmit.checker import RulesetError, available_rulesets, newer_than_installed, unknown_ruleset
+from mlsubmit.checker import (
+    RulesetError,
+    available_rulesets,
+    mlperf_logging_version,
+    newer_than_installed,
+    round_name,
+    unknown_ruleset,
+)
+from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
@@ -59,9 +67,8 @@ def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
 def round_data_note(ruleset: str) -> str | None:
     """What a ruleset mlsubmit's own tables lack takes from the installed mlperf-logging, and which of our checks
     it skips for want of data; None for a round the tables know. Said once on stderr and in the report's meta."""
-    from mlsubmit.checker import mlperf_logging_version, round_name
+    # start-up: `check --help` loads none of the checks
     from mlsubmit.checker.hyperparameters.apply import coverage_findings
-    from mlsubmit.checker.rounds import benchmarks
 
     if not benchmarks.from_installed(ruleset):
         return None

@@ -173,6 +173,7 @@ def _ci(name: str) -> Callable[..., None]:
     """A CI reporter (formats.ci), imported when used: its XML library is not needed for text or JSON."""
 
     def report_with(report: Report, stream: TextIO, *, color: bool = False) -> None:
+        # XML only for a CI format (start-up)
         from mlsubmit.formats import ci as ci_formats
 
         getattr(ci_formats, name)(report, stream, color=color)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.core.support.names import did_you_mean
 from mlsubmit.report.inputs import Price, performance_per_price
 
 if TYPE_CHECKING:
@@ -137,7 +138,6 @@ def unknown_baseline(rows: Sequence[ResultRow], baseline: str) -> str | None:
     """A --baseline that names no system of the report is a usage error, with the nearest names."""
     if any(_is_baseline(r, baseline) for r in rows):
         return None
-    from mlsubmit.core.support.names import did_you_mean
 
     names = sorted({r.score.system for r in rows} | {r.system.get("system_name") for r in rows
                                                      if r.system and r.system.readable} - {""})  # fmt: skip

@@ -85,6 +85,7 @@ def _score(
     division = _division(system, facts)
     rcp = RcpOutcome(status="")
     if reference_closed(division):  # the reference checks RCPs only for an exact "closed" (rules-spec §1.2)
+        # the RCP scaling only for a closed set (start-up of `report --help`)
         from mlsubmit.report.rcp_scaling import evaluate
 
         rcp = evaluate(benchmark, ruleset, facts)
@@ -180,6 +181,7 @@ def collect(
 
 def _bypassed(org: OrgTree, refs: Sequence[LogRef], run: CheckRun, score: Score, ruleset: str) -> list[Any]:
     """The evidence "Handling RCP failures" asks for, for a closed folder whose RCP check a bypass switches off."""
+    # the tree's RCP evidence only when a bypass switches the RCP check off (start-up of `report --help`)
     from mlsubmit.checker.tree import rcp_evidence
 
     folder = refs[0].path.parent

@@ -315,6 +315,7 @@ def _system(system: SystemFacts, base: str = "") -> str:
 
 
 def render(data: ReportData) -> str:
+    # cycle: evidence_html imports this module's helpers
     from mlsubmit.report.evidence_html import section as evidence
 
     base = relative_to(data.paths)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.findings import Finding
 from mlsubmit.core.support import tomlfile
@@ -84,6 +85,7 @@ def _text(value: Any) -> str:
 
 def read_system(path: Path, shown: str) -> SystemFacts:
     """Decode a system file for display; the systems checks report what is wrong with it."""
+    # the systems checks' readers only for a system file (start-up of `report`)
     from mlsubmit.checker.systems.descriptions import summarize
     from mlsubmit.checker.systems.jsonfile import read_json
 
@@ -290,8 +292,6 @@ def load_prices(path: Path) -> PriceBook:
 
 def tree_prices(path: Path, shown: str) -> tuple[PriceBook, Finding | None]:
     """A prices file found in the checked tree: a broken one is a finding and the report goes on without it."""
-    from mlsubmit.core.codes import finding
-
     try:
         return parse_prices(path), None
     except PricesError as exc:

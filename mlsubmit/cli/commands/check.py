@@ -172,6 +172,7 @@ def _run_systems(config: Path | None) -> tuple[tuple[str, str], ...]:
     matches them (exit 2 for a bad config)."""
     if config is None:
         return ()
+    # jsonschema and SQLite only with --package-config (start-up)
     from mlsubmit.submission.config import load_config
     from mlsubmit.submission.runs import expand_logs
 

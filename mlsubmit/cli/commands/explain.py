@@ -40,6 +40,7 @@ NOTES: list[str] = [
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    # the checker only for the severity in force: `explain` alone never loads it (start-up)
     from mlsubmit.cli.commands.check import add_policy_options
 
     parser = sub.add_parser("explain", help="explain a finding code, or list them all")
@@ -72,6 +73,7 @@ def listing(infos: list[CodeInfo]) -> str:
 
 
 def _in_force(args: argparse.Namespace, info: CodeInfo) -> list[str]:
+    # the checker only for the severity in force: `explain` alone never loads it (start-up)
     from mlsubmit.checker import policy_for
     from mlsubmit.cli.commands.check import flags_of
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
-from mlsubmit.checker import mlperf_logging_version
+from mlsubmit.checker import mlperf_logging_version, policy_for, read_waivers
+from mlsubmit.checker.policy.waivers import project_configs
+from mlsubmit.cli.commands.check import add_policy_options, flags_of
 from mlsubmit.cli.output import add_output_options, emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
@@ -52,13 +54,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "each waiver applied. The nearest mlsubmit.toml above the config applies too")
     parser.add_argument("--no-project-waivers", action="store_true",
                         help="leave out the [[waiver]] tables of mlsubmit.toml")
-    from mlsubmit.cli.commands.check import add_policy_options
 
     add_policy_options(parser)  # the build is checked under the project's policy, as `check` applies it
     add_output_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
     from mlsubmit.submission.build import PackageOptions
     from mlsubmit.submission.config import load_config
 
@@ -78,8 +80,6 @@ def _policy(args: argparse.Namespace, config: Path) -> tuple[Policy, tuple[Findi
     """The policy of the nearest mlsubmit.toml above the package config, with --profile/--select/--ignore/
     --severity over it: the build is gated as `check` gates the project. `[[check.overrides]]` name the project's
     paths, which the build does not have: they are left out, and POL002 says so."""
-    from mlsubmit.checker import policy_for
-    from mlsubmit.cli.commands.check import flags_of
 
     policy, where = policy_for([str(config.parent)], flags_of(args))
     by_path = [layer for layer in policy.layers if layer.paths]
@@ -95,8 +95,6 @@ def _waivers(args: argparse.Namespace, folder: Path) -> list[Waiver]:
     """The waivers of the nearest mlsubmit.toml above the config and of each --waivers FILE (globs relative to the
     file's own folder), named relative to the config's folder (as the manifest, which holds no absolute path,
     records them)."""
-    from mlsubmit.checker import read_waivers
-    from mlsubmit.checker.policy.waivers import project_configs
 
     files = [] if args.no_project_waivers else [(c, c.parent) for c in project_configs([str(folder)])]
     files += [(Path(f), Path(f).absolute().parent) for f in args.waivers]
@@ -119,6 +117,7 @@ def _check_usage(args: argparse.Namespace) -> None:
 
 def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, ...]]:
     """The passphrase (read, or generated into a new 0600 file) and a warning when others can read its file."""
+    # the encryption's modules not for `package --help` (start-up)
     from mlsubmit.submission import encryption as enc
 
     if not args.encrypt:
@@ -137,6 +136,7 @@ def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, 
 
 
 def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
+    # jsonschema, SQLite and the encryption when a package is built, not for `package --help` (start-up)
     from mlsubmit.submission import encryption as enc
     from mlsubmit.submission.build import package
 
@@ -164,6 +164,7 @@ def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) 
 
 def _run_split(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
     """`uploads = N`: the N uploads and the whole, one build (mlsubmit.submission.split)."""
+    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
     from mlsubmit.submission.split import package_split, upload_name
 
     result = package_split(cfg, options)

@@ -115,6 +115,7 @@ def _since(args: argparse.Namespace) -> int:
     systems, entries, benches = since_counts(args.previous, args.current, rulesets)
     report.tally = Tally(((systems, "system description(s)"), (entries, "entry(ies)"), (benches, "benchmark(s)")))
     if args.html:
+        # the HTML page's modules only with --html (start-up)
         from mlsubmit.report.review_html import render_since
 
         write_text(args.html, render_since(args.previous, args.current, rulesets, found))
@@ -131,6 +132,7 @@ def _preview(args: argparse.Namespace) -> int:
     failed = sum(f.code in ("REV021", "REV022") for f in judged)
     report.tally = Tally(((len(judged), "Preview point(s)"),), failed=failed)
     if args.html:
+        # the HTML page's modules only with --html (start-up)
         from mlsubmit.report.review_html import render_preview
 
         write_text(args.html, render_preview(comparisons, found))
@@ -167,6 +169,7 @@ def _borrow(args: argparse.Namespace) -> int:
     kept = sum(row.verdict == "kept own value" for row in result.rows)  # the group rule's errors (REV002)
     report.tally = Tally(((len(result.rows), "hyperparameter(s)"),), failed=kept)
     if args.html:
+        # the HTML page's modules only with --html (start-up)
         from mlsubmit.report.review_html import render_borrowing
 
         write_text(args.html, render_borrowing(result))

@@ -39,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _text(path: Path) -> str:
+    # not for `rounds --help` (start-up)
     from mlsubmit.core.support.safe_io import read_bounded
 
     try:
@@ -68,6 +69,7 @@ def _previous_text(args: argparse.Namespace, table: Any) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # yaml and the tables when a draft is made, not for `rounds --help` (start-up)
     from mlsubmit.checker.hyperparameters import adoc
     from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft, round_table
     from mlsubmit.cli import draft_text

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 from mlsubmit import __version__
+from mlsubmit.checker import policy_for, round_name
+from mlsubmit.checker.policy.config import Flags
 from mlsubmit.checker.systems.capture import Capture, parse_capture, read_capture
 from mlsubmit.checker.systems.completion import Request as CaptureRequest
 from mlsubmit.checker.systems.completion import build as build_description
@@ -133,8 +135,6 @@ def run(args: argparse.Namespace) -> int:
 def _policed(checked: list[Finding], dest: Path, ruleset: str) -> list[Finding]:
     """The description's findings at the severities `mlsubmit check` gives them in DIR (the default profile and
     the project's mlsubmit.toml above it): what capture writes is what the check accepts, no stricter."""
-    from mlsubmit.checker import policy_for, round_name
-    from mlsubmit.checker.policy.config import Flags
 
     policy, _ = policy_for([str(dest)], Flags())
     report = Report()

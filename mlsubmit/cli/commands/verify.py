@@ -36,11 +36,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.official:
+        # the reference tools' harness only with --official (start-up)
         from mlsubmit.cli.official import run as official
 
         return official(args)
     if args.more:
         raise UsageError("several ARCHIVEs are for --official (the uploads of one organisation)")
+    # jsonschema and SQLite when an archive is verified, not for `verify --help` (start-up)
     from mlsubmit.submission.verify import verify
 
     ruleset = validate_ruleset(args.ruleset) if args.ruleset else None

@@ -20,6 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from mlsubmit import __version__
+from mlsubmit.core.support.cache_entries import MISS, load_entry, store_entry
+
 CACHE_ENV = "MLSUBMIT_DATA_CACHE"
 
 
@@ -69,7 +72,6 @@ def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
     folder = cache_dir()
     if folder is None:
         return build()
-    from mlsubmit import __version__
 
     key = hashlib.sha256(__version__.encode() + b"\0" + inputs).hexdigest()
     path = folder / f"{name}-{key}.json"
@@ -81,15 +83,11 @@ def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
 
 
 def _missing() -> Any:
-    from mlsubmit.core.support.cache_entries import MISS
-
     return MISS
 
 
 def _read_copy(path: Path, shape: Callable[[Any], bool] | None = None) -> Any:
     """A kept copy's data, or MISS when it is absent, damaged or not the copy its name says (data may be null)."""
-    from mlsubmit.core.support.cache_entries import load_entry
-
     return load_entry(path.parent, path, _copy_key(path), shape)
 
 
@@ -128,8 +126,6 @@ def cache_dir() -> Path | None:
 @functools.cache
 def _schemas_digest() -> bytes:
     """Every shipped schema at once: a schema can $ref another, so any change re-validates everything."""
-    from mlsubmit import __version__
-
     digest = hashlib.sha256(__version__.encode())
     folder = importlib.resources.files("mlsubmit.schemas")
     for item in sorted(folder.iterdir(), key=lambda e: e.name):
@@ -148,8 +144,6 @@ def _copy_path(raw: bytes, schema: str) -> Path | None:
 
 def _store(path: Path, data: Any) -> None:
     """Write the copy atomically; data JSON cannot represent exactly (non-string keys, dates) is not cached."""
-    from mlsubmit.core.support.cache_entries import store_entry
-
     try:
         if json.loads(json.dumps(data, ensure_ascii=False)) != data:  # Infinity is kept: only our reader reads it
             return

@@ -74,7 +74,7 @@ def test_changed_content_ruleset_or_profile_misses(
 
 def test_keys_differ_by_context() -> None:
     full, ref = Profile.FULL.plan.key(), Profile.REFERENCE.plan.key()
-    keys = {context_key("1.0.0", full), context_key("1.1.0", full), context_key("1.0.0", ref)}
+    keys = {context_key("1.0.0", full, ""), context_key("1.1.0", full, ""), context_key("1.0.0", ref, "")}
     assert len(keys) == 3
 
 

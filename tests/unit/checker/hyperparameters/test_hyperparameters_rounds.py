@@ -330,12 +330,15 @@ def test_a_value_the_rule_file_and_the_table_both_catch_is_reported_once(tmp_pat
 
 def test_cache_key_changes_with_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     from mlsubmit.checker.base import cache
+    from mlsubmit.checker.engine import pipeline
 
-    cache.context_key.cache_clear()
-    before = cache.context_key("5.1.0", "read,rules,hyperparameters")
-    unread = cache.context_key("5.1.0", "read,rules")
+    def key(checks: str) -> str:
+        return cache.context_key("5.1.0", checks, pipeline.tables_key(checks))
+
+    pipeline.tables_key.cache_clear()
+    before, unread = key("read,rules,hyperparameters"), key("read,rules")
     monkeypatch.setattr(hpt, "tables_digest", lambda: "other tables")
-    cache.context_key.cache_clear()
-    assert cache.context_key("5.1.0", "read,rules,hyperparameters") != before
-    assert cache.context_key("5.1.0", "read,rules") == unread  # a profile without the table does not read it
-    cache.context_key.cache_clear()
+    pipeline.tables_key.cache_clear()
+    assert key("read,rules,hyperparameters") != before
+    assert key("read,rules") == unread  # a profile without the table does not read it
+    pipeline.tables_key.cache_clear()
