@@ -285,7 +285,9 @@ def test_sarif_and_junit_files_written_with_output(
     good = make_run("ok/result_0.txt")
     bad = make_run("bad/result_0.txt", converge=False)
     code, out, _ = run_cli("check", "--ruleset", "1.0.0", "--format", "sarif", "-o", tmp_path / "r.sarif", good, bad)
-    assert (code, out) == (1, "")
+    # every report went to a file: stdout has the one-line summary and where the report went (issue 47 item 10)
+    summary = "2 file(s) checked, 1 failed; 1 error(s), 0 warning(s), 1 info"
+    assert (code, out) == (1, f"{summary} (written to {tmp_path / 'r.sarif'})\n")
     doc = json.loads((tmp_path / "r.sarif").read_text(encoding="utf-8"))
     assert list(sarif_validator.iter_errors(doc)) == []
     # POL001: the failing log, checked alone, says what its folder will need
