@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlsubmit.core.support.display_escape import html_text as esc
 from mlsubmit.core.support.display_escape import inert
-from mlsubmit.report.html import FAIL_COLOUR, _svg, esc
+from mlsubmit.report.html import FAIL_COLOUR, _svg
 
 WIDTH = 11.0  # inches: across the page
 _DROPPED = "#8c959f"

@@ -17,11 +17,12 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
+from mlsubmit.core.support.display_escape import html_text as esc
 from mlsubmit.core.support.display_escape import inert
 from mlsubmit.report.compare import Comparison, Group
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.html_assets import SCRIPT, STYLE  # re-exported: tests and the CSP read SCRIPT here
-from mlsubmit.report.html_findings import esc, findings_section, path_html  # esc re-exported: review_html uses it
+from mlsubmit.report.html_findings import findings_section, path_html
 from mlsubmit.report.inputs import SystemFacts
 from mlsubmit.report.tables import NUMERIC, cells, comparison_lines, headers, price_note
 

@@ -7,12 +7,11 @@ one click away in the row's details. Paths may wrap after each separator.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import replace
 
 from mlsubmit.core.findings import Finding, Report, Severity, location
-from mlsubmit.core.support.display_escape import inert
+from mlsubmit.core.support.display_escape import html_text as esc
 from mlsubmit.formats.causes import Entry, attach_causes, reading_order
 from mlsubmit.formats.grouped import group
 
@@ -97,11 +96,6 @@ def _waived_note(f: Finding) -> str:
         return ""
     return (f'<br><span class="meta">waived: {esc(w.reason)} (reference {esc(w.reference)}; {esc(w.who)}; '
             f"until {esc(w.expires)}; waiver at <code>{path_html(w.where())}</code>)</span>")
-
-
-def esc(value: object) -> str:
-    # inert first: a right-to-left override or a NUL would otherwise survive escaping and reorder or cut the text.
-    return html.escape(inert(str(value)), quote=True)
 
 
 def path_html(path: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from mlsubmit import __version__
-from mlsubmit.report.html import esc
+from mlsubmit.core.support.display_escape import html_text as esc
 from mlsubmit.report.html_assets import STYLE
 
 if TYPE_CHECKING:

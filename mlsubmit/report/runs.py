@@ -27,8 +27,9 @@ from mlsubmit.checker.base.ledger_rows import BY_SET, Reader
 from mlsubmit.checker.rcp.planning import ledger_risk
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
+from mlsubmit.core.support.display_escape import html_text as esc
 from mlsubmit.core.support.display_escape import inert, spreadsheet_cell
-from mlsubmit.report.runs_svg import esc, histogram, run_chart
+from mlsubmit.report.runs_svg import histogram, run_chart
 
 Key = tuple[str, str, str]
 

@@ -5,20 +5,15 @@ run set's risk (rcp/planning.py) as a histogram with each bar's count. No script
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 
-from mlsubmit.core.support.display_escape import inert
+from mlsubmit.core.support.display_escape import html_text as esc
 
 _W, _H = 680.0, 260.0
 _LEFT, _RIGHT, _TOP, _BOTTOM = 76.0, 16.0, 48.0, 44.0
 LABELLED = 24  # more runs than this: values in the table below the chart only
 _BLUE, _RED, _ORANGE, _SHADE = "#1f5fa8", "#b3261e", "#c26a00", "#f2c14e"
-
-
-def esc(value: object) -> str:
-    return html.escape(inert(str(value)), quote=True)
 
 
 def ticks(low: float, high: float, count: int = 5) -> list[float]:

@@ -7,6 +7,7 @@ lone surrogates (unencodable). Each becomes a visible escape; every other charac
 
 from __future__ import annotations
 
+import html
 import re
 
 # C0 controls but tab, DEL, C1 controls, line/paragraph separators, bidi embeddings/overrides/isolates, surrogates.
@@ -31,6 +32,12 @@ def inert(text: str) -> str:
 # CR start one too in some. Numbers (-1.5) are left as they are.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def html_text(value: object) -> str:
+    """Any value as HTML text or attribute content: inert first, since a right-to-left override or a NUL would
+    otherwise survive escaping and reorder or cut the text."""
+    return html.escape(inert(str(value)), quote=True)
 
 
 def spreadsheet_cell(text: str) -> str:
