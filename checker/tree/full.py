@@ -1,5 +1,5 @@
 """The full (default) profile's organisation-level tree checks: layout, run counts, names, olympic tolerance, seeds,
-RCPs, init time, hygiene.
+evaluation cadence, RCPs, init time, hygiene.
 
 Input is the organisation folder and the facts of its logs (each log was read once by the pipeline); nothing here
 reads a log again or writes anything. `--profile reference` is answered by `reference.py`, which runs only what
@@ -44,6 +44,7 @@ from mlsubmit.checker.tree.folders import (
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support.names import did_you_mean
+from mlsubmit.core.support.numbers import finite
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
@@ -178,15 +179,45 @@ def _division_note(folder: BenchFolder, division: str | None, runs: list[LogFact
     return [finding("TREE025", folder.shown, why)]
 
 
+# CLOSED: the quality measure "must be evaluated at least as frequently ... as in the reference implementation";
+# ResNet-50: "Every 4 epochs with offset 0 or 1 or 2 or 3" (TR1.0 L402 ... TR4.0 L457, section "Quality measure").
+# Only a longer gap breaks it: more frequent evaluations are allowed, and where the first one falls is not judged
+# (epoch 0 before training, 0- and 1-based numbering all occur in accepted trees).
+EVAL_EVERY_EPOCHS = {"resnet": 4.0}
+
+
+def check_eval_cadence(benchmark: str, runs: list[LogFacts]) -> list[Finding]:
+    """TREE051 at a closed run's first evaluation that comes more epochs after the latest earlier one than its
+    benchmark allows (evaluations repeated by several ranks, or logged out of order, make no gap)."""
+    every = EVAL_EVERY_EPOCHS.get(benchmark)
+    if every is None:
+        return []
+    out: list[Finding] = []
+    for facts in runs:
+        latest: float | None = None
+        for occ in facts.all("eval_accuracy"):
+            epoch = finite(occ.metadata.get("epoch_num")) if isinstance(occ.metadata, dict) else None
+            if epoch is None:
+                continue
+            if latest is not None and epoch - latest > every:
+                why = (f"evaluated at epoch {epoch:g}, {epoch - latest:g} epochs after the evaluation at epoch "
+                       f"{latest:g}: a closed {benchmark} run is evaluated at least every {every:g} epochs")
+                out.append(finding("TREE051", facts.path, why, line=occ.line))
+                break
+            latest = epoch if latest is None else max(latest, epoch)
+    return out
+
+
 def closed_set_checks(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions,
                       asked: frozenset[str] | set[str], org_flags: frozenset[str] = frozenset(), *,
                       judge_rcp: bool = True) -> tuple[list[Finding], rcp.RcpResult | None]:
-    """The checks of a closed set of runs, a results folder's or a run set's of raw output (tree/runset.py): seeds
-    and the RCP verdict (also returned, for the run set's projected score). `asked`: the bypass flags in force;
-    judge_rcp=False: a run set too small for an olympic mean yet."""
+    """The checks of a closed set of runs, a results folder's or a run set's of raw output (tree/runset.py): seeds,
+    the evaluation cadence and the RCP verdict (also returned, for the run set's projected score). `asked`: the
+    bypass flags in force; judge_rcp=False: a run set too small for an olympic mean yet."""
     out: list[Finding] = []
     if params.SEED_BYPASS not in asked:
         out += seeds.check_seeds(runs).findings
+    out += check_eval_cadence(folder.name, runs)
     if not (judge_rcp and benchmarks.has_rcp(folder.name)):
         return out, None
     result = rcp.evaluate_cached(folder.name, options.ruleset, runs, closed=True, cache_dir=options.cache_dir,
