@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.base.contract import Check, emitted_by
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import RecordsOfKeys
+from mlsubmit.checker.policy.profiles import ProfileSpec, load
 from mlsubmit.checker.rules.files import get_ruleset
 
 if TYPE_CHECKING:
@@ -215,6 +216,26 @@ def command_codes() -> dict[str, frozenset[str]]:
 def check(name: str, stage: str) -> Check:
     """The registered check of that name and stage (KeyError when there is none)."""
     return CHECKS[(name, stage)]
+
+
+def plan(profile: str) -> ProfileSpec:
+    """The profile of that name (checker/policy/profiles.py), every check it names looked up here (KeyError: a
+    profile file naming a check nobody registered)."""
+    spec = load(profile)
+    for stage_name, check_names in spec.checks:
+        for name in check_names:
+            check(name, stage_name)
+    return spec
+
+
+def stage(spec: ProfileSpec, name: str) -> list[Check]:
+    """The profile's registered checks of that stage, in its order."""
+    return [check(check_name, name) for check_name in spec.names(name)]
+
+
+def run_by(options: CheckOptions, name: str) -> list[Check]:
+    """The checks of that stage the options' profile runs."""
+    return stage(plan(options.profile.value), name)
 
 
 def names() -> set[str]:
