@@ -9,9 +9,9 @@ import pytest
 from fixtures.logfix import check_log_file
 from mlsubmit.checker.base.cache import LogCache, context_key
 from mlsubmit.checker.base.options import Profile
-from mlsubmit.checker.engine.checks import plan
 from mlsubmit.checker.base.targets import LogRef
 from mlsubmit.checker.engine import pipeline
+from mlsubmit.checker.engine.checks import plan
 from mlsubmit.checker.engine.pipeline import CheckOptions
 
 
