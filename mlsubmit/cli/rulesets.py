@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterable
 
@@ -18,17 +17,6 @@ from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
-
-
-def add_ruleset_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--ruleset",
-        default="auto",
-        metavar="X.Y.Z|auto",
-        help="training ruleset of the round (1.0.0 to 6.1.0, as mlperf-logging ships them; 1.1 or v1.1.0 do too); "
-        "auto (default): from each PATH's training_results_vX.Y folder, or the .mlsubmit-round file or "
-        "mlsubmit.toml [check] ruleset in or above it",
-    )
 
 
 def _known() -> list[str]:
