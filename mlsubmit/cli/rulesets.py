@@ -13,6 +13,7 @@ from mlsubmit.checker import (
     round_name,
     unknown_ruleset,
 )
+from mlsubmit.checker.hyperparameters.apply import coverage_findings
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
 from mlsubmit.core.errors import UsageError
@@ -55,9 +56,6 @@ def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
 def round_data_note(ruleset: str) -> str | None:
     """What a ruleset mlsubmit's own tables lack takes from the installed mlperf-logging, and which of our checks
     it skips for want of data; None for a round the tables know. Said once on stderr and in the report's meta."""
-    # start-up: `check --help` loads none of the checks
-    from mlsubmit.checker.hyperparameters.apply import coverage_findings
-
     if not benchmarks.from_installed(ruleset):
         return None
     skipped = ["the closed hyperparameter table (HP003)"] if coverage_findings(ruleset) else []

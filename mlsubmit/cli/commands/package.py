@@ -19,19 +19,18 @@ from mlsubmit.cli.rulesets import validate_ruleset
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding
+from mlsubmit.submission import encryption as enc
+from mlsubmit.submission.build import PackageOptions, package
+from mlsubmit.submission.config import load_config
+from mlsubmit.submission.split import package_split, upload_name
 
 if TYPE_CHECKING:
     from mlsubmit.checker import Waiver
     from mlsubmit.checker.policy.config import Policy
-    from mlsubmit.submission.build import PackageOptions
     from mlsubmit.submission.config import PackageConfig
 
 
 def run(args: argparse.Namespace) -> int:
-    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
-    from mlsubmit.submission.build import PackageOptions
-    from mlsubmit.submission.config import load_config
-
     _check_usage(args)
     cfg = load_config(args.config)
     validate_ruleset(cfg.ruleset)
@@ -85,9 +84,6 @@ def _check_usage(args: argparse.Namespace) -> None:
 
 def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, ...]]:
     """The passphrase (read, or generated into a new 0600 file) and a warning when others can read its file."""
-    # the encryption's modules not for `package --help` (start-up)
-    from mlsubmit.submission import encryption as enc
-
     if not args.encrypt:
         return None, ()
     if args.generate_passphrase:
@@ -104,10 +100,6 @@ def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, 
 
 
 def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
-    # jsonschema, SQLite and the encryption when a package is built, not for `package --help` (start-up)
-    from mlsubmit.submission import encryption as enc
-    from mlsubmit.submission.build import package
-
     if cfg.uploads > 1:
         return _run_split(cfg, options, args)
     result = package(cfg, options)
@@ -132,9 +124,6 @@ def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) 
 
 def _run_split(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
     """`uploads = N`: the N uploads and the whole, one build (mlsubmit.submission.split)."""
-    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
-    from mlsubmit.submission.split import package_split, upload_name
-
     result = package_split(cfg, options)
     result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__,
                                "mlperf_logging": mlperf_logging_version(), "uploads": str(cfg.uploads)})

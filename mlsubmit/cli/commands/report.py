@@ -7,6 +7,7 @@ the check's: 0 when no errors were found, 1 otherwise (warnings too with --stric
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,9 +19,15 @@ from mlsubmit.cli.rulesets import rulesets_for
 from mlsubmit.cli.waivers import waive, waivers_for
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report
+from mlsubmit.formats import text
+from mlsubmit.report.against import compare_with_chair, read_chair
 from mlsubmit.report.compare import unknown_baseline
 from mlsubmit.report.data import ReportData, collect
+from mlsubmit.report.html import render
 from mlsubmit.report.inputs import load_prices
+from mlsubmit.report.private_ids import generate
+from mlsubmit.report.summary import build
+from mlsubmit.report.summary_files import summary_paths, write_summary, write_xlsx, xlsx_ready
 from mlsubmit.report.tables import WRITERS
 
 if TYPE_CHECKING:
@@ -34,17 +41,11 @@ def run(args: argparse.Namespace) -> int:
     ruleset = next(iter(groups))
     prices = load_prices(args.prices) if args.prices else None
     if args.summary_csv:
-        from mlsubmit.report.summary_files import summary_paths  # start-up: only with --summary-csv
-
         summary_paths(args.summary_csv)  # a bad name is a usage error before anything is checked
     if args.summary_xlsx:
-        from mlsubmit.report.summary_files import xlsx_ready  # start-up: only with --summary-xlsx
-
         xlsx_ready(args.summary_xlsx)  # so is a bad name or no openpyxl
     chair = None
     if args.against:
-        from mlsubmit.report.against import read_chair  # start-up: only with --against
-
         chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
     if args.generate_private_ids:
         _outside_the_trees(args.generate_private_ids, args.paths)
@@ -62,16 +63,12 @@ def run(args: argparse.Namespace) -> int:
     _chair_summary(args, data, result, chair, ids)
     writer = WRITERS[args.format]
     if args.output:
-        import io
-
         buffer = io.StringIO()
         writer(data, buffer)
         write_text(args.output, buffer.getvalue())
     else:
         writer(data, sys.stdout)
     if args.html:
-        from mlsubmit.report.html import render  # start-up: the HTML page's modules only with --html
-
         write_text(args.html, render(data))
     return result.report.exit_code()
 
@@ -88,9 +85,6 @@ def _outside_the_trees(out: Path, paths: list[str]) -> None:
 
 def _private_ids(out: Path, result: CheckRun) -> dict[tuple[str, str], str]:
     """Write the ids; they are the summary's private_id column, as in the summarizer's run that writes them."""
-    # the private ids only with a summary or --against (start-up of `report`)
-    from mlsubmit.report.private_ids import generate
-
     made = generate(list(result.targets.orgs), out)
     for item in made.findings:
         result.report.add(item)
@@ -104,22 +98,12 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
     """--summary-csv, --summary-xlsx and --against: the summary built once; --against's findings join the report."""
     if not (args.summary_csv or args.summary_xlsx or chair):
         return
-    # the summary only with --summary-csv, --summary-xlsx or --against (start-up of `report`)
-    from mlsubmit.report.summary import build
-
     summary = build(data, result, ids)
     if args.summary_csv:
-        from mlsubmit.report.summary_files import write_summary  # start-up: only with --summary-csv
-
         write_summary(summary, args.summary_csv)
     if args.summary_xlsx:
-        from mlsubmit.report.summary_files import write_xlsx  # start-up: only with --summary-xlsx
-
         write_xlsx(summary, args.summary_xlsx)
     if chair is not None:
-        # the chair comparison only with --against (start-up of `report`)
-        from mlsubmit.report.against import compare_with_chair
-
         found = compare_with_chair(summary, chair)
         for item in found:
             result.report.add(item)
@@ -129,9 +113,6 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
 
 def _list_on_stderr(found: list[Finding], chair: Path) -> None:
     """The comparison's findings are what --against is for: listed (the report's own are counted only)."""
-    # the text listing only with --against (start-up of `report`)
-    from mlsubmit.formats import text
-
     if found:
         text(Report(files={str(chair): list(found)}), sys.stderr)  # filed under the chair's file: its verdict
     else:

@@ -28,6 +28,7 @@ from mlsubmit.cli.rulesets import round_data_note, rulesets_for, say_round_data
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Location, Report, Tally
+from mlsubmit.report.review_html import render_borrowing, render_preview, render_since
 
 
 def _ruleset(given: str, path: str, option: str = "--ruleset") -> str:
@@ -84,9 +85,6 @@ def _since(args: argparse.Namespace) -> int:
     systems, entries, benches = since_counts(args.previous, args.current, rulesets)
     report.tally = Tally(((systems, "system description(s)"), (entries, "entry(ies)"), (benches, "benchmark(s)")))
     if args.html:
-        # the HTML page's modules only with --html (start-up)
-        from mlsubmit.report.review_html import render_since
-
         write_text(args.html, render_since(args.previous, args.current, rulesets, found))
     return emit(report, args)
 
@@ -101,9 +99,6 @@ def _preview(args: argparse.Namespace) -> int:
     failed = sum(f.code in ("REV021", "REV022") for f in judged)
     report.tally = Tally(((len(judged), "Preview point(s)"),), failed=failed)
     if args.html:
-        # the HTML page's modules only with --html (start-up)
-        from mlsubmit.report.review_html import render_preview
-
         write_text(args.html, render_preview(comparisons, found))
     return emit(report, args)
 
@@ -138,9 +133,6 @@ def _borrow(args: argparse.Namespace) -> int:
     kept = sum(row.verdict == "kept own value" for row in result.rows)  # the group rule's errors (REV002)
     report.tally = Tally(((len(result.rows), "hyperparameter(s)"),), failed=kept)
     if args.html:
-        # the HTML page's modules only with --html (start-up)
-        from mlsubmit.report.review_html import render_borrowing
-
         write_text(args.html, render_borrowing(result))
     return emit(report, args)
 

@@ -14,16 +14,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.hyperparameters import adoc
+from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft, round_table
+from mlsubmit.cli import draft_text
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.safe_io import read_bounded
 
 _LIMIT = 8 << 20  # a training_rules.adoc is ~100 kB
 _ROUND = re.compile(r"v(\d+)\.(\d+)")
 
 
 def _text(path: Path) -> str:
-    # not for `rounds --help` (start-up)
-    from mlsubmit.core.support.safe_io import read_bounded
-
     try:
         raw = read_bounded(path, _LIMIT)
     except OSError as exc:
@@ -51,11 +52,6 @@ def _previous_text(args: argparse.Namespace, table: Any) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # yaml and the tables when a draft is made, not for `rounds --help` (start-up)
-    from mlsubmit.checker.hyperparameters import adoc
-    from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft, round_table
-    from mlsubmit.cli import draft_text
-
     round_ = _round(args)
     table = round_table(args.previous)
     if table is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.atomic import replacing
 from mlsubmit.report.runs import WRITERS
@@ -12,8 +13,6 @@ from mlsubmit.report.runs import WRITERS
 
 def run(args: argparse.Namespace) -> int:
     """0, or 1 when rows of the ledger are no entries (each named on stderr, left out of what is shown)."""
-    from mlsubmit.checker.base.ledger_rows import Reader  # SQLite is imported only by the commands that open a ledger
-
     write = WRITERS[args.format]
     with Reader(args.ledger) as reader:
         if args.output is None:

@@ -7,22 +7,19 @@ import sys
 
 from mlsubmit import __version__
 from mlsubmit.checker import mlperf_logging_version
+from mlsubmit.cli.official import run as official
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
 from mlsubmit.core.errors import UsageError
+from mlsubmit.submission.verify import verify
 
 
 def run(args: argparse.Namespace) -> int:
     if args.official:
-        # the reference tools' harness only with --official (start-up)
-        from mlsubmit.cli.official import run as official
-
         return official(args)
     if args.more:
         raise UsageError("several ARCHIVEs are for --official (the uploads of one organisation)")
-    # jsonschema and SQLite when an archive is verified, not for `verify --help` (start-up)
-    from mlsubmit.submission.verify import verify
 
     ruleset = validate_ruleset(args.ruleset) if args.ruleset else None
     result = verify(args.archive, args.passphrase_file, ruleset, max(0, args.jobs), progress=tracker)
