@@ -32,6 +32,8 @@ from mlsubmit.checker.engine.checks import run_by, stage
 from mlsubmit.checker.engine.discover import discover
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
+from mlsubmit.checker.hyperparameters.apply import coverage_findings
+from mlsubmit.checker.hyperparameters.table import tables_digest
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
@@ -118,8 +120,6 @@ def tables_key(log_checks: str) -> str:
     without a release, and a cache entry made with other tables is a miss."""
     if "hyperparameters" not in log_checks.split(","):
         return ""
-    # the tables only when a cache is in use and the profile reads them (start-up)
-    from mlsubmit.checker.hyperparameters.table import tables_digest
 
     return tables_digest()
 
@@ -329,8 +329,6 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
         options = _only_changed(targets, options)
     run = CheckRun(targets, report=Report(strict=options.strict))
     if plan_of(options.profile.value).runs("hyperparameters"):  # said once; loads the HP table before forking
-        # the hyperparameter tables only for the coverage of a full round (start-up)
-        from mlsubmit.checker.hyperparameters.apply import coverage_findings
 
         run.report.extend(coverage_findings(options.ruleset))
     return options, run
