@@ -58,7 +58,7 @@ def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse
 
 
 def _strictness(args: argparse.Namespace) -> int:
-    # the RCP planning only with --strictness (start-up of `advise`)
+    # the RCP planning's numpy (rcp/risk.py) only with --strictness (start-up of `advise`)
     from mlsubmit.checker.rcp.planning import strictness_findings
 
     if args.ruleset in (None, "auto"):

@@ -14,6 +14,8 @@ from mlsubmit.formats import REPORTERS
 # The shipped profiles (mlsubmit.checker's Profile, checker/tables/profile-<name>.yaml), named here so that a
 # command's options need not load the checker; tests/unit/cli/test_parsers.py holds the two equal.
 PROFILES = ("full", "reference")
+# `runs show --format`: mlsubmit/report/runs.py's WRITERS (which loads numpy), held equal to it by the same test
+RUNS_FORMATS = ("csv", "html", "json", "text")
 
 
 def add_ruleset_option(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mlsubmit.report.runs import WRITERS
+from mlsubmit.cli.parsers import RUNS_FORMATS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -14,6 +14,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     actions.required = True
     show = actions.add_parser("show", help="every run per run set: start order, windows of N, convergence over time")
     show.add_argument("--ledger", type=Path, required=True, metavar="FILE", help="the ledger (check --ledger FILE)")
-    show.add_argument("--format", choices=sorted(WRITERS), default="text", help="text (default), json, csv or html")
+    show.add_argument("--format", choices=RUNS_FORMATS, default="text", help="text (default), json, csv or html")
     show.add_argument("--output", "-o", type=Path, metavar="FILE", help="write here instead of stdout (whole or "
                       "not at all: a failed write leaves FILE as it was)")

@@ -8,11 +8,16 @@ import sys
 from mlsubmit.checker import Profile
 
 from mlsubmit.cli.commands import COMMANDS, PARSERS
-from mlsubmit.cli.parsers import PROFILES
+from mlsubmit.cli.parsers import PROFILES, RUNS_FORMATS
+from mlsubmit.report.runs import WRITERS
 
 
 def test_the_profiles_offered_are_the_shipped_ones() -> None:
     assert tuple(p.value for p in Profile) == PROFILES
+
+
+def test_the_run_ledger_formats_offered_are_its_writers() -> None:
+    assert tuple(sorted(WRITERS)) == RUNS_FORMATS
 
 
 def test_every_command_has_its_options_module() -> None:
