@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ledger is not None:
         # imported here: from the checker's public API (checker/__init__.py), the run sets' modules and SQLite
         # would load for every check
-        from mlsubmit.checker.base.ledger import record as record_runs
+        from mlsubmit.checker.base.ledger_rows import record as record_runs
         from mlsubmit.checker.tree.runset import ledger_entries
 
         entries = [e for ruleset, run in zip(groups, runs, strict=True)
