@@ -32,8 +32,8 @@ from mlsubmit.checker.engine.checks import run_by, stage
 from mlsubmit.checker.engine.discover import discover
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
+from mlsubmit.checker.hyperparameters import table as hp_tables
 from mlsubmit.checker.hyperparameters.apply import coverage_findings
-from mlsubmit.checker.hyperparameters.table import tables_digest
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
@@ -121,7 +121,7 @@ def tables_key(log_checks: str) -> str:
     if "hyperparameters" not in log_checks.split(","):
         return ""
 
-    return tables_digest()
+    return hp_tables.tables_digest()  # looked up when called: tests give other tables
 
 
 Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
