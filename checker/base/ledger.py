@@ -26,7 +26,6 @@ import sqlite3
 import struct
 import tempfile
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -193,35 +192,3 @@ def open_ledger(path: Path, *, write: bool) -> sqlite3.Connection:
     if why is not None:
         raise refuse(path, why)
     return _connect(path, write=write, wal=wal)
-
-
-def record(path: Path, entries: Iterable[Entry]) -> int:
-    """Add the entries not yet in the ledger, in one transaction; how many were new. Each value is stored as
-    ledger_rows.stored makes it (text within a byte budget, numbers finite)."""
-    # cycle: ledger_rows imports this module
-    from mlsubmit.checker.base.ledger_rows import stored
-
-    rows = [stored(e) for e in entries]
-    conn = open_ledger(path, write=True)
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        before = conn.total_changes
-        conn.executemany(f"INSERT OR IGNORE INTO runs ({', '.join(COLUMNS)}) VALUES "
-                         f"({', '.join('?' for _ in COLUMNS)})", rows)
-        conn.execute("COMMIT")
-        return conn.total_changes - before
-    except sqlite3.Error as exc:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise FatalError(f"--ledger {path}: cannot add the runs: {exc}") from None
-    finally:
-        conn.close()
-
-
-def read(path: Path) -> list[Entry]:
-    """Every entry that is one, oldest first (ledger_rows.Reader says which rows were left out)."""
-    # cycle: ledger_rows imports this module
-    from mlsubmit.checker.base.ledger_rows import Reader
-
-    with Reader(path) as reader:
-        return list(reader.entries())

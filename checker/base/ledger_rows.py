@@ -1,4 +1,4 @@
-"""The run ledger's values, stored and read back (run/ledger.py opens the file).
+"""The run ledger's values, stored and read back (ledger.py opens the file): `record` adds entries, `read` reads them.
 
 Stored: every text within a byte budget (a longer value, such as a 15 MiB `submission_platform`, is clipped with a
 note saying how long it was: never refused, and never a row that cannot be read back), lone surrogates written as
@@ -12,9 +12,10 @@ type, a digest that is not exactly 64 hex digits, an unknown verdict or time) is
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import astuple
 from datetime import datetime
 from functools import lru_cache
@@ -23,6 +24,7 @@ from types import TracebackType
 
 from mlsubmit.checker.base.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
 
+from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.numbers import finite
 
 TEXT_BYTES = 4096  # per stored text; paths and names are far shorter
@@ -135,3 +137,29 @@ class Reader:
         named = [f"row {i}: {why}" for i, why in sorted(self.left_out.items())[:limit]]
         more = len(self.left_out) - len(named)
         return named + ([f"and {more} more row(s)"] if more > 0 else [])
+
+
+def record(path: Path, entries: Iterable[Entry]) -> int:
+    """Add the entries not yet in the ledger, in one transaction; how many were new. Each value is stored as
+    stored() makes it (text within a byte budget, numbers finite)."""
+    rows = [stored(e) for e in entries]
+    conn = open_ledger(path, write=True)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        before = conn.total_changes
+        conn.executemany(f"INSERT OR IGNORE INTO runs ({', '.join(COLUMNS)}) VALUES "
+                         f"({', '.join('?' for _ in COLUMNS)})", rows)
+        conn.execute("COMMIT")
+        return conn.total_changes - before
+    except sqlite3.Error as exc:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise FatalError(f"--ledger {path}: cannot add the runs: {exc}") from None
+    finally:
+        conn.close()
+
+
+def read(path: Path) -> list[Entry]:
+    """Every entry that is one, oldest first (Reader says which rows were left out)."""
+    with Reader(path) as reader:
+        return list(reader.entries())

@@ -1,8 +1,10 @@
-"""What a check run is asked to do: `CheckOptions`, and the `Profile` that chooses its checks.
+"""What a check run is asked to do: `CheckOptions`, a plain record, and the `Profile` that chooses its checks.
 
 A profile is data (checker/tables/profile-<name>.yaml, read by checker/policy/profiles.py): the registered checks
-it runs (checker/engine/checks.py) and each code's severity. `CheckOptions.policy` carries it with the project's and
-the command line's settings, applied to the report after checking (checker/policy/severity.py).
+it runs (checker/engine/checks.py's `plan`) and each code's severity. `CheckOptions.policy` carries it with the
+project's and the command line's settings, applied to the report after checking (checker/policy/severity.py's
+`in_force`). What these options mean is read above this floor: the engine turns the profile into checks, and
+checks --custom-rcps before anything runs.
 """
 
 from __future__ import annotations
@@ -12,14 +14,12 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.targets import OrgTree
     from mlsubmit.checker.logs.facts import LogFacts
     from mlsubmit.checker.logs.reader import ParsedLog
-    from mlsubmit.checker.policy.profiles import ProfileSpec
-    from mlsubmit.checker.policy.severity import Policy
 
     from mlsubmit.core.findings import Finding
 
@@ -51,13 +51,13 @@ class Profile(str, Enum):
     FULL = "full"
     REFERENCE = "reference"
 
-    @property
-    def plan(self) -> ProfileSpec:
-        """The profile's data: its checks by stage and its severities (checker/policy/profiles.py)."""
-        # upward (a contract exception): the policy layer is built on these options
-        from mlsubmit.checker.policy.profiles import load
 
-        return load(self.value)
+class Severities(Protocol):
+    """What the options know of the policy they carry (checker/policy/severity.py's `Policy`): the profile it
+    was made for."""
+
+    @property
+    def profile(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,8 @@ class CheckOptions:
     # organisation tree when its caller reads only findings; never with a cache, whose entries keep facts.
     facts: bool = True
     # --custom-rcps: the text of an RCP file (rcp/custom.py; its records replace the shipped RCPs of their
-    # benchmark), checked when the options are made. The full profile only: the package checker takes none.
+    # benchmark), checked by the engine before anything runs. The full profile only: the package checker takes
+    # none.
     custom_rcps: str | None = None
     # Run sets of raw job output (tree/runset.py): --system NAME for every run, else (resolved file, system) pairs
     # of the files a package.toml's [[results]] would package, else the log's platform; and how N of M > N runs
@@ -86,30 +87,10 @@ class CheckOptions:
     rcp_risk_limit: float | None = None
     # The command line's progress display for work done outside the pool (the code scan); never part of a key.
     progress: Tracker = field(default=no_progress, compare=False, repr=False)
-    # The severities and selections applied to the report (None: the profile's own). Never part of a cache key:
-    # it is applied after checking, to findings that hold the checks' own severities.
-    policy: Policy | None = field(default=None, compare=False)
+    # The severities and selections applied to the report (None: the profile's own; one made for another profile
+    # keeps its layers over this one's: checker/policy/severity.py's `in_force`). Never part of a cache key: it is
+    # applied after checking, to findings that hold the checks' own severities.
+    policy: Severities | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "profile", Profile(self.profile))
-        if self.policy is None or self.policy.profile != self.profile.value:
-            # upward (a contract exception): the policy layer is built on these options
-            from mlsubmit.checker.policy.severity import Policy
-
-            layers = self.policy.layers if self.policy is not None else ()
-            object.__setattr__(self, "policy", Policy(self.profile.value, layers))
-        if self.custom_rcps is not None:
-            # upward (a contract exception): the policy layer is built on these options
-            from mlsubmit.checker.rcp.custom import parse
-
-            parse(self.custom_rcps)  # CustomRcpError (a ValueError) for a file the reference could not use
-
-    @property
-    def hp_table(self) -> bool:
-        """The closed-division hyperparameter table is checked: the profile runs it."""
-        return self.profile.plan.runs("hyperparameters")
-
-    @property
-    def in_force(self) -> Policy:
-        assert self.policy is not None  # set by __post_init__
-        return self.policy

@@ -1,7 +1,9 @@
 """The checks `mlsubmit check` can run, as registered objects: each names its stage and the codes it may emit.
 
 A profile (checker/policy/profiles.py, data in checker/tables/profile-<name>.yaml) lists checks by their registered
-name. A check's function is imported when it first runs, so a run of a few logs does not pay for the tree checks.
+name. The modules of the full profile's log checks and tree checks are imported here (a check of one log loads them
+all anyway), and the reference profile's; those of the system descriptions (jsonschema) and of run sets (SQLite) are
+imported when their check first runs.
 Log checks are fed the log as the reader streams it: `start` gives the check's state for one log (a reader sink,
 or None when it reads only what the reader counts), `finish` turns that state into findings.
 
@@ -16,9 +18,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.base.contract import Check, emitted_by
+from mlsubmit.checker.hyperparameters import apply as hp_apply
+from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import RecordsOfKeys
+from mlsubmit.checker.policy.profiles import ProfileSpec, load
+from mlsubmit.checker.rules import engine as rules_engine
 from mlsubmit.checker.rules.files import get_ruleset
+from mlsubmit.checker.tree import full as tree_full
+from mlsubmit.checker.tree import reference as tree_reference
+from mlsubmit.checker.tree import resultfile
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
@@ -41,10 +50,7 @@ class _RulesState:
 
 
 def _rules_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> _RulesState:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.rules.engine import RuleStream
-
-    return _RulesState(RuleStream(get_ruleset(options.ruleset), ref.display, whole), whole)
+    return _RulesState(rules_engine.RuleStream(get_ruleset(options.ruleset), ref.display, whole), whole)
 
 
 def _rules_finish(state: _RulesState, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
@@ -53,10 +59,7 @@ def _rules_finish(state: _RulesState, log: ParsedLog, options: CheckOptions, fou
 
 
 def _rules_load() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.rules.engine import check_log
-
-    return check_log
+    return rules_engine.check_log
 
 
 def _hp_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> Any:
@@ -67,9 +70,6 @@ def _hp_start(ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> Any:
 def hp_keys(ruleset: str) -> frozenset[str]:
     """The keys the HP table reads in a round: worked out once per process, not per log (a table has ~30,000
     names to walk; per log that was a quarter of checking a small one)."""
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.hyperparameters.table import table_for
-
     table = table_for(ruleset)
     rows = [(b, r) for b, found in table.benchmarks.items() for r in found] if table else []
     keys = {table.key(b, n) for b, r in rows for n in r.names()} if table else set()
@@ -77,25 +77,17 @@ def hp_keys(ruleset: str) -> frozenset[str]:
 
 
 def _hp_finish(kept: Any, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.hyperparameters.apply import check_log, merge_rule_duplicates
-
-    found = merge_rule_duplicates([*found, *check_log(kept.log(log), options)])  # a value both catch: once
+    found = [*found, *hp_apply.check_log(kept.log(log), options)]
+    found = hp_apply.merge_rule_duplicates(found)  # a value both catch: once
     return [*found, *kept.cut(log.path)]
 
 
 def _hp_load() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.hyperparameters.apply import check_log
-
-    return check_log
+    return hp_apply.check_log
 
 
 def _result_file_load() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.tree.resultfile import check_log
-
-    return check_log
+    return resultfile.check_log
 
 
 def _result_file_finish(state: None, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
@@ -131,52 +123,34 @@ def _systems_file() -> Callable[..., Any]:
 
 
 def _reference_file() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.tree.reference import check_system_file
-
-    return check_system_file
+    return tree_reference.check_system_file
 
 
 def _tree_prepare() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.tree.full import prepare_org
-
-    return prepare_org
+    return tree_full.prepare_org
 
 
 def _tree_code() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.tree.full import code_to_scan
-
-    return code_to_scan
+    return tree_full.code_to_scan
 
 
 def _tree_org() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.tree.full import check_org
-
-    return check_org
+    return tree_full.check_org
 
 
 def _run_sets() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
+    # SQLite (the run ledger's storage) only for raw job output (start-up of a check of logs or trees)
     from mlsubmit.checker.tree.runset import check_raw_folder
 
     return check_raw_folder
 
 
 def _reference_prepare() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.tree.full import prepare_folders
-
-    return prepare_folders
+    return tree_full.prepare_folders
 
 
 def _reference_org() -> Callable[..., Any]:
-    # the check's module when the check runs: `check --help` and a one-log check load no other (start-up)
-    from mlsubmit.checker.tree.reference import check_org
-
-    return check_org
+    return tree_reference.check_org
 
 
 CHECKS: dict[tuple[str, str], Check] = {
@@ -215,6 +189,26 @@ def command_codes() -> dict[str, frozenset[str]]:
 def check(name: str, stage: str) -> Check:
     """The registered check of that name and stage (KeyError when there is none)."""
     return CHECKS[(name, stage)]
+
+
+def plan(profile: str) -> ProfileSpec:
+    """The profile of that name (checker/policy/profiles.py), every check it names looked up here (KeyError: a
+    profile file naming a check nobody registered)."""
+    spec = load(profile)
+    for stage_name, check_names in spec.checks:
+        for name in check_names:
+            check(name, stage_name)
+    return spec
+
+
+def stage(spec: ProfileSpec, name: str) -> list[Check]:
+    """The profile's registered checks of that stage, in its order."""
+    return [check(check_name, name) for check_name in spec.names(name)]
+
+
+def run_by(options: CheckOptions, name: str) -> list[Check]:
+    """The checks of that stage the options' profile runs."""
+    return stage(plan(options.profile.value), name)
 
 
 def names() -> set[str]:

@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 from mlsubmit.checker.base.targets import LogRef, OrgTree, RawFolder, SystemFileRef, Targets
+from mlsubmit.checker.logs.archives import archive_advice, archive_kind
 from mlsubmit.checker.logs.input import holds_records, is_result_log
 
 from mlsubmit.core.errors import UsageError
@@ -69,9 +70,6 @@ def _loose_logs(folder: Path, display: str) -> list[LogRef]:
 def _raw_outputs(folder: Path, display: str) -> list[LogRef]:
     """Files of raw job output under a folder, compressed or not: every visible file with MLLOG records that is not
     an archive (a tarball of the runs beside them is left alone, as notes are)."""
-    # archive formats only when an archive is met (start-up)
-    from mlsubmit.checker.logs.archives import archive_kind
-
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -90,9 +88,6 @@ def _system_files(folder: Path, display: str) -> list[SystemFileRef]:
 
 def _add_file(targets: Targets, path: Path, given: str) -> None:
     """A regular file given as a PATH: a system description (.json), a document passed over, or a run log."""
-    # archive formats only when an archive is met (start-up)
-    from mlsubmit.checker.logs.archives import archive_advice, archive_kind
-
     if not os.access(path, os.R_OK):
         raise UsageError(f"{given}: not readable")
     kind = archive_kind(path)

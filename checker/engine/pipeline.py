@@ -27,13 +27,18 @@ from mlsubmit.checker.base.options import (
     no_progress,
 )
 from mlsubmit.checker.base.targets import LogRef, OrgTree, Targets
+from mlsubmit.checker.engine.checks import plan as plan_of
+from mlsubmit.checker.engine.checks import run_by, stage
 from mlsubmit.checker.engine.discover import discover
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
+from mlsubmit.checker.hyperparameters import table as hp_tables
+from mlsubmit.checker.hyperparameters.apply import coverage_findings
 from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
-from mlsubmit.checker.policy.severity import Policy
+from mlsubmit.checker.policy.severity import Policy, in_force
+from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
 
@@ -53,12 +58,12 @@ class LogResult:
 
 
 def org_checks(options: CheckOptions) -> list[OrgCheck]:
-    return [c.function() for c in options.profile.plan.stage("org")]
+    return [c.function() for c in run_by(options, "org")]
 
 
 def org_preparations(options: CheckOptions) -> list[OrgPrep]:
     """Work of the org checks that needs no log (system files, RCP statistics), run beside the log checks."""
-    return [c.function() for c in options.profile.plan.stage("prepare")]
+    return [c.function() for c in run_by(options, "prepare")]
 
 
 def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult | None]:
@@ -79,7 +84,7 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
     builder = FactsBuilder() if whole else None
     whole_log = WholeLogReader(ref.path, ref.display, ref.unpack)
-    started = [(check, check.start(ref, options, whole_log)) for check in options.profile.plan.stage("log")]
+    started = [(check, check.start(ref, options, whole_log)) for check in run_by(options, "log")]
     log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
                    sink=fan_out(builder, *(state for _, state in started)))
     findings = [*log.findings, *(builder.cut(log.path) if builder is not None else [])]
@@ -105,7 +110,7 @@ def _key(ref: LogRef, sha: str) -> str:
 def _cache(options: CheckOptions) -> LogCache | None:
     if options.cache_dir is None:
         return None
-    checks = options.profile.plan.key()
+    checks = plan_of(options.profile.value).key()
     return LogCache(options.cache_dir, context_key(options.ruleset, checks, tables_key(checks)))
 
 
@@ -115,10 +120,8 @@ def tables_key(log_checks: str) -> str:
     without a release, and a cache entry made with other tables is a miss."""
     if "hyperparameters" not in log_checks.split(","):
         return ""
-    # the tables only when a cache is in use and the profile reads them (start-up)
-    from mlsubmit.checker.hyperparameters.table import tables_digest
 
-    return tables_digest()
+    return hp_tables.tables_digest()  # looked up when called: tests give other tables
 
 
 Task = tuple[LogRef, CheckOptions]  # one log to check, with the options of its round
@@ -187,7 +190,7 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     # jsonschema (the system descriptions) only for an organisation tree (start-up)
     from mlsubmit.checker.systems.agreement import concerned, org_system_files
 
-    checks = [c.function() for c in options.profile.plan.stage("file")]  # the profile's check of a loose file
+    checks = [c.function() for c in run_by(options, "file")]  # the profile's check of a loose file
     for sref in run.targets.system_files:
         run.report.add_file(sref.display, [f for check in checks for f in check(sref.path, sref.display,
                                                                                  options.ruleset)])
@@ -273,6 +276,8 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
     loose_facts=False: the caller reads only the reports, so logs outside an organisation tree (which no tree
     check reads) skip fact extraction, and their workers send back less."""
     base = replace(base, progress=progress) if progress is not no_progress else base
+    if base.custom_rcps is not None:
+        parse_rcps(base.custom_rcps)  # CustomRcpError (a ValueError) for a file the reference could not use
     plans = [_plan(list(paths), replace(base, ruleset=ruleset)) for ruleset, paths in groups.items()]
     tasks: list[Task] = []
     for options, run in plans:
@@ -304,7 +309,7 @@ def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTre
     """The implementation files to scan for secrets, with their organisation: tasks of the log pool."""
     out: list[tuple[OrgTree, CodeTask]] = []
     for options, run in plans:
-        for plan in (c.function() for c in options.profile.plan.stage("code")):
+        for plan in (c.function() for c in run_by(options, "code")):
             for org in run.targets.orgs:  # an unreadable folder: the hygiene check files TREE048 when it lists it
                 tasks = _attempt(partial(plan, org, options))
                 out += [] if isinstance(tasks, OSError) else [(org, task) for task in tasks]
@@ -323,9 +328,7 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
     if options.changed_since:
         options = _only_changed(targets, options)
     run = CheckRun(targets, report=Report(strict=options.strict))
-    if options.hp_table:  # said once; also loads the HP table before forking
-        # the hyperparameter tables only for the coverage of a full round (start-up)
-        from mlsubmit.checker.hyperparameters.apply import coverage_findings
+    if plan_of(options.profile.value).runs("hyperparameters"):  # said once; loads the HP table before forking
 
         run.report.extend(coverage_findings(options.ruleset))
     return options, run
@@ -334,7 +337,7 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
 def _finish(run: CheckRun, options: CheckOptions) -> None:
     """File the logs' findings, then the system files and the tree-level checks of every organisation; then the
     policy's severities and selections over them all."""
-    plan, policy, name = options.profile.plan, options.in_force, round_name(options.ruleset)
+    plan, policy, name = plan_of(options.profile.value), in_force(options), round_name(options.ruleset)
     for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
     if plan.run_errors == "folder":  # before the tree checks add their own findings to these files
@@ -342,7 +345,7 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
     if plan.note_alone:
         _note_alone(run)
     _add_system_files(run, options)
-    for sets in plan.stage("raw") if run.targets.raw_folders else ():  # raw job output: its run sets
+    for sets in stage(plan, "raw") if run.targets.raw_folders else ():  # raw job output: its run sets
         for raw in run.targets.raw_folders:
             run.report.extend(sets.function()(raw, {r.display: run.results[r.display].facts for r in raw.logs},
                                               options))

@@ -13,6 +13,8 @@ import msgspec
 from mlsubmit.checker.hyperparameters.apply import closed_advice, merge_rule_duplicates
 from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.logs.reader import ParsedLog, Record
+from mlsubmit.checker.rules.engine import check_records
+from mlsubmit.checker.rules.files import get_ruleset
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, has_errors
@@ -34,10 +36,6 @@ def advise_parsed(log: ParsedLog, ruleset: str, *, table_only: bool = False) -> 
     run too (through mlsubmit's own engine), on a copy of the records whose submission_division says closed.
     A log without a submission_division record is not given one: the missing record is the advice.
     """
-    # the rule engine only when a log is advised on, not for `advise --help` (start-up)
-    from mlsubmit.checker.rules.engine import check_records
-    from mlsubmit.checker.rules.files import get_ruleset
-
     findings = list(log.findings)
     if log.records:
         findings.extend(closed_advice(log, ruleset))

@@ -1,6 +1,7 @@
 """Profiles as data: `checker/tables/profile-<name>.yaml` (schemas/profile.schema.json), each the checks it runs
 and each code's severity, per round where the round's rules differ. `extends:` takes another profile and changes
-it: checks and run_errors given replace the base's, severities are added code by code."""
+it: checks and run_errors given replace the base's, severities are added code by code. The checks are named here;
+the engine looks them up in its registry (checker/engine/checks.py's `plan`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,6 @@ import functools
 import importlib.resources
 from dataclasses import dataclass, field
 from typing import Any
-
-from mlsubmit.checker.base.contract import Check
-from mlsubmit.checker.engine import checks
 
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Severity
@@ -69,9 +67,6 @@ class ProfileSpec:
 
     def names(self, stage: str) -> tuple[str, ...]:
         return dict(self.checks).get(stage, ())
-
-    def stage(self, stage: str) -> list[Check]:
-        return [checks.check(name, stage) for name in self.names(stage)]
 
     def runs(self, name: str, stage: str = "log") -> bool:
         return name in self.names(stage)
@@ -141,9 +136,6 @@ def load(name: str) -> ProfileSpec:
         note_alone = data.get("note_alone", note_alone)
         kept.update(data.get("kept_errors", ()))  # an extension may add codes, never take the base's away
         levels.update(_levels(data, origin))
-    for stage, names in stages.items():
-        for check_name in names:
-            checks.check(check_name, stage)  # KeyError: a profile file naming a check nobody registered
     return ProfileSpec(name=name, description=chain[0]["description"], checks=tuple(sorted(stages.items())),
                        run_errors=run_errors, note_alone=note_alone, kept_errors=frozenset(kept),
                        severity=tuple(sorted(levels.items())),

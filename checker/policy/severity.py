@@ -12,9 +12,10 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.policy.profiles import CodeLevel, ProfileSpec, load
 
-from mlsubmit.core.codes import catalogue, families
+from mlsubmit.core.codes import catalogue, families, info
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Severity
 
@@ -118,7 +119,7 @@ class Policy:
         if code in spec.kept_errors:
             lines.append("a run's own error that stays an error inside an organisation tree: no folder tolerance "
                          "covers it")
-        elif spec.run_errors == "folder" and any(c.emits(code) for c in spec.stage("log")):
+        elif spec.run_errors == "folder" and _logs_emit(spec, code):
             lines.append("a run's own errors inside an organisation tree are shown as warnings: its folder judges "
                          "them (TREE007, TREE008)")
         return lines
@@ -221,3 +222,20 @@ def severity_pairs(values: Iterable[str], origin: str) -> tuple[tuple[str, Sever
             raise UsageError(f"{origin} {item!r}: write CODE=LEVEL, for example SYS016=error")
         out.append((code_names([code], origin)[0], level_of(level, f"{origin} {code}")))
     return tuple(out)
+
+
+def _logs_emit(spec: ProfileSpec, code: str) -> bool:
+    """Whether one of the profile's log checks may emit `code`: its catalogue entry names the check."""
+    try:
+        return any(name in info(code).emitted_by for name in spec.names("log"))
+    except KeyError:  # a code the catalogue does not hold is emitted by no check
+        return False
+
+
+def in_force(options: CheckOptions) -> Policy:
+    """The policy applied to a check run's report: the options' own, or the profile's (over the layers of one
+    made for another profile)."""
+    given = options.policy
+    if isinstance(given, Policy) and given.profile == options.profile.value:
+        return given
+    return Policy(options.profile.value, given.layers if isinstance(given, Policy) else ())

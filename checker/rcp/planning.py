@@ -11,27 +11,22 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.rcp.risk import Risk, Run, assess, strictness
 from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import window as rule
+from mlsubmit.checker.upstream.rcp import Window, checker, window
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity
 
-if TYPE_CHECKING:
-    from mlsubmit.checker.rcp.risk import Risk, Run
-    from mlsubmit.checker.upstream.rcp import Window
-
 
 def runs_of(facts: Sequence[LogFacts], ruleset: str) -> tuple[list[Run], float | None]:
     """Each run as the RCP check reads it, and the first batch size the runs log."""
-    # numpy only when a set is assessed (start-up)
-    from mlsubmit.checker.rcp.risk import Run
-
     out, batch = [], None
     for f in facts:
         conv = run_convergence(f, ruleset)
@@ -50,8 +45,6 @@ def window_for(ruleset: str, benchmark: str, batch_size: float | None, rcps: str
     reference cannot build one)."""
     if batch_size is None or not benchmarks.has_rcp(benchmark):
         return None
-    # mlperf-logging's RCP checker (and logging) only when an RCP is looked up (start-up)
-    from mlsubmit.checker.upstream.rcp import window
 
     try:
         return window(ruleset, benchmark, batch_size, rcps)
@@ -66,8 +59,6 @@ def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: 
     win = window_for(ruleset, benchmark, batch, rcps)
     if win is None or win.kind == "above" or not runs:
         return None, win
-    # numpy only when a set is assessed (start-up)
-    from mlsubmit.checker.rcp.risk import assess
 
     return assess(runs, win, benchmark), win
 
@@ -119,10 +110,6 @@ def strictness_rows(ruleset: str, benchmark: str, batch_size: float | None = Non
                     ) -> list[Any]:
     """rcp_viewer --bootstrap's figures for each measured RCP record of the benchmark (its unpruned records, as
     the script asks `_find_rcp(GBS, 'full_rcps')`), or only the one at `batch_size`."""
-    # numpy and mlperf-logging's RCP checker only when a set is assessed (start-up)
-    from mlsubmit.checker.rcp.risk import strictness
-    from mlsubmit.checker.upstream.rcp import checker
-
     check = checker(ruleset, benchmark, rcps)
     return [strictness(name, rec, int(check.submission_runs)) for name, rec in check.rcp_data.items()
             if batch_size is None or rec["BS"] == batch_size]
@@ -162,9 +149,6 @@ def ledger_risk(ruleset: str, benchmark: str, runs: Sequence[tuple[float | None,
     it (an interpolation), else the smallest (the check's fallback)."""
     if rcp_mean is None or fastest is None or not benchmarks.has_rcp(benchmark) or not runs:
         return None
-    # numpy and mlperf-logging's RCP checker only when a set is assessed (start-up)
-    from mlsubmit.checker.rcp.risk import Run, assess
-    from mlsubmit.checker.upstream.rcp import Window, checker
 
     try:
         check = checker(ruleset, benchmark)

@@ -318,7 +318,7 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
         text += (f"; the runs' olympic mean must be at least {result.min_epochs:.4f} {unit} (fastest allowed), and "
                  f"at or above the RCP mean {result.rcp_mean:.4f} it is not normalised")
     severity = Severity.ERROR if fail_on_rcp and result.status == "fail" else None
-    # the RCP planning only once a verdict is made, not for `advise --help` (start-up)
+    # the RCP planning's numpy (rcp/risk.py) only once a verdict is made (start-up of `advise`)
     from mlsubmit.checker.rcp.planning import risk_finding
 
     risk = risk_finding(runs[0].path, benchmark, ruleset, seen, limit=None)  # RUN009: the set once complete

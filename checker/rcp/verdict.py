@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.base.cache import MISS, folder_key, load_entry, store_entry
 from mlsubmit.checker.rounds import benchmarks
+from mlsubmit.checker.rounds.division import closed as says_closed
 from mlsubmit.checker.upstream.installed import rcp_data_folder
+from mlsubmit.checker.upstream.npstats import mean as np_mean
 
 if TYPE_CHECKING:  # facts imports the log reader, which imports logs.rcp_lines: no cycle at run time
     from mlsubmit.checker.logs.facts import LogFacts
@@ -165,9 +167,6 @@ def evaluate(
     so the tree check passes it explicitly. `train_samples` and `rcps`: see reference.judge.
     """
     if closed is None:
-        # start-up: `check --help` does not load the rounds' division rules
-        from mlsubmit.checker.rounds.division import closed as says_closed
-
         closed = says_closed(None, runs)
     if not closed or not benchmarks.has_rcp(benchmark):
         why = "open division" if not closed else f"no RCP check for {benchmark} (TR1.x)"
@@ -229,9 +228,6 @@ def _verdict(passed: bool, msg: str, norm: float, conv: tuple[RunConvergence, ..
     bs = conv[0].batch_size if conv else None
     mean = rcp_mean = low = None
     if judged is not None:
-        # numpy only when a set is judged (start-up)
-        from mlsubmit.checker.upstream.npstats import mean as np_mean
-
         record = judged.record
         rejected = benchmarks.dropped(str(record.get("Benchmark")))
         kept = sorted(judged.epochs)[rejected : len(judged.epochs) - rejected]

@@ -156,7 +156,7 @@ def _in_progress(folder: BenchFolder, runs: list[LogFacts], options: CheckOption
     n = benchmarks.runs(folder.name)
     if n is None or len(runs) >= n:
         return []
-    # the RCP planning (and mlperf-logging's RCP checker) only for a set of runs (start-up)
+    # the RCP planning's numpy (rcp/risk.py) only for an incomplete set of runs (start-up of a check)
     from mlsubmit.checker.rcp.planning import risk_finding
 
     ordered = sorted(runs, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))

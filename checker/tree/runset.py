@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mlsubmit.checker.base.ledger import Entry, now
 from mlsubmit.checker.base.targets import BenchFolder, LogRef, RawFolder
@@ -35,8 +36,26 @@ from mlsubmit.core.findings import Finding, Location
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
-    from mlsubmit.checker.engine.pipeline import CheckRun
+    from mlsubmit.checker.base.targets import Targets
     from mlsubmit.checker.rcp.verdict import RcpResult
+
+
+class _LogRead(Protocol):
+    """What the ledger needs of a log's result in a finished check run (engine/pipeline.py's LogResult)."""
+
+    @property
+    def facts(self) -> LogFacts: ...
+
+
+class CheckRun(Protocol):
+    """What the ledger needs of a finished check run (engine/pipeline.py's CheckRun, above this layer)."""
+
+    @property
+    def targets(self) -> Targets: ...
+
+    @property
+    def results(self) -> Mapping[str, _LogRead]: ...
+
 
 SELECT_ALL = "all"
 SELECT_MEDIAN_WINDOW = "median-window"

@@ -20,7 +20,7 @@ import traceback
 from typing import Any
 
 from mlsubmit import __version__
-from mlsubmit.cli.commands import COMMANDS
+from mlsubmit.cli.commands import COMMANDS, PARSERS
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.support.names import did_you_mean
 
@@ -61,14 +61,15 @@ def _option_suggestion(unknown: list[str], known: list[str]) -> str:
 
 
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
-    """The parser; only the chosen command's module is imported (so `explain` never loads the checker)."""
+    """The parser; only the chosen command's options are imported (mlsubmit/cli/parsers/: `check --help` loads no
+    checker), and main() imports the command itself once they are parsed."""
     parser = _Parser(prog="mlsubmit", description="Check, package and score MLPerf Training submissions.")
     parser.add_argument("--version", action="version", version=f"mlsubmit {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, summary) in COMMANDS.items():
         if name == wanted:
-            importlib.import_module(module).add_parser(sub)
+            importlib.import_module(PARSERS.get(name, module)).add_parser(sub)
         else:
             sub.add_parser(name, help=summary, add_help=False)
     return parser

@@ -23,6 +23,9 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Tally
 from mlsubmit.core.support.scratch import scratch_folder
+from mlsubmit.report.against import compare_with_chair, read_chair
+from mlsubmit.report.data import collect
+from mlsubmit.report.summary import build
 from mlsubmit.submission import confine, handover
 from mlsubmit.submission import official as chair
 
@@ -131,11 +134,6 @@ def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, displ
     """What the reference tools may be handed (submission/handover.py), our check and summary of the pristine
     folder (the package checker writes scaling.json into it), then the verify script's steps, confined, and the
     comparison of the two summaries."""
-    # jsonschema (the report's inputs) only when an organisation is compared (start-up)
-    from mlsubmit.report.against import compare_with_chair, read_chair
-    from mlsubmit.report.data import collect
-    from mlsubmit.report.summary import build
-
     shown = display if os.path.basename(display) == org else f"{display}:{org}"
     ready = handover.prepare(tree, org, shown, chair.reads_params(ruleset), copied or [])
     run = None

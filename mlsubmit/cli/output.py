@@ -33,28 +33,6 @@ class Output:
     path: str = STDOUT
 
 
-def add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--format",
-        action="append",
-        metavar="FORMAT[:FILE]",
-        help=f"output format: {', '.join(sorted(REPORTERS))} (default: text; github when GITHUB_ACTIONS=true). "
-        "Give it more than once for several reports from one run, each with its own -o (paired in order) or "
-        "as FORMAT:FILE",
-    )
-    parser.add_argument(
-        "--output", "-o", action="append", metavar="FILE",
-        help="write the report to FILE instead of stdout (- is stdout); once per --format",
-    )  # fmt: skip
-    parser.add_argument(
-        "--color",
-        choices=["auto", "always", "never"],
-        default="auto",
-        help="colour the text report: auto (when writing to a terminal and NO_COLOR is unset), always, never",
-    )
-    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-
-
 def _format_name(name: str) -> str:
     if name not in REPORTERS:
         raise UsageError(f"--format {name}: not a format (choose from {', '.join(sorted(REPORTERS))})"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterable
 
@@ -14,21 +13,11 @@ from mlsubmit.checker import (
     round_name,
     unknown_ruleset,
 )
+from mlsubmit.checker.hyperparameters.apply import coverage_findings
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
-
-
-def add_ruleset_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--ruleset",
-        default="auto",
-        metavar="X.Y.Z|auto",
-        help="training ruleset of the round (1.0.0 to 6.1.0, as mlperf-logging ships them; 1.1 or v1.1.0 do too); "
-        "auto (default): from each PATH's training_results_vX.Y folder, or the .mlsubmit-round file or "
-        "mlsubmit.toml [check] ruleset in or above it",
-    )
 
 
 def _known() -> list[str]:
@@ -67,9 +56,6 @@ def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
 def round_data_note(ruleset: str) -> str | None:
     """What a ruleset mlsubmit's own tables lack takes from the installed mlperf-logging, and which of our checks
     it skips for want of data; None for a round the tables know. Said once on stderr and in the report's meta."""
-    # start-up: `check --help` loads none of the checks
-    from mlsubmit.checker.hyperparameters.apply import coverage_findings
-
     if not benchmarks.from_installed(ruleset):
         return None
     skipped = ["the closed hyperparameter table (HP003)"] if coverage_findings(ruleset) else []

@@ -24,19 +24,6 @@ from mlsubmit.core.findings import Report
 WAIVER_HEADER = "\n[[waiver]]\n"  # how the starting file opens each table
 
 
-def add_waiver_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--waivers", type=Path, metavar="FILE", action="append", default=[],
-                        help="TOML file of [[waiver]] tables (paths relative to its own folder); findings they "
-                             "cover are reported as waived and do not fail the run. Repeatable; the waivers of the "
-                             "nearest mlsubmit.toml above each PATH apply too (see docs/waivers.md)")
-    parser.add_argument("--no-project-waivers", action="store_true",
-                        help="leave out the [[waiver]] tables of mlsubmit.toml")
-    parser.add_argument("--write-waivers", type=Path, metavar="FILE",
-                        help="write a starting waiver file covering this run's errors and warnings that no waiver "
-                             "covers, each with reason 'to review', paths relative to FILE's folder (FILE must not "
-                             "exist: it is never replaced)")
-
-
 def waivers_for(args: argparse.Namespace, paths: Sequence[str]) -> list[Waiver]:
     """The waivers a run applies, read and checked before anything is checked (a bad one is exit 2)."""
     if args.write_waivers is not None:

@@ -15,6 +15,7 @@ from typing import Any
 from mlsubmit import __version__
 from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, mlperf_logging_version
 from mlsubmit.checker.rounds.division import reference_closed, stated
+from mlsubmit.checker.tree import rcp_evidence
 from mlsubmit.core.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
 from mlsubmit.report.energy import EnergyResult, result_energy
@@ -26,6 +27,7 @@ from mlsubmit.report.inputs import (
     read_system,
     tree_prices,
 )
+from mlsubmit.report.rcp_scaling import evaluate
 from mlsubmit.report.scoring import RcpOutcome, Score, build_score, committed_scaling, run_result
 
 PPP_UNIT = "time-to-train runs per hour per million {currency} of list price (estimate)"
@@ -85,8 +87,6 @@ def _score(
     division = _division(system, facts)
     rcp = RcpOutcome(status="")
     if reference_closed(division):  # the reference checks RCPs only for an exact "closed" (rules-spec §1.2)
-        # the RCP scaling only for a closed set (start-up of `report --help`)
-        from mlsubmit.report.rcp_scaling import evaluate
 
         rcp = evaluate(benchmark, ruleset, facts)
     return build_score(
@@ -181,9 +181,6 @@ def collect(
 
 def _bypassed(org: OrgTree, refs: Sequence[LogRef], run: CheckRun, score: Score, ruleset: str) -> list[Any]:
     """The evidence "Handling RCP failures" asks for, for a closed folder whose RCP check a bypass switches off."""
-    # the tree's RCP evidence only when a bypass switches the RCP check off (start-up of `report --help`)
-    from mlsubmit.checker.tree import rcp_evidence
-
     folder = refs[0].path.parent
     scope = rcp_evidence.bypass_scope(folder, org.root, ruleset) if reference_closed(score.division) else None
     if scope is None:

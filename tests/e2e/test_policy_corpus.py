@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mlsubmit.checker.base.contract import STAGES
 from mlsubmit.checker.base.options import CheckOptions, Profile
-from mlsubmit.checker.engine.checks import command_codes
+from mlsubmit.checker.engine.checks import command_codes, plan, stage
 from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.rounds.detect import ruleset_of_path
 
@@ -37,8 +37,8 @@ def _code_left_out(corpus: Path, tree: Path) -> bool:
 def _declared(profile: Profile) -> set[str]:
     """The codes the profile's registered checks say they may emit (and the pipeline's POL001)."""
     codes = set(command_codes()["policy"])
-    for stage in STAGES:
-        for check in profile.plan.stage(stage):
+    for name in STAGES:
+        for check in stage(plan(profile.value), name):
             codes |= check.codes
     return codes
 

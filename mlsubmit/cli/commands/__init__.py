@@ -1,4 +1,5 @@
-"""Subcommands: each module has `add_parser(subparsers)` and `run(args) -> int`; imported only when used."""
+"""Subcommands: each module has `run(args) -> int`, its options `add_parser(subparsers)` in mlsubmit/cli/parsers/;
+both imported only when used (the options for the command named, the command once they are parsed)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "systems": (f"{_HERE}.systems", "system descriptions: capture one from a machine"),
     "verify": (f"{_HERE}.verify", "verify a packaged (and possibly encrypted) submission archive"),
 }
+
+# name -> the module of its options. The parsers are light, so `mlsubmit <command> --help` loads no command.
+PARSERS: dict[str, str] = {name: f"mlsubmit.cli.parsers.{name}" for name in COMMANDS}

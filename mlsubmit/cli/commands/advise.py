@@ -19,31 +19,11 @@ from mlsubmit.checker import ParsedLog, discover, mlperf_logging_version, read_l
 from mlsubmit.checker.hyperparameters.apply import coverage_findings
 from mlsubmit.checker.hyperparameters.as_closed import advise_parsed
 from mlsubmit.checker.rcp.prediction import advise_runs
-from mlsubmit.cli.output import add_output_options, emit
-from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
-from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
+from mlsubmit.cli.output import emit
+from mlsubmit.cli.rulesets import rulesets_for
+from mlsubmit.cli.waivers import waive, waivers_for
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("advise", help="list the closed-division rules each run log breaks")
-    add_ruleset_option(parser)
-    parser.add_argument("paths", nargs="*", metavar="LOG",
-                        help="run log (raw job output too, gzip-compressed or not), or a folder of them")
-    parser.add_argument("--strictness", action="append", default=[], metavar="BENCHMARK[:GBS]",
-                        help="how strict each measured RCP of the benchmark is (or the one at this global batch "
-                             "size): max speedup and P(score < min) as rcp_viewer.py --bootstrap computes them "
-                             "(HP011); needs --ruleset X.Y.Z without LOGs")
-    parser.add_argument("--table-only", action="store_true",
-                        help="only the hyperparameter table, not mlperf-logging's closed rule files")
-    parser.add_argument("--no-rcp", action="store_true",
-                        help="leave out the RCP a run is measured against and how its hyperparameters differ")
-    parser.add_argument("--fail-on", action="append", choices=["rcp"], default=[], metavar="WHAT",
-                        help="make a predicted verdict an error, for CI: 'rcp', the RCP check failing the runs "
-                             "(HP008)")
-    add_output_options(parser)
-    add_waiver_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +58,7 @@ def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse
 
 
 def _strictness(args: argparse.Namespace) -> int:
-    # the RCP planning only with --strictness (start-up of `advise`)
+    # the RCP planning's numpy (rcp/risk.py) only with --strictness (start-up of `advise`)
     from mlsubmit.checker.rcp.planning import strictness_findings
 
     if args.ruleset in (None, "auto"):

@@ -13,58 +13,13 @@ from mlsubmit.checker.logs.input import without_records
 from mlsubmit.checker.policy.config import Flags as PolicyFlags
 from mlsubmit.checker.policy.config import fail_on_limit, split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
-from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.output import emit
 from mlsubmit.cli.progress import tracker
-from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for, say_round_data
-from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
+from mlsubmit.cli.rulesets import rulesets_for, say_round_data
+from mlsubmit.cli.waivers import waive, waivers_for
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
 from mlsubmit.core.support.safe_io import read_bounded
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("check", help="check run logs, system descriptions and submission trees")
-    add_ruleset_option(parser)
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="log file, results folder, org folder or round")
-    add_policy_options(parser)
-    parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
-    parser.add_argument("--cache", type=Path, metavar="DIR",
-                        help="reuse results for unchanged logs; DIR is created if missing, and ignores itself in git")
-    parser.add_argument("--changed-since", metavar="REV", help="only logs changed since this git revision")
-    parser.add_argument("--custom-rcps", type=Path, metavar="FILE",
-                        help="RCP file (as mlperf-logging's rcp_checker --custom_rcps takes it): its records replace "
-                             "the shipped RCPs of their benchmark")
-    sets = parser.add_argument_group("run sets (a folder of raw job output)")
-    sets.add_argument("--system", metavar="NAME", help="the results folder (system) of every run given as raw output")
-    sets.add_argument("--package-config", type=Path, metavar="CONFIG",
-                      help="a package.toml whose [[results]] logs name each raw run's system")
-    sets.add_argument("--ledger", type=Path, metavar="FILE",
-                      help="record every log read in this run ledger (SQLite; made when missing); "
-                           "`mlsubmit runs show --ledger FILE` shows it")
-    sets.add_argument("--fail-on", action="append", default=[], metavar="rcp-risk=P",
-                      help="for CI: a closed run set whose chance of failing its RCP once complete is above P "
-                           "(RUN009) is an error; default: mlsubmit.toml [check] fail-on, else information only")
-    sets.add_argument("--run-select", choices=["median-window", "all"], default="median-window",
-                      help="with more runs than N: score the median window of N (TR1.1 Scoring; default) or all")
-    parser.add_argument("--skip-non-logs", action="store_true",
-                        help="pass over a file PATH without :::MLLOG records (named on stderr), as a folder of raw "
-                             "job output does, instead of LOG009; nothing left to check is exit 0 (for hooks that "
-                             "pass every staged *.out, *.log and *.txt)")
-    add_output_options(parser)
-    add_waiver_options(parser)
-
-
-def add_policy_options(parser: argparse.ArgumentParser) -> None:
-    """--profile, --select, --ignore, --severity: over the profile and the project's mlsubmit.toml [check]."""
-    parser.add_argument("--profile", choices=[p.value for p in Profile], default=None,
-                        help="full (default, or mlsubmit.toml [check] profile): every check, severities as the "
-                             "review applies them; reference: only what mlperf-logging's package checker checks")
-    parser.add_argument("--select", action="append", metavar="CODES",
-                        help="only these codes or families (comma-separated, repeatable), e.g. SYS,TREE007")
-    parser.add_argument("--ignore", action="append", metavar="CODES",
-                        help="leave out these codes or families (comma-separated, repeatable)")
-    parser.add_argument("--severity", action="append", metavar="CODE=LEVEL", default=[],
-                        help="this code's (or family's) findings at LEVEL: error, warning or info (repeatable)")
 
 
 def flags_of(args: argparse.Namespace) -> PolicyFlags:
@@ -109,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ledger is not None:
         # imported here: from the checker's public API (checker/__init__.py), the run sets' modules and SQLite
         # would load for every check
-        from mlsubmit.checker.base.ledger import record as record_runs
+        from mlsubmit.checker.base.ledger_rows import record as record_runs
         from mlsubmit.checker.tree.runset import ledger_entries
 
         entries = [e for ruleset, run in zip(groups, runs, strict=True)

@@ -39,15 +39,6 @@ NOTES: list[str] = [
 ]
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    # the checker only for the severity in force: `explain` alone never loads it (start-up)
-    from mlsubmit.cli.commands.check import add_policy_options
-
-    parser = sub.add_parser("explain", help="explain a finding code, or list them all")
-    parser.add_argument("code", nargs="?", help="a code such as RULE001; a family (RULE) lists its codes")
-    add_policy_options(parser)  # the severity in force: the profile, the mlsubmit.toml here or above, the flags
-
-
 def _wrap(text: str, indent: str = "  ") -> str:
     # a path or URL is never broken: it stays one word a reader can copy
     return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent,

@@ -12,58 +12,25 @@ from typing import TYPE_CHECKING
 from mlsubmit import __version__
 from mlsubmit.checker import mlperf_logging_version, policy_for, read_waivers
 from mlsubmit.checker.policy.waivers import project_configs
-from mlsubmit.cli.commands.check import add_policy_options, flags_of
-from mlsubmit.cli.output import add_output_options, emit
+from mlsubmit.cli.commands.check import flags_of
+from mlsubmit.cli.output import emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding
+from mlsubmit.submission import encryption as enc
+from mlsubmit.submission.build import PackageOptions, package
+from mlsubmit.submission.config import load_config
+from mlsubmit.submission.split import package_split, upload_name
 
 if TYPE_CHECKING:
     from mlsubmit.checker import Waiver
     from mlsubmit.checker.policy.config import Policy
-    from mlsubmit.submission.build import PackageOptions
     from mlsubmit.submission.config import PackageConfig
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    # No abbreviated options: `--passphrase SECRET` must be refused, not taken for --passphrase-file.
-    parser = sub.add_parser("package", allow_abbrev=False, help="build a submission tree (and archive) from raw runs")
-    parser.add_argument("config", type=Path, metavar="CONFIG.toml",
-                        help="package configuration (see docs/packaging.md)")
-    parser.add_argument("--archive", action="store_true",
-                        help="also write out/mlperf_submission_<org>.tar.gz and .sha1 (as pack_submission.sh names "
-                        "them) with a .tar.gz.sha256")
-    parser.add_argument("--encrypt", action="store_true",
-                        help="make that archive the encrypted one, as pack_submission.sh does (needs --archive)")
-    parser.add_argument("--passphrase-file", type=Path, metavar="FILE",
-                        help="file whose first line is the passphrase (never given on the command line)")
-    parser.add_argument("--generate-passphrase", action="store_true",
-                        help="write a new long random passphrase to --passphrase-file (mode 0600; never replaces "
-                        "a file) and encrypt with it")
-    parser.add_argument("--key-derivation", choices=("openssl", "pbkdf2"), default="openssl",
-                        help="openssl (default): openssl enc's own, what pack_submission.sh --unpack opens; pbkdf2: "
-                        "PBKDF2-SHA256 with 600,000 iterations, opened with the openssl line printed")
-    parser.add_argument("--allow-findings", action="store_true",
-                        help="finalise the tree even when the check finds errors (exit status is still 1)")
-    parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes for the check")
-    parser.add_argument("--waivers", type=Path, metavar="FILE", action="append", default=[],
-                        help="TOML file of [[waiver]] tables (paths as the report shows them, relative to the "
-                             "config's folder); a waived error does not stop the build, and manifest.json records "
-                             "each waiver applied. The nearest mlsubmit.toml above the config applies too")
-    parser.add_argument("--no-project-waivers", action="store_true",
-                        help="leave out the [[waiver]] tables of mlsubmit.toml")
-
-    add_policy_options(parser)  # the build is checked under the project's policy, as `check` applies it
-    add_output_options(parser)
-
-
 def run(args: argparse.Namespace) -> int:
-    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
-    from mlsubmit.submission.build import PackageOptions
-    from mlsubmit.submission.config import load_config
-
     _check_usage(args)
     cfg = load_config(args.config)
     validate_ruleset(cfg.ruleset)
@@ -117,9 +84,6 @@ def _check_usage(args: argparse.Namespace) -> None:
 
 def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, ...]]:
     """The passphrase (read, or generated into a new 0600 file) and a warning when others can read its file."""
-    # the encryption's modules not for `package --help` (start-up)
-    from mlsubmit.submission import encryption as enc
-
     if not args.encrypt:
         return None, ()
     if args.generate_passphrase:
@@ -136,10 +100,6 @@ def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, 
 
 
 def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
-    # jsonschema, SQLite and the encryption when a package is built, not for `package --help` (start-up)
-    from mlsubmit.submission import encryption as enc
-    from mlsubmit.submission.build import package
-
     if cfg.uploads > 1:
         return _run_split(cfg, options, args)
     result = package(cfg, options)
@@ -164,9 +124,6 @@ def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) 
 
 def _run_split(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) -> int:
     """`uploads = N`: the N uploads and the whole, one build (mlsubmit.submission.split)."""
-    # jsonschema and SQLite when a package is built, not for `package --help` (start-up)
-    from mlsubmit.submission.split import package_split, upload_name
-
     result = package_split(cfg, options)
     result.report.meta.update({"command": "package", "ruleset": cfg.ruleset, "version": __version__,
                                "mlperf_logging": mlperf_logging_version(), "uploads": str(cfg.uploads)})

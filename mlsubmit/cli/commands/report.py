@@ -7,6 +7,7 @@ the check's: 0 when no errors were found, 1 otherwise (warnings too with --stric
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,48 +15,23 @@ from typing import TYPE_CHECKING
 from mlsubmit.checker import CheckOptions, CheckRun, run_check
 from mlsubmit.cli.output import write_text
 from mlsubmit.cli.progress import tracker
-from mlsubmit.cli.rulesets import add_ruleset_option, rulesets_for
-from mlsubmit.cli.waivers import add_waiver_options, waive, waivers_for
+from mlsubmit.cli.rulesets import rulesets_for
+from mlsubmit.cli.waivers import waive, waivers_for
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report
+from mlsubmit.formats import text
+from mlsubmit.report.against import compare_with_chair, read_chair
 from mlsubmit.report.compare import unknown_baseline
 from mlsubmit.report.data import ReportData, collect
+from mlsubmit.report.html import render
 from mlsubmit.report.inputs import load_prices
+from mlsubmit.report.private_ids import generate
+from mlsubmit.report.summary import build
+from mlsubmit.report.summary_files import summary_paths, write_summary, write_xlsx, xlsx_ready
 from mlsubmit.report.tables import WRITERS
 
 if TYPE_CHECKING:
     from mlsubmit.report.against import ChairSummary
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("report", help="scores per system and benchmark as tables, JSON or HTML")
-    add_ruleset_option(parser)
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="org folder, folder of orgs, results folder or log")
-    parser.add_argument("--format", choices=sorted(WRITERS), default="text", help="table format (default: text)")
-    parser.add_argument("--output", "-o", metavar="FILE", help="write the table to FILE instead of stdout")
-    parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report to FILE")
-    parser.add_argument("--prices", type=Path, metavar="TOML",
-                        help="price rules (default: prices.toml beside each org's systems/ folder)")
-    parser.add_argument("--baseline", metavar="SYSTEM",
-                        help="system id or system_name the per-dollar comparison is relative to "
-                             "(default: the systems of a rule with baseline = true)")
-    parser.add_argument("--per-dollar-time", choices=("olympic", "scored"), default="olympic",
-                        help="minutes per dollar uses: the unscaled olympic mean (default; as results are "
-                             "published) or the scored time with RCP scaling")
-    parser.add_argument("--summary-csv", type=Path, metavar="OUT.csv",
-                        help="also write the results chair's summary: the files mlperf-logging's result_summarizer "
-                             "--csv OUT.csv writes (OUT.csv, OUT.json, OUT_detailed.csv, OUT_detailed.json)")
-    parser.add_argument("--summary-xlsx", type=Path, metavar="OUT.xlsx",
-                        help="also write the summary as a workbook, a sheet per division (needs openpyxl)")
-    parser.add_argument("--against", type=Path, metavar="CHAIR.csv",
-                        help="compare with a chair's summary (OUT.csv or OUT_detailed.csv): every result that "
-                             "differs or is missing there is a finding (REP002-REP004)")
-    parser.add_argument("--generate-private-ids", type=Path, metavar="DIR",
-                        help="write the privateid.json files the result summarizer's --generate_private_ids writes, "
-                             "as DIR/<org>/results/<system>/privateid.json (never into the checked tree)")
-    parser.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: one per core)")
-    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-    add_waiver_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,17 +41,11 @@ def run(args: argparse.Namespace) -> int:
     ruleset = next(iter(groups))
     prices = load_prices(args.prices) if args.prices else None
     if args.summary_csv:
-        from mlsubmit.report.summary_files import summary_paths  # start-up: only with --summary-csv
-
         summary_paths(args.summary_csv)  # a bad name is a usage error before anything is checked
     if args.summary_xlsx:
-        from mlsubmit.report.summary_files import xlsx_ready  # start-up: only with --summary-xlsx
-
         xlsx_ready(args.summary_xlsx)  # so is a bad name or no openpyxl
     chair = None
     if args.against:
-        from mlsubmit.report.against import read_chair  # start-up: only with --against
-
         chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
     if args.generate_private_ids:
         _outside_the_trees(args.generate_private_ids, args.paths)
@@ -93,16 +63,12 @@ def run(args: argparse.Namespace) -> int:
     _chair_summary(args, data, result, chair, ids)
     writer = WRITERS[args.format]
     if args.output:
-        import io
-
         buffer = io.StringIO()
         writer(data, buffer)
         write_text(args.output, buffer.getvalue())
     else:
         writer(data, sys.stdout)
     if args.html:
-        from mlsubmit.report.html import render  # start-up: the HTML page's modules only with --html
-
         write_text(args.html, render(data))
     return result.report.exit_code()
 
@@ -119,9 +85,6 @@ def _outside_the_trees(out: Path, paths: list[str]) -> None:
 
 def _private_ids(out: Path, result: CheckRun) -> dict[tuple[str, str], str]:
     """Write the ids; they are the summary's private_id column, as in the summarizer's run that writes them."""
-    # the private ids only with a summary or --against (start-up of `report`)
-    from mlsubmit.report.private_ids import generate
-
     made = generate(list(result.targets.orgs), out)
     for item in made.findings:
         result.report.add(item)
@@ -135,22 +98,12 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
     """--summary-csv, --summary-xlsx and --against: the summary built once; --against's findings join the report."""
     if not (args.summary_csv or args.summary_xlsx or chair):
         return
-    # the summary only with --summary-csv, --summary-xlsx or --against (start-up of `report`)
-    from mlsubmit.report.summary import build
-
     summary = build(data, result, ids)
     if args.summary_csv:
-        from mlsubmit.report.summary_files import write_summary  # start-up: only with --summary-csv
-
         write_summary(summary, args.summary_csv)
     if args.summary_xlsx:
-        from mlsubmit.report.summary_files import write_xlsx  # start-up: only with --summary-xlsx
-
         write_xlsx(summary, args.summary_xlsx)
     if chair is not None:
-        # the chair comparison only with --against (start-up of `report`)
-        from mlsubmit.report.against import compare_with_chair
-
         found = compare_with_chair(summary, chair)
         for item in found:
             result.report.add(item)
@@ -160,9 +113,6 @@ def _chair_summary(args: argparse.Namespace, data: ReportData, result: CheckRun,
 
 def _list_on_stderr(found: list[Finding], chair: Path) -> None:
     """The comparison's findings are what --against is for: listed (the report's own are counted only)."""
-    # the text listing only with --against (start-up of `report`)
-    from mlsubmit.formats import text
-
     if found:
         text(Report(files={str(chair): list(found)}), sys.stderr)  # filed under the chair's file: its verdict
     else:

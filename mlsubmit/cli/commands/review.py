@@ -23,42 +23,12 @@ from mlsubmit.checker.review.entries import entry_folders_all as review_entry_fo
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.preview import check_preview
 from mlsubmit.checker.review.since import check_since, since_counts
-from mlsubmit.cli.output import add_output_options, emit, write_text
-from mlsubmit.cli.rulesets import add_ruleset_option, round_data_note, rulesets_for, say_round_data
+from mlsubmit.cli.output import emit, write_text
+from mlsubmit.cli.rulesets import round_data_note, rulesets_for, say_round_data
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Location, Report, Tally
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("review", help="the review period: borrowing, Preview results, changes since last round")
-    steps = parser.add_subparsers(dest="step", metavar="STEP", required=True)
-    borrow = steps.add_parser("borrow", help="is a resubmission a valid hyperparameter borrowing")
-    borrow.add_argument("--original", required=True, metavar="DIR", help="our original results/<system>/<benchmark>")
-    borrow.add_argument("--resubmitted", required=True, metavar="DIR", help="our resubmitted entry")
-    donor = borrow.add_mutually_exclusive_group(required=True)
-    donor.add_argument("--donor", metavar="DIR", help="the other submitter's entry the hyperparameters came from")
-    donor.add_argument("--round-trees", nargs="+", metavar="TREE",
-                       help="the round's trees (organisation folders or a training_results_vX.Y folder): the "
-                            "donor is the entry the resubmission matches best")
-    add_ruleset_option(borrow)
-    borrow.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
-    add_output_options(borrow)
-    preview = steps.add_parser("preview", help="last round's Preview results against this round's Available ones")
-    preview.add_argument("--previous", nargs="+", required=True, metavar="TREE",
-                         help="last round's trees (organisation folders or a training_results_vX.Y folder)")
-    preview.add_argument("--current", nargs="+", required=True, metavar="TREE",
-                         help="this round's trees (and the next round's, where the result is due then: 140 days)")
-    preview.add_argument("--html", metavar="FILE", help="also write the comparison table as an HTML page")
-    add_output_options(preview)
-    since = steps.add_parser("since", help="our tree against our tree of the previous round")
-    since.add_argument("--previous", required=True, metavar="TREE", help="our organisation tree of last round")
-    since.add_argument("--current", required=True, metavar="TREE", help="our organisation tree of this round")
-    since.add_argument("--previous-ruleset", default="auto", metavar="X.Y.Z|auto",
-                       help="the previous tree's ruleset (default: from its training_results_vX.Y folder)")
-    add_ruleset_option(since)
-    since.add_argument("--html", metavar="FILE", help="also write what changed as an HTML page")
-    add_output_options(since)
+from mlsubmit.report.review_html import render_borrowing, render_preview, render_since
 
 
 def _ruleset(given: str, path: str, option: str = "--ruleset") -> str:
@@ -115,9 +85,6 @@ def _since(args: argparse.Namespace) -> int:
     systems, entries, benches = since_counts(args.previous, args.current, rulesets)
     report.tally = Tally(((systems, "system description(s)"), (entries, "entry(ies)"), (benches, "benchmark(s)")))
     if args.html:
-        # the HTML page's modules only with --html (start-up)
-        from mlsubmit.report.review_html import render_since
-
         write_text(args.html, render_since(args.previous, args.current, rulesets, found))
     return emit(report, args)
 
@@ -132,9 +99,6 @@ def _preview(args: argparse.Namespace) -> int:
     failed = sum(f.code in ("REV021", "REV022") for f in judged)
     report.tally = Tally(((len(judged), "Preview point(s)"),), failed=failed)
     if args.html:
-        # the HTML page's modules only with --html (start-up)
-        from mlsubmit.report.review_html import render_preview
-
         write_text(args.html, render_preview(comparisons, found))
     return emit(report, args)
 
@@ -169,9 +133,6 @@ def _borrow(args: argparse.Namespace) -> int:
     kept = sum(row.verdict == "kept own value" for row in result.rows)  # the group rule's errors (REV002)
     report.tally = Tally(((len(result.rows), "hyperparameter(s)"),), failed=kept)
     if args.html:
-        # the HTML page's modules only with --html (start-up)
-        from mlsubmit.report.review_html import render_borrowing
-
         write_text(args.html, render_borrowing(result))
     return emit(report, args)
 

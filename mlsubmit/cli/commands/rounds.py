@@ -14,34 +14,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mlsubmit.checker.hyperparameters import adoc
+from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft, round_table
+from mlsubmit.cli import draft_text
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.safe_io import read_bounded
 
 _LIMIT = 8 << 20  # a training_rules.adoc is ~100 kB
 _ROUND = re.compile(r"v(\d+)\.(\d+)")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("rounds", help="a new round's data: draft its closed hyperparameter table")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    actions.required = True
-    draft = actions.add_parser("draft", help="draft hyperparameters-X.Y.yaml from the round's training_rules.adoc")
-    draft.add_argument("rules", type=Path, metavar="RULES.adoc", help="the round's training_rules.adoc")
-    draft.add_argument("--from", dest="previous", required=True, metavar="X.Y",
-                       help="the round before, whose table gives aliases, ids and the rows whose text is unchanged")
-    draft.add_argument("--round", metavar="X.Y", help="the round drafted (default: vX.Y in the file's name)")
-    draft.add_argument("--from-text", type=Path, metavar="FILE",
-                       help="round X.Y's training_rules.adoc (default: its copy beside RULES.adoc, named as the "
-                            "round's table cites it); without it no row is carried, every row is read from its text")
-    draft.add_argument("--output", "-o", type=Path, metavar="FILE",
-                       help="where the draft goes (default: hyperparameters-X.Y.draft.yaml here)")
-    draft.add_argument("--compare", action="store_true",
-                       help="also hold the draft against our curated table of the same round, row by row")
-
-
 def _text(path: Path) -> str:
-    # not for `rounds --help` (start-up)
-    from mlsubmit.core.support.safe_io import read_bounded
-
     try:
         raw = read_bounded(path, _LIMIT)
     except OSError as exc:
@@ -69,11 +52,6 @@ def _previous_text(args: argparse.Namespace, table: Any) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # yaml and the tables when a draft is made, not for `rounds --help` (start-up)
-    from mlsubmit.checker.hyperparameters import adoc
-    from mlsubmit.checker.hyperparameters.draft import Document, Previous, draft, round_table
-    from mlsubmit.cli import draft_text
-
     round_ = _round(args)
     table = round_table(args.previous)
     if table is None:

@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.atomic import replacing
 from mlsubmit.report.runs import WRITERS
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("runs", help="the run ledger that check --ledger keeps")
-    actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    actions.required = True
-    show = actions.add_parser("show", help="every run per run set: start order, windows of N, convergence over time")
-    show.add_argument("--ledger", type=Path, required=True, metavar="FILE", help="the ledger (check --ledger FILE)")
-    show.add_argument("--format", choices=sorted(WRITERS), default="text", help="text (default), json, csv or html")
-    show.add_argument("--output", "-o", type=Path, metavar="FILE", help="write here instead of stdout (whole or "
-                      "not at all: a failed write leaves FILE as it was)")
-
-
 def run(args: argparse.Namespace) -> int:
     """0, or 1 when rows of the ledger are no entries (each named on stderr, left out of what is shown)."""
-    from mlsubmit.checker.base.ledger_rows import Reader  # SQLite is imported only by the commands that open a ledger
-
     write = WRITERS[args.format]
     with Reader(args.ledger) as reader:
         if args.output is None:

@@ -63,7 +63,7 @@ def test_a_trees_round_wins_over_a_repository_config(tmp_path: Path, capsys: pyt
 
 
 def test_a_tree_checked_into_the_ledger_is_recorded_by_results_folder(tmp_path: Path) -> None:
-    from mlsubmit.checker.base.ledger import read
+    from mlsubmit.checker.base.ledger_rows import read
 
     write_example(tmp_path)
     assert main(["package", str(tmp_path / "package.toml")]) == 0

@@ -11,6 +11,7 @@ from mlsubmit.checker.base.cache import LogCache, context_key
 from mlsubmit.checker.base.options import Profile
 from mlsubmit.checker.base.targets import LogRef
 from mlsubmit.checker.engine import pipeline
+from mlsubmit.checker.engine.checks import plan
 from mlsubmit.checker.engine.pipeline import CheckOptions
 
 
@@ -73,7 +74,7 @@ def test_changed_content_ruleset_or_profile_misses(
 
 
 def test_keys_differ_by_context() -> None:
-    full, ref = Profile.FULL.plan.key(), Profile.REFERENCE.plan.key()
+    full, ref = plan(Profile.FULL.value).key(), plan(Profile.REFERENCE.value).key()
     keys = {context_key("1.0.0", full, ""), context_key("1.1.0", full, ""), context_key("1.0.0", ref, "")}
     assert len(keys) == 3
 

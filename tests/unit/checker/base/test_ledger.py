@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.demo import write_runs
-from mlsubmit.checker.base import ledger
+from mlsubmit.checker.base import ledger_rows
 
 from mlsubmit.cli import main
 
@@ -36,7 +36,7 @@ def test_every_log_read_is_recorded_once(tmp_path: Path, capsys: pytest.CaptureF
     write_runs(tmp_path / "runs", "bert", SYSTEM, 3, gzip_index=1)
     assert _check(db, tmp_path / "runs") == 0
     assert _check(db, tmp_path / "runs") == 0  # the same contents again: no new entries
-    entries = ledger.read(db)
+    entries = ledger_rows.read(db)
     assert len(entries) == 3
     first = entries[0]
     assert (first.system, first.benchmark, first.division, first.verdict) == (SYSTEM, "bert", "closed", "pass")
@@ -49,10 +49,10 @@ def test_a_file_replaced_under_the_same_path_keeps_both_entries(tmp_path: Path) 
     db = tmp_path / "ledger.db"
     paths = write_runs(tmp_path / "runs", "bert", SYSTEM, 2)
     _check(db, tmp_path / "runs")
-    old = ledger.read(db)
+    old = ledger_rows.read(db)
     write_runs(tmp_path / "runs", "bert", SYSTEM, 1, start_ms=1_700_000_000_000)  # job_00.out written over
     _check(db, tmp_path / "runs")
-    entries = ledger.read(db)
+    entries = ledger_rows.read(db)
     assert len(entries) == 3 and entries[:2] == old  # the old entries are unchanged
     at_path = [e for e in entries if e.path == str(paths[0].resolve())]
     assert len(at_path) == 2 and at_path[0].sha256 != at_path[1].sha256
@@ -138,7 +138,7 @@ def test_runs_show_json_lists_every_entry_and_the_sets(tmp_path: Path, capsys: p
     capsys.readouterr()
     assert main(["runs", "show", "--ledger", str(db), "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert len(shown["runs"]) == 12 and {r["sha256"] for r in shown["runs"]} == {e.sha256 for e in ledger.read(db)}
+    assert len(shown["runs"]) == 12 and {r["sha256"] for r in shown["runs"]} == {e.sha256 for e in ledger_rows.read(db)}
     (one,) = shown["sets"]
     assert one["median_window"] == {"first": 1, "last": 10, "olympic_minutes": 25.5, "valid": True}
     assert len(one["windows"]) == 3

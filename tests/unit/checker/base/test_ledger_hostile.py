@@ -54,7 +54,7 @@ def test_a_start_time_no_calendar_holds_is_shown_as_unknown(tmp_path: Path,
     write_runs(tmp_path / "runs", "bert", SYSTEM, 1, start_ms=1e300)  # type: ignore[arg-type]
     main(["check", "--ruleset", RULESET, "--jobs", "1", "--ledger", str(db), "-o", str(tmp_path / "r.txt"),
           str(tmp_path / "runs")])
-    assert [e.run_start_ms for e in ledger.read(db)] == [1e300]
+    assert [e.run_start_ms for e in ledger_rows.read(db)] == [1e300]
     for fmt in ("text", "json", "csv", "html"):
         code, out, err = _show(db, capsys, fmt)
         assert code == 0 and "Traceback" not in err, fmt
@@ -65,8 +65,8 @@ def test_a_start_time_no_calendar_holds_is_shown_as_unknown(tmp_path: Path,
 def test_a_long_value_is_stored_clipped_and_read_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A long value was stored whole, then the row refused on every read (exit 2 forever)."""
     db = tmp_path / "ledger.db"
-    assert ledger.record(db, [_entry(system="p" * (1 << 20))]) == 1
-    (got,) = ledger.read(db)
+    assert ledger_rows.record(db, [_entry(system="p" * (1 << 20))]) == 1
+    (got,) = ledger_rows.read(db)
     assert len(got.system.encode()) <= ledger_rows.TEXT_BYTES
     assert got.system.endswith("... [clipped: 1048576 characters]")
     raw = sqlite3.connect(db)  # a row written whole before values were clipped
@@ -81,12 +81,13 @@ def test_a_long_value_is_stored_clipped_and_read_back(tmp_path: Path, capsys: py
                           env={**os.environ, "PYTHONIOENCODING": "ascii"}, check=False)  # a terminal without UTF-8
     assert done.returncode == 0 and b"[clipped: 1048576 characters]" in done.stdout
     lone = _entry(1, shown="job-\udcff.out")  # an undecodable file name: SQLite takes UTF-8 only
-    assert ledger.record(db, [lone]) == 1 and ledger.read(db)[-1].shown == "job-\\udcff.out"
+    assert ledger_rows.record(db, [lone]) == 1 and ledger_rows.read(db)[-1].shown == "job-\\udcff.out"
 
 
 def test_stored_text_is_inert_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "ledger.db"
-    ledger.record(db, [_entry(system="pod\x1b]0;owned\x07", unit="samples\x1b[2J", shown="=HYPERLINK(\"x\")\u202e")])
+    hostile = _entry(system="pod\x1b]0;owned\x07", unit="samples\x1b[2J", shown="=HYPERLINK(\"x\")\u202e")
+    ledger_rows.record(db, [hostile])
     for fmt in ("text", "json", "csv", "html"):
         code, out, _ = _show(db, capsys, fmt)
         assert code == 0 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out, fmt
@@ -103,7 +104,7 @@ def test_a_digest_is_matched_exactly(tmp_path: Path, capsys: pytest.CaptureFixtu
     """A digest with a trailing newline was accepted: one content counted as two runs."""
     db = tmp_path / "ledger.db"
     digest = _entry().sha256
-    ledger.record(db, [_entry(), _entry(sha256=digest + "\n"), _entry(sha256=digest.upper())])
+    ledger_rows.record(db, [_entry(), _entry(sha256=digest + "\n"), _entry(sha256=digest.upper())])
     code, out, err = _show(db, capsys, "json")
     shown = json.loads(out)
     assert code == 1 and len(shown["runs"]) == 1 and [r["row"] for r in shown["left_out"]] == [2, 3]
@@ -112,7 +113,7 @@ def test_a_digest_is_matched_exactly(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_a_wrong_shape_row_is_left_out_and_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "ledger.db"
-    ledger.record(db, [_entry(k) for k in range(3)])
+    ledger_rows.record(db, [_entry(k) for k in range(3)])
     raw = sqlite3.connect(db)
     raw.execute("UPDATE runs SET first_seen = 'yesterday' WHERE id = 2")
     raw.execute("UPDATE runs SET path = x'ff00' WHERE id = 3")  # a BLOB where text belongs
@@ -124,7 +125,7 @@ def test_a_wrong_shape_row_is_left_out_and_named(tmp_path: Path, capsys: pytest.
 
 def _wal_ledger(db: Path) -> None:
     """A ledger as an older mlsubmit wrote it: in WAL mode."""
-    ledger.record(db, [_entry()])
+    ledger_rows.record(db, [_entry()])
     raw = sqlite3.connect(db)
     assert raw.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
     raw.close()
@@ -141,8 +142,8 @@ def test_a_read_leaves_no_file_and_a_write_leaves_one(tmp_path: Path, capsys: py
     old = tmp_path / "old.db"
     _wal_ledger(old)
     assert _show(old, capsys)[0] == 0 and _beside(old) == []
-    ledger.record(old, [_entry(1)])  # the next write switches it to the rollback journal
-    assert old.read_bytes()[18] == 1 and _beside(old) == [] and len(ledger.read(old)) == 2
+    ledger_rows.record(old, [_entry(1)])  # the next write switches it to the rollback journal
+    assert old.read_bytes()[18] == 1 and _beside(old) == [] and len(ledger_rows.read(old)) == 2
 
 
 def test_a_ledger_in_a_folder_that_cannot_be_written_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -164,12 +165,12 @@ def test_a_ledger_in_a_folder_that_cannot_be_written_is_read(tmp_path: Path, mon
 
 def test_temporary_ledgers_a_killed_process_left_are_removed(tmp_path: Path) -> None:
     db = tmp_path / "ledger.db"
-    ledger.record(db, [_entry()])
+    ledger_rows.record(db, [_entry()])
     stale, fresh = tmp_path / ".ledger.db.k1ll3d.new", tmp_path / ".ledger.db.st4rt.new"
     stale.write_bytes(b"half a database")
     fresh.write_bytes(b"being made")
     os.utime(stale, (time.time() - 3600,) * 2)
-    ledger.read(db)
+    ledger_rows.read(db)
     assert not stale.exists() and fresh.exists()  # a process that started a moment ago may still be making it
 
 
@@ -178,7 +179,7 @@ def test_runs_show_reads_the_ledger_a_page_at_a_time(tmp_path: Path, monkeypatch
     """`runs show` was quadratic in rows (a list scan per row) and held every row: 100,000 rows took minutes."""
     db = tmp_path / "ledger.db"
     n = 3000
-    ledger.record(db, [_entry(k) for k in range(n)] + [_entry(5, path="/elsewhere/job.out")])  # one content twice
+    ledger_rows.record(db, [_entry(k) for k in range(n)] + [_entry(5, path="/elsewhere/job.out")])  # one content twice
     pages: list[int] = []
 
     class Counted:  # the reader's connection, counting the rows of each page fetched
@@ -218,7 +219,7 @@ def test_runs_show_reads_the_ledger_a_page_at_a_time(tmp_path: Path, monkeypatch
 def test_runs_show_output_is_whole_or_the_old_file(tmp_path: Path) -> None:
     """A write that failed part way replaced the old file with a partial one."""
     db = tmp_path / "ledger.db"
-    ledger.record(db, [_entry(k) for k in range(2000)])
+    ledger_rows.record(db, [_entry(k) for k in range(2000)])
     target = tmp_path / "shown.txt"
     target.write_text("old\n" * 100_000, encoding="utf-8")
 

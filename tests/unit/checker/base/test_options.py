@@ -1,10 +1,13 @@
-"""CheckOptions and Profile: what each profile runs is written in one place, and a profile name still works."""
+"""CheckOptions and Profile: what each profile runs is written in one place (read through the engine's registry),
+and a profile name still works."""
 
 from __future__ import annotations
 
 import pytest
 from mlsubmit.checker.base.contract import STAGES, Check
 from mlsubmit.checker.base.options import CheckOptions, Profile
+from mlsubmit.checker.engine.checks import plan, stage
+from mlsubmit.checker.policy.severity import in_force
 
 
 def _names(checks: list[Check]) -> list[str]:
@@ -12,27 +15,27 @@ def _names(checks: list[Check]) -> list[str]:
 
 
 def test_the_full_profile_runs_rules_and_the_hp_table_then_systems_and_tree() -> None:
-    full = CheckOptions(ruleset="1.0.0").profile
-    assert full is Profile.FULL
-    assert _names(full.plan.stage("log")) == ["read", "rules", "hyperparameters", "result-file"]
-    assert _names(full.plan.stage("prepare")) == ["systems", "tree"]
-    assert _names(full.plan.stage("org")) == ["systems", "tree"]
-    assert full.plan.run_errors == "folder" and full.plan.note_alone
+    assert CheckOptions(ruleset="1.0.0").profile is Profile.FULL
+    full = plan(Profile.FULL.value)
+    assert _names(stage(full, "log")) == ["read", "rules", "hyperparameters", "result-file"]
+    assert _names(stage(full, "prepare")) == ["systems", "tree"]
+    assert _names(stage(full, "org")) == ["systems", "tree"]
+    assert full.run_errors == "folder" and full.note_alone
 
 
 def test_the_reference_profile_runs_only_what_the_package_checker_runs() -> None:
-    ref = CheckOptions(ruleset="1.0.0", profile=Profile.REFERENCE)
-    assert _names(ref.profile.plan.stage("log")) == ["read", "rules"]
-    assert _names(ref.profile.plan.stage("prepare")) == ["reference-tree"]
-    assert _names(ref.profile.plan.stage("org")) == ["reference-tree"]
-    assert ref.profile.plan.stage("code") == []
-    assert not ref.hp_table and ref.profile.plan.run_errors == "folder" and not ref.profile.plan.levels()
+    ref = plan(CheckOptions(ruleset="1.0.0", profile=Profile.REFERENCE).profile.value)
+    assert _names(stage(ref, "log")) == ["read", "rules"]
+    assert _names(stage(ref, "prepare")) == ["reference-tree"]
+    assert _names(stage(ref, "org")) == ["reference-tree"]
+    assert stage(ref, "code") == []
+    assert not ref.runs("hyperparameters") and ref.run_errors == "folder" and not ref.levels()
 
 
 def test_every_check_of_a_profile_loads_its_function() -> None:
     for profile in Profile:
-        for stage in STAGES:
-            for check in profile.plan.stage(stage):
+        for name in STAGES:
+            for check in stage(plan(profile.value), name):
                 assert callable(check.function())
 
 
@@ -40,8 +43,8 @@ def test_every_check_of_a_profile_loads_its_function() -> None:
 def test_a_profile_name_is_turned_into_the_profile_and_keys_the_cache_by_its_log_checks(name: str) -> None:
     options = CheckOptions(ruleset="1.0.0", profile=name)  # type: ignore[arg-type]
     assert options.profile is Profile(name) and options.profile == name
-    assert options.in_force.profile == name
-    assert options.profile.plan.key() == Profile(name).plan.key()
+    assert in_force(options).profile == name
+    assert plan(options.profile.value).key() == plan(Profile(name).value).key()
 
 
 def test_an_unknown_profile_is_refused() -> None:
