@@ -30,7 +30,7 @@ from mlsubmit.checker.engine.discover import discover, is_org
 from mlsubmit.checker.engine.pipeline import CheckRun, run_check, run_rounds
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog, read_log
-from mlsubmit.checker.policy.config import policy_for
+from mlsubmit.checker.policy.check_config import policy_for
 from mlsubmit.checker.policy.waivers import Waiver, apply_waivers, read_waivers
 from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.rounds.window import median_window

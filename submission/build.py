@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import CheckOptions, Profile, Tracker, Waiver, apply_waivers, no_progress, round_name, run_check
-from mlsubmit.checker.policy.config import Policy
+from mlsubmit.checker.policy.check_config import Policy
 from mlsubmit.checker.policy.waivers import applied as applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
 from mlsubmit.checker.tree import params as org_params
@@ -26,10 +26,10 @@ from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import manifest as mf
 from mlsubmit.submission.buildfolder import MARKER, build_folder, remove_stale_builds
 from mlsubmit.submission.bypass import EVIDENCE, write_evidence, write_folder_params
-from mlsubmit.submission.config import PackageConfig
 from mlsubmit.submission.export import Exported, export
 from mlsubmit.submission.origins import Origins, PlacedLog, config_lines, fold_entry_causes, report_at_inputs
-from mlsubmit.submission.runs import Selection, collect
+from mlsubmit.submission.package_config import PackageConfig
+from mlsubmit.submission.run_selection import Selection, collect
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlsubmit.checker.tree import rcp_evidence
-from mlsubmit.submission.config import PackageConfig
+from mlsubmit.submission.package_config import PackageConfig
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

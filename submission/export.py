@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlsubmit.checker.hygiene.scan import scan as scan_hygiene
-from mlsubmit.submission.config import Implementation
+from mlsubmit.submission.package_config import Implementation
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

@@ -13,7 +13,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field, replace
 
-from mlsubmit.submission.config import PackageConfig
+from mlsubmit.submission.package_config import PackageConfig
 
 from mlsubmit.core.findings import Finding, Location, Report, Severity, cause_label
 from mlsubmit.core.support.names import has_suggestion, without_suggestion

@@ -22,7 +22,7 @@ from pathlib import Path
 from mlsubmit.checker import apply_waivers
 from mlsubmit.submission import build
 from mlsubmit.submission.buildfolder import build_folder
-from mlsubmit.submission.config import PackageConfig
+from mlsubmit.submission.package_config import PackageConfig
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError

@@ -1,5 +1,5 @@
 """Energy to train from power logs, one home for the checker (`review preview`) and the report
-(`report/energy.py`, which adds the RCP scaling factor).
+(`report/scored_energy.py`, which adds the RCP scaling factor).
 
 The figures follow mlperf-logging's result summarizer (4.1.68, `_compute_total_power`): a node log's energy is the
 rectangle sum of its readings inside the measurement window (power_measurement.adoc §4 L84), scaled from that

@@ -1,7 +1,7 @@
 """The run set's risk (rcp/risk.py) where users see it: RUN009 in `check` (raw folders, a tree's results folders,
 the ledger's sets) and `advise`, and the figures `runs show` draws. A set's runs are read as the RCP check reads
 them (`run_convergence`: its epochs or samples to converge, and its batch size); the RCP window is the record
-the check would use at that batch size (upstream/rcp.py `window`).
+the check would use at that batch size (upstream/rcp_adapted.py `window`).
 
 numpy comes in with rcp/risk.py, imported only when a closed set with an RCP is assessed.
 """
@@ -18,7 +18,7 @@ from mlsubmit.checker.rcp.risk import Risk, Run, assess, strictness
 from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import window as rule
-from mlsubmit.checker.upstream.rcp import Window, checker, window
+from mlsubmit.checker.upstream.rcp_adapted import Window, checker, window
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.upstream.rcp import Window
+from mlsubmit.checker.upstream.rcp_adapted import Window
 
 SEED = 48  # fixed, shown with every figure: the same set gives the same figures on every machine
 DRAWS = 10_000

@@ -4,7 +4,7 @@ TR1.0 §"Reference Convergence Points" and later rounds: the olympic mean of the
 converge must not be faster than the RCPs of the same batch size allow; between two RCP batch sizes the RCP is
 interpolated, and faster-but-passing results are normalised by RCP mean / submission mean. mlperf-logging's RCP
 checker is the source of truth for all of it, so both the verdict and each run's convergence come from its own
-code (`upstream/rcp.py` says how it runs on logs already read, without writing anything). This module turns its
+code (`upstream/rcp_adapted.py` says how it runs on logs already read, without writing anything). This module turns its
 answers into `RcpResult`, the one value the tree checks, the scorer, the report and the advisor read.
 """
 
@@ -79,7 +79,7 @@ def runs_key(benchmark: object) -> str:
 def reference_knows(benchmark: str) -> bool:
     """Whether the installed RCP checker has a run count for the benchmark (4.1.68 lost 'dlrm': KeyError)."""
     # mlperf-logging's RCP checker only when a set is judged (start-up)
-    from mlsubmit.checker.upstream.rcp import module
+    from mlsubmit.checker.upstream.rcp_adapted import module
 
     return benchmark in module().submission_runs["training"]
 
@@ -121,7 +121,7 @@ def answer_for(facts: LogFacts, ruleset: str) -> list[Any] | None:
     """[ruleset, the reference reader's answer] on this run's kept lines, or None when the reader raises (the RCP
     check then reads the run itself, to raise as the reference does)."""
     # mlperf-logging's RCP checker only when a set is judged (start-up)
-    from mlsubmit.checker.upstream.rcp import misfits, module, serving
+    from mlsubmit.checker.upstream.rcp_adapted import misfits, module, serving
 
     if misfits():  # upstream's module as it is reads files: the check reads the run then, in this process
         return None
@@ -149,7 +149,7 @@ def _convergence(mod: Any, served: dict[str, tuple[str, LogFacts]], ruleset: str
 def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
     """One run's convergence as the reference reads it (the report's per-run `to_converge`)."""
     # mlperf-logging's RCP checker only when a set is judged (start-up)
-    from mlsubmit.checker.upstream.rcp import module, serving
+    from mlsubmit.checker.upstream.rcp_adapted import module, serving
 
     served = _served([facts]) or {f"{_FOLDER}/result_0.txt": (_text(facts), facts)}
     name, (text, _) = next(iter(served.items()))
@@ -172,7 +172,7 @@ def evaluate(
         why = "open division" if not closed else f"no RCP check for {benchmark} (TR1.x)"
         return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
     # mlperf-logging's RCP checker only when a set is judged (start-up)
-    from mlsubmit.checker.upstream.rcp import judge, module, serving
+    from mlsubmit.checker.upstream.rcp_adapted import judge, module, serving
 
     served = _served(runs)
     with serving({name: text for name, (text, _) in served.items()}, _answers(served, ruleset), ruleset) as judged:
@@ -266,10 +266,10 @@ def _describe(msg: str, bs: Any, means: tuple[float | None, float | None, float 
 
 def prepare(ruleset: str, names: Iterable[str]) -> None:
     """Load the reference's module (and with it the RCP statistics' code) before the logs are read, so the tree
-    checks do not wait for it; the statistics themselves are kept as data (upstream/rcp.py)."""
+    checks do not wait for it; the statistics themselves are kept as data (upstream/rcp_adapted.py)."""
     if any(benchmarks.has_rcp(b) and benchmarks.runs(b) for b in names):
         # mlperf-logging's RCP checker only when a set is judged (start-up)
-        from mlsubmit.checker.upstream.rcp import module
+        from mlsubmit.checker.upstream.rcp_adapted import module
 
         try:
             module()

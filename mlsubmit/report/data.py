@@ -18,7 +18,6 @@ from mlsubmit.checker.rounds.division import reference_closed, stated
 from mlsubmit.checker.tree import rcp_evidence
 from mlsubmit.core.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
-from mlsubmit.report.energy import EnergyResult, result_energy
 from mlsubmit.report.inputs import (
     PRICES_FILE,
     Price,
@@ -28,6 +27,7 @@ from mlsubmit.report.inputs import (
     tree_prices,
 )
 from mlsubmit.report.rcp_scaling import evaluate
+from mlsubmit.report.scored_energy import EnergyResult, result_energy
 from mlsubmit.report.scoring import RcpOutcome, Score, build_score, committed_scaling, run_result
 
 PPP_UNIT = "time-to-train runs per hour per million {currency} of list price (estimate)"

@@ -3,7 +3,7 @@
 `result_summarizer ORG training X.Y.Z --csv OUT.csv` writes two tables (4.1.68): a wide one, one row per system
 with its time to train per benchmark, and a detailed one with six columns per benchmark (time_to_train, Energy,
 GBS, samples_to_converge, RCP, rcp_scaling_factor). The rows come from the system descriptions; the numbers are
-our own scores (`report.scoring`, `report.energy`, `report.rcp_scaling`), taken as the summarizer takes them:
+our own scores (`report.scoring`, `report.scored_energy`, `report.rcp_scaling`), taken as the summarizer takes them:
 
 - one row per folder under `results/` whose `systems/<folder>.json` reads as JSON and has every field the row
   needs (the summarizer prints and skips the others);

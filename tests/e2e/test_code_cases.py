@@ -45,7 +45,7 @@ def package(run_cli: Cli, config: Path) -> str:
     return out
 
 
-# --- PKG011: a run without run_start (submission/runs.py) ------------------------------------------------------
+# --- PKG011: a run without run_start (submission/run_selection.py) ------------------------------------------------
 
 
 @needs_git

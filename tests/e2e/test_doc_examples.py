@@ -263,7 +263,7 @@ def fixed_today(monkeypatch: pytest.MonkeyPatch) -> Callable[[dt.date | None], N
     def fix(day: dt.date | None) -> None:
         if day is None:
             return
-        import mlsubmit.cli.waivers as cli
+        import mlsubmit.cli.waiver_options as cli
 
         real = cli.apply_waivers
         monkeypatch.setattr(cli, "apply_waivers", lambda report, waivers, today=None, **kw: real(

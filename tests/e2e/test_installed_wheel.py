@@ -79,7 +79,7 @@ def _run_quiet(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
-    done = installed.run("-c", "import mlsubmit.checker.upstream.rcp as m; print(m.__file__)", tool="python")
+    done = installed.run("-c", "import mlsubmit.checker.upstream.rcp_adapted as m; print(m.__file__)", tool="python")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(str(installed.venv)), done.stdout  # not the source tree
 

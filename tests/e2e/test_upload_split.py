@@ -85,7 +85,7 @@ def test_the_config_says_which_upload_each_result_goes_into(tmp_path: Path, run_
 
 
 def test_files_the_uploads_share_must_be_the_same(tmp_path: Path) -> None:
-    from mlsubmit.submission.config import load_config
+    from mlsubmit.submission.package_config import load_config
     from mlsubmit.submission.split import _put_together
 
     job = write_split_job(tmp_path / "job", ROOT / "systems")

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.systems.descriptions import check_system_file
 from mlsubmit.checker.systems.jsonfile import parse_json
-from mlsubmit.submission.config import load_config
+from mlsubmit.submission.package_config import load_config
 
 from mlsubmit.cli import main
 from mlsubmit.core.codes import catalogue

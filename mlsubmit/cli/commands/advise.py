@@ -21,7 +21,7 @@ from mlsubmit.checker.hyperparameters.as_closed import advise_parsed
 from mlsubmit.checker.rcp.prediction import advise_runs
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.rulesets import rulesets_for
-from mlsubmit.cli.waivers import waive, waivers_for
+from mlsubmit.cli.waiver_options import waive, waivers_for
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from mlsubmit import __version__
 from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, policy_for, run_rounds
 from mlsubmit.checker.logs.input import without_records
-from mlsubmit.checker.policy.config import Flags as PolicyFlags
-from mlsubmit.checker.policy.config import fail_on_limit, split_names
+from mlsubmit.checker.policy.check_config import Flags as PolicyFlags
+from mlsubmit.checker.policy.check_config import fail_on_limit, split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import rulesets_for, say_round_data
-from mlsubmit.cli.waivers import waive, waivers_for
+from mlsubmit.cli.waiver_options import waive, waivers_for
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
 from mlsubmit.core.support.safe_io import read_bounded
@@ -128,8 +128,8 @@ def _run_systems(config: Path | None) -> tuple[tuple[str, str], ...]:
     if config is None:
         return ()
     # jsonschema and SQLite only with --package-config (start-up)
-    from mlsubmit.submission.config import load_config
-    from mlsubmit.submission.runs import expand_logs
+    from mlsubmit.submission.package_config import load_config
+    from mlsubmit.submission.run_selection import expand_logs
 
     cfg = load_config(config)
     return tuple((str(path.resolve()), entry.system) for entry in cfg.results for path in expand_logs(cfg, entry)[0])

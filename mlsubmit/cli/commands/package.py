@@ -21,13 +21,13 @@ from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission.build import PackageOptions, package
-from mlsubmit.submission.config import load_config
+from mlsubmit.submission.package_config import load_config
 from mlsubmit.submission.split import package_split, upload_name
 
 if TYPE_CHECKING:
     from mlsubmit.checker import Waiver
-    from mlsubmit.checker.policy.config import Policy
-    from mlsubmit.submission.config import PackageConfig
+    from mlsubmit.checker.policy.check_config import Policy
+    from mlsubmit.submission.package_config import PackageConfig
 
 
 def run(args: argparse.Namespace) -> int:

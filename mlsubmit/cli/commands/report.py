@@ -16,7 +16,7 @@ from mlsubmit.checker import CheckOptions, CheckRun, run_check
 from mlsubmit.cli.output import write_text
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import rulesets_for
-from mlsubmit.cli.waivers import waive, waivers_for
+from mlsubmit.cli.waiver_options import waive, waivers_for
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report
 from mlsubmit.formats import text

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mlsubmit import __version__
 from mlsubmit.checker import policy_for, round_name
-from mlsubmit.checker.policy.config import Flags
+from mlsubmit.checker.policy.check_config import Flags
 from mlsubmit.checker.systems.capture import Capture, parse_capture, read_capture
 from mlsubmit.checker.systems.completion import Request as CaptureRequest
 from mlsubmit.checker.systems.completion import build as build_description

@@ -7,10 +7,10 @@ import sys
 
 from mlsubmit import __version__
 from mlsubmit.checker import mlperf_logging_version
-from mlsubmit.cli.official import run as official
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
+from mlsubmit.cli.verify_official import run as official
 from mlsubmit.core.errors import UsageError
 from mlsubmit.submission.verify import verify
 

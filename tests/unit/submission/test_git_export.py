@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from fixtures.repo import commit_example
-from mlsubmit.submission.config import Implementation
 from mlsubmit.submission.export import export
+from mlsubmit.submission.package_config import Implementation
 
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support import git as _git

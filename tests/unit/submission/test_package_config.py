@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mlsubmit.submission.config import load_config
+from mlsubmit.submission.package_config import load_config
 
 from mlsubmit.core.errors import FatalError
 

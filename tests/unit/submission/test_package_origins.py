@@ -6,7 +6,7 @@ import gzip
 from pathlib import Path
 
 from mlsubmit.submission.origins import Origins, PlacedLog, to_inputs
-from mlsubmit.submission.runs import stage_run
+from mlsubmit.submission.run_selection import stage_run
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Location

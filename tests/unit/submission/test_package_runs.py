@@ -12,8 +12,8 @@ from fixtures.demo import write_runs
 from fixtures.synth import RunSpec, render
 from mlsubmit.checker.logs.input import MAX_LINE, record_lines
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.submission.config import load_config
-from mlsubmit.submission.runs import collect, olympic, stage_run
+from mlsubmit.submission.package_config import load_config
+from mlsubmit.submission.run_selection import collect, olympic, stage_run
 
 REC_A = b':::MLLOG {"namespace": "", "time_ms": 1, "key": "a", "value": 1, "metadata": {}}'
 REC_B = b':::MLLOG {"namespace": "", "time_ms": 2, "key": "b", "value": 2, "metadata": {}}'

@@ -13,7 +13,7 @@ from mlsubmit.checker.engine.discover import discover
 from mlsubmit.checker.engine.pipeline import CheckOptions, run_check
 from mlsubmit.checker.logs.input import CHUNK, holds_records
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.submission.runs import stage_run
+from mlsubmit.submission.run_selection import stage_run
 
 
 def _raw(path: Path, *, compressed: bool = False, **spec: object) -> Path:

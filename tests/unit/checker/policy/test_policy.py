@@ -14,7 +14,7 @@ from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.engine import checks
 from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.policy import profiles
-from mlsubmit.checker.policy.config import Flags, policy_for
+from mlsubmit.checker.policy.check_config import Flags, policy_for
 from mlsubmit.checker.policy.severity import Layer, Policy
 
 from mlsubmit.cli import main

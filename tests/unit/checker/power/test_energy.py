@@ -16,7 +16,7 @@ from mlsubmit.checker.power.energy import RunEnergy, node_energy, switch_energy
 from mlsubmit.checker.power.power_log import read_power_log
 
 from mlsubmit.core.support.schema_loader import load_schema, validator
-from mlsubmit.report.energy import olympic_energy
+from mlsubmit.report.scored_energy import olympic_energy
 from mlsubmit.report.scoring import RunResult
 
 Cli = Callable[..., tuple[int, str, str]]

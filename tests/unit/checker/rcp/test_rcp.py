@@ -174,7 +174,7 @@ def test_statistics_kept_as_data_equal_the_computed_ones(ruleset: str, tmp_path:
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The RCP statistics come from the data cache after the first run: the same records, types and pruning as
     when the reference computes them; a damaged or foreign copy is computed again."""
-    from mlsubmit.checker.upstream import rcp as reference
+    from mlsubmit.checker.upstream import rcp_adapted as reference
     from mlsubmit.checker.upstream.installed import rcp_data_folder as rcp_folder
 
     mod = reference.module()
@@ -229,7 +229,7 @@ def test_the_readers_regex_stand_in_equals_re_sub(text: str) -> None:
     """The private module's `re.sub` gives what the real one gives on the reader's call, newlines included."""
     import re
 
-    from mlsubmit.checker.upstream import rcp as reference
+    from mlsubmit.checker.upstream import rcp_adapted as reference
 
     sub = reference.module().re.sub
     assert sub(".*" + _TOKEN, _TOKEN, text) == re.sub(".*" + _TOKEN, _TOKEN, text)

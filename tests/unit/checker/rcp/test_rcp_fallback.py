@@ -19,7 +19,7 @@ from fixtures.rcpfix import run_lines
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rcp.verdict import evaluate
-from mlsubmit.checker.upstream import rcp as reference
+from mlsubmit.checker.upstream import rcp_adapted as reference
 from mlsubmit.checker.upstream import rcp_fit as fit
 
 # benchmark, ruleset, runs, bypass: a pass, a pass by interpolation with a factor, a fail let through by bypass

@@ -18,7 +18,7 @@ from fixtures.synth import RunSpec, render
 from mlsubmit.checker import read_log
 from mlsubmit.checker.logs.facts import extract
 from mlsubmit.checker.rcp import planning, risk
-from mlsubmit.checker.upstream.rcp import window
+from mlsubmit.checker.upstream.rcp_adapted import window
 
 from mlsubmit.cli import main
 
@@ -156,7 +156,7 @@ UPSTREAM = [  # (ruleset, benchmark, batch size, its max_speedup, its P(score < 
 @pytest.mark.parametrize(("ruleset", "bench", "batch", "speedup", "p_up"), UPSTREAM)
 def test_strictness_agrees_with_rcp_viewer(ruleset: str, bench: str, batch: int, speedup: float, p_up: float
                                            ) -> None:
-    from mlsubmit.checker.upstream.rcp import checker
+    from mlsubmit.checker.upstream.rcp_adapted import checker
 
     (row,) = planning.strictness_rows(ruleset, bench, batch)
     assert row.max_speedup == pytest.approx(speedup, rel=1e-12)
@@ -167,7 +167,7 @@ def test_strictness_agrees_with_rcp_viewer(ruleset: str, bench: str, batch: int,
 
 
 def _record(ruleset: str, bench: str, batch: int) -> dict[str, object]:
-    from mlsubmit.checker.upstream.rcp import checker
+    from mlsubmit.checker.upstream.rcp_adapted import checker
 
     found: dict[str, object] = checker(ruleset, bench)._find_rcp(batch, "full_rcps")
     return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mlperf_logging.benchmark_meta import _ALL_ALLOWED_BENCHMARKS, get_result_file_counts
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.upstream import rcp as reference
+from mlsubmit.checker.upstream import rcp_adapted as reference
 
 
 def test_every_rulesets_benchmarks_are_the_references() -> None:

@@ -10,8 +10,8 @@ from fixtures import demo
 from fixtures.demo import write_runs
 from mlsubmit.checker.engine.pipeline import CheckOptions, run_check
 from mlsubmit.checker.rounds.window import median_window
-from mlsubmit.submission.config import load_config
-from mlsubmit.submission.runs import collect
+from mlsubmit.submission.package_config import load_config
+from mlsubmit.submission.run_selection import collect
 
 from mlsubmit.cli import main
 

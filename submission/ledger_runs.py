@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mlsubmit.checker.base.ledger import Entry as LedgerEntry
 from mlsubmit.checker.base.ledger_rows import Reader
-from mlsubmit.submission.config import PackageConfig, ResultEntry
+from mlsubmit.submission.package_config import PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding

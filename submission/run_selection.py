@@ -23,9 +23,9 @@ from mlsubmit.checker.logs.facts import FactsBuilder
 from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, raw_records
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import olympic as window_olympic
-from mlsubmit.submission.config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 from mlsubmit.submission.fulllog import Redaction, copy_full
-from mlsubmit.submission.ledger import ledger_runs
+from mlsubmit.submission.ledger_runs import ledger_runs
+from mlsubmit.submission.package_config import SELECT_MEDIAN_WINDOW, PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
