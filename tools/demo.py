@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the test fixtures (tests/fixtures/)
 
 from fixtures.demo import (  # noqa: E402
+    EVALS,
     MODERN_SYSTEM,
     TAG,
     config_text,
@@ -72,7 +73,8 @@ def write_runs(out: Path) -> dict[str, Path]:
     resnet = runs / "pod64-resnet"
     for i in range(5):
         spec = RunSpec(benchmark="resnet", ruleset=RULESET, platform="ipu-pod64-TF-closed", seed=2000 + i,
-                       start_ms=1_633_500_000_000 + i * DAY, minutes=14.5 + i * 0.3, raw_output=True)
+                       start_ms=1_633_500_000_000 + i * DAY, minutes=14.5 + i * 0.3, raw_output=True,
+                       evals=EVALS["resnet"])
         _write(resnet / f"job-{i:02d}.out", raw_run(spec))
     broken = runs / "broken"
     path = write_run(broken / "job-00.out", RunSpec(ruleset=RULESET, platform="ipu-pod16-POPART-closed", seed=99))
