@@ -43,17 +43,21 @@ class Check:
 
     def emits(self, code: str) -> bool:
         """Whether the check may emit `code`: its catalogue entry names it (only that code's family is loaded)."""
-        if self.stage in PREPARING:
-            return False
-        try:
-            return self.name in info(code).emitted_by
-        except KeyError:  # a code the catalogue does not hold is emitted by no check
-            return False
+        return self.stage not in PREPARING and may_emit(self.name, code)
 
     @property
     def codes(self) -> frozenset[str]:
         """Every code the check may emit (the whole catalogue is read)."""
         return emitted_by(self.name) if self.stage not in PREPARING else frozenset()
+
+
+def may_emit(name: str, code: str) -> bool:
+    """Whether the check or command of that name may emit `code`: its catalogue entry names it (only that code's
+    family is loaded)."""
+    try:
+        return name in info(code).emitted_by
+    except KeyError:  # a code the catalogue does not hold is emitted by no check
+        return False
 
 
 def emitted_by(name: str) -> frozenset[str]:

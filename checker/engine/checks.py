@@ -207,8 +207,9 @@ def stage(spec: ProfileSpec, name: str) -> list[Check]:
 
 
 def run_by(options: CheckOptions, name: str) -> list[Check]:
-    """The checks of that stage the options' profile runs."""
-    return stage(plan(options.profile.value), name)
+    """The checks of that stage the options' profile runs. Asked for each log: the profile as loaded (cached), its
+    checks validated once per check run by `plan`, and those of this stage looked up by `stage` anyway."""
+    return stage(load(options.profile.value), name)
 
 
 def names() -> set[str]:

@@ -120,7 +120,6 @@ def tables_key(log_checks: str) -> str:
     without a release, and a cache entry made with other tables is a miss."""
     if "hyperparameters" not in log_checks.split(","):
         return ""
-
     return hp_tables.tables_digest()  # looked up when called: tests give other tables
 
 
@@ -329,7 +328,6 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
         options = _only_changed(targets, options)
     run = CheckRun(targets, report=Report(strict=options.strict))
     if plan_of(options.profile.value).runs("hyperparameters"):  # said once; loads the HP table before forking
-
         run.report.extend(coverage_findings(options.ruleset))
     return options, run
 

@@ -12,10 +12,11 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from mlsubmit.checker.base.contract import may_emit
 from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.policy.profiles import CodeLevel, ProfileSpec, load
 
-from mlsubmit.core.codes import catalogue, families, info
+from mlsubmit.core.codes import catalogue, families
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Severity
 
@@ -225,11 +226,8 @@ def severity_pairs(values: Iterable[str], origin: str) -> tuple[tuple[str, Sever
 
 
 def _logs_emit(spec: ProfileSpec, code: str) -> bool:
-    """Whether one of the profile's log checks may emit `code`: its catalogue entry names the check."""
-    try:
-        return any(name in info(code).emitted_by for name in spec.names("log"))
-    except KeyError:  # a code the catalogue does not hold is emitted by no check
-        return False
+    """Whether one of the profile's log checks may emit `code`."""
+    return any(may_emit(name, code) for name in spec.names("log"))
 
 
 def in_force(options: CheckOptions) -> Policy:

@@ -3,7 +3,8 @@ the ledger's sets) and `advise`, and the figures `runs show` draws. A set's runs
 them (`run_convergence`: its epochs or samples to converge, and its batch size); the RCP window is the record
 the check would use at that batch size (upstream/rcp_adapted.py `window`).
 
-numpy comes in with rcp/risk.py, imported only when a closed set with an RCP is assessed.
+numpy comes in with rcp/risk.py, imported at the top here: the checks and commands that use this module import it
+only when a set is assessed.
 """
 
 from __future__ import annotations

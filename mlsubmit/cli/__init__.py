@@ -67,9 +67,9 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mlsubmit {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, (module, summary) in COMMANDS.items():
+    for name, (_, summary) in COMMANDS.items():
         if name == wanted:
-            importlib.import_module(PARSERS.get(name, module)).add_parser(sub)
+            importlib.import_module(PARSERS[name]).add_parser(sub)
         else:
             sub.add_parser(name, help=summary, add_help=False)
     return parser
