@@ -44,6 +44,7 @@ import resource, sys
 sys.path.insert(0, {here!r})
 from mlsubmit import cli
 cli.COMMANDS["hog"] = ("hogmod", "eats memory")
+cli.PARSERS["hog"] = "hogmod"  # the options module and the command module are one here
 limit = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize() + (100 << 20)
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 sys.exit(cli.main(["hog"]))
