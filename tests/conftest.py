@@ -6,7 +6,7 @@ import hashlib
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +47,24 @@ def corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
-def reference_summaries(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The reference summarizer's files for every corpus tree, run once (tests/fixtures/summarizer_run.py): its
-    output folder and, per tree name, the package checker's and both summarizer passes' exit status."""
-    from fixtures.summarizer_run import run_all
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """This test process's driver of the reference tools (tests/fixtures/summarizer_run.py), started at its first
+    job; what it runs is kept once per session, for every worker (`package_check`, `summaries` there)."""
+    from fixtures.summarizer_run import Reference
 
-    out = tmp_path_factory.mktemp("chair")
-    return out, run_all(corpus, out)
+    driver = Reference(tmp_path_factory.mktemp("reference") / "driver.log")
+    yield driver
+    driver.close()
+
+
+@pytest.fixture(scope="session")
+def reference_summaries(corpus: Path, reference: Any, tmp_path_factory: pytest.TempPathFactory
+                        ) -> dict[str, tuple[Path, dict[str, str]]]:
+    """The reference summarizer's files for every corpus tree, per tree name: their folder and the package
+    checker's and both summarizer passes' exit status."""
+    from fixtures.summarizer_run import corpus_trees, summaries
+
+    return {name: summaries(reference, tmp_path_factory, tree, ruleset) for name, tree, ruleset in corpus_trees(corpus)}
 
 
 @pytest.fixture

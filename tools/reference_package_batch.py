@@ -56,30 +56,36 @@ def verify_flags(tree: Path, ruleset: str) -> dict[str, bool]:
 
 
 def check_tree(tree: Path, ruleset: str) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="refpkg-") as tmp:
+        copy = Path(tmp) / tree.name
+        shutil.copytree(tree, copy, symlinks=True)
+        return check_copy(copy, ruleset, shown=tree)
+
+
+def check_copy(copy: Path, ruleset: str, shown: Path) -> dict[str, object]:
+    """The package checker's verdict on `copy`, a copy it may write into (its RCP step leaves scaling.json there,
+    as the summarizer that follows it in the verify script then reads); `shown` is the tree the copy was made of."""
     from mlperf_logging.compliance_checker import mlp_compliance
     from mlperf_logging.package_checker import package_checker as pc
 
     counter = _Counter()
     root = logging.getLogger()
     root.addHandler(counter)
-    out: dict[str, object] = {"tree": str(tree), "ruleset": ruleset, "ok": None, "crash": None, "errors": 0}
-    with tempfile.TemporaryDirectory(prefix="refpkg-") as tmp:
-        copy = Path(tmp) / tree.name
-        shutil.copytree(tree, copy, symlinks=True)
-        mlp_compliance.enqueued_configs.clear()  # a crash leaves the module-global queue dirty
-        try:
-            flags = verify_flags(copy, ruleset)
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                warnings.simplefilter("ignore")
-                systems_ok = pc.check_systems(str(copy), "training", ruleset)
-                results_ok = pc.check_training_result_files(str(copy), "training", ruleset, True, False,
-                                                            flags["rcp_bypass"], flags["train_samples"],
-                                                            flags["seed_checker_bypass"])  # fmt: skip
-            out["ok"] = bool(systems_ok and results_ok)
-        except Exception as exc:  # the reference crashes on several real trees; that is its verdict there
-            out["crash"] = f"{type(exc).__name__}: {exc}"[:300]
-        finally:
-            root.removeHandler(counter)
+    out: dict[str, object] = {"tree": str(shown), "ruleset": ruleset, "ok": None, "crash": None, "errors": 0}
+    mlp_compliance.enqueued_configs.clear()  # a crash leaves the module-global queue dirty
+    try:
+        flags = verify_flags(copy, ruleset)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            systems_ok = pc.check_systems(str(copy), "training", ruleset)
+            results_ok = pc.check_training_result_files(str(copy), "training", ruleset, True, False,
+                                                        flags["rcp_bypass"], flags["train_samples"],
+                                                        flags["seed_checker_bypass"])  # fmt: skip
+        out["ok"] = bool(systems_ok and results_ok)
+    except Exception as exc:  # the reference crashes on several real trees; that is its verdict there
+        out["crash"] = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        root.removeHandler(counter)
     out["errors"] = len(counter.errors)
     out["error_lines"] = counter.errors[:20]
     out["kinds"] = {kind: sum(1 for e in counter.errors if pattern(e)) for kind, pattern in KINDS.items()}
@@ -96,15 +102,20 @@ KINDS = {
 }
 
 
+def quiet_logging() -> None:
+    """The root logger at INFO with no handler of its own: the counter added per tree sees every ERROR line."""
+    logging.getLogger().setLevel(logging.INFO)
+    for handler in list(logging.getLogger().handlers):
+        logging.getLogger().removeHandler(handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ruleset", help="ruleset for the trees given as arguments")
     parser.add_argument("trees", nargs="*", type=Path)
     parser.add_argument("--stdin", action="store_true", help="read 'ruleset<TAB>tree' lines from stdin")
     args = parser.parse_args(argv)
-    logging.getLogger().setLevel(logging.INFO)
-    for handler in list(logging.getLogger().handlers):
-        logging.getLogger().removeHandler(handler)
+    quiet_logging()
     jobs = [(args.ruleset, t) for t in args.trees]
     if args.stdin:
         for line in sys.stdin:

@@ -2,8 +2,8 @@
 
 The reference runs as the chair runs it in `verify_for_vX.Y_training.sh`: the package checker first (its RCP step
 settles each closed folder's `scaling.json`), then `result_summarizer ORG training X.Y.Z --csv OUT.csv`. Both write
-into the tree, so they run on a copy, in one subprocess for all trees, once per test session
-(`tests/fixtures/summarizer_run.py`, shared with test_report_reference). Ours runs on the corpus itself and writes
+into the tree, so they run on a copy, once per tree per test session (`tests/fixtures/summarizer_run.py`, whose
+package checker verdicts test_reference_package reads too). Ours runs on the corpus itself and writes
 nothing there. The four files are compared cell by cell (a number to the precision the reference prints it, which is
 the float's shortest text) and then byte by byte.
 """
@@ -88,7 +88,7 @@ def _benchmark_columns(header: list[str]) -> dict[str, list[int]]:
     return out
 
 
-def _files_against_chair(run_cli: Any, corpus: Path, tmp_path: Path, out: Path, verdicts: dict[str, Any]
+def _files_against_chair(run_cli: Any, corpus: Path, tmp_path: Path, out: dict[str, Path], verdicts: dict[str, Any]
                          ) -> tuple[list[str], list[str]]:
     """--summary-csv's four files against the chair's (cell by cell, then bytes), and --against them: no finding."""
     lines: list[str] = []
@@ -107,14 +107,15 @@ def _files_against_chair(run_cli: Any, corpus: Path, tmp_path: Path, out: Path, 
         assert code in (0, 1), err
         counts = [0, 0, 0]
         for suffix in (".csv", "_detailed.csv"):
-            equal, differing, missing, wrong = compare_csv(out / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
+            equal, differing, missing, wrong = compare_csv(out[name] / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
             counts = [a + b for a, b in zip(counts, (equal, differing, missing), strict=True)]
             problems += [f"{name}{suffix}: {w}" for w in wrong]
         for chair in (f"{name}.csv", f"{name}_detailed.csv"):  # --against the reference's own summary: no finding
-            _, _, err = run_cli("report", "--ruleset", ruleset, tree, "--against", out / chair, "-o", os.devnull)
+            _, _, err = run_cli("report", "--ruleset", ruleset, tree, "--against", out[name] / chair, "-o", os.devnull)
             if "every result agrees" not in err:
                 problems.append(f"{name}: --against {chair}: {err[-1500:]}")
-        same = [s for s in SUFFIXES if (out / f"{name}{s}").read_bytes() == (tmp_path / f"{name}{s}").read_bytes()]
+        theirs = out[name]
+        same = [s for s in SUFFIXES if (theirs / f"{name}{s}").read_bytes() == (tmp_path / f"{name}{s}").read_bytes()]
         lines.append(f"{name}: package checker exit {verdict['package_checker']}; results (wide + detailed) "
                      f"equal {counts[0]}, differing {counts[1]}, missing {counts[2]}; "
                      f"byte-identical files {len(same)}/{len(SUFFIXES)}")  # fmt: skip
@@ -123,7 +124,7 @@ def _files_against_chair(run_cli: Any, corpus: Path, tmp_path: Path, out: Path, 
     return lines, problems
 
 
-def _scores_against_settled(run_cli: Any, corpus: Path, out: Path, verdicts: dict[str, Any]
+def _scores_against_settled(run_cli: Any, corpus: Path, out: dict[str, Path], verdicts: dict[str, Any]
                             ) -> tuple[list[str], list[str]]:
     """The report's scores (time to train, RCP verdict and factor, energy) against the summarizer's settled pass."""
     total = ran = scaled = 0
@@ -133,7 +134,7 @@ def _scores_against_settled(run_cli: Any, corpus: Path, out: Path, verdicts: dic
         if verdicts[name]["settled"] != "0":
             continue
         ran += 1
-        detailed = out / f"{name}.settled_detailed.json"
+        detailed = out[name] / f"{name}.settled_detailed.json"
         rows = json.loads(detailed.read_text()) if detailed.is_file() else []
         mine = ours(run_cli, tree, ruleset)
         compared, wrong = compare({"passes": [None, scores_of_rows(rows)]}, mine)
@@ -150,9 +151,10 @@ def _scores_against_settled(run_cli: Any, corpus: Path, out: Path, verdicts: dic
 def test_summary_files_and_scores_equal_the_reference_summarizer_on_every_corpus_tree(
     run_cli: Any, corpus: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """One test for both, so that the reference runs once in one worker (a session fixture is built per xdist
-    worker): the chair's files from `report --summary-csv`, and `report`'s own scores."""
-    out, verdicts = request.getfixturevalue("reference_summaries")
+    """One test for both, reading one reference run per tree: the chair's files from `report --summary-csv`, and
+    `report`'s own scores."""
+    runs = request.getfixturevalue("reference_summaries")
+    out, verdicts = {n: folder for n, (folder, _) in runs.items()}, {n: v for n, (_, v) in runs.items()}
     lines, problems = _scores_against_settled(run_cli, corpus, out, verdicts)
     if summarizer_layout_is_ours():
         more_lines, more = _files_against_chair(run_cli, corpus, tmp_path, out, verdicts)

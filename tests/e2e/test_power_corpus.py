@@ -2,28 +2,22 @@
 checker, and our energy to train against its result summarizer, run after its package checker as the official
 flow does (the package checker's RCP check writes the scaling.json the summarizer then applies to energy too).
 
-The reference runs in one subprocess (this file is also its driver), on copies of the trees in a temporary working
-directory. Trees are found by walking the corpus (every round, every organisation with a results/*/*/power
-folder), so a tree added later is tested too.
+The reference runs once per tree per test session, on copies of the trees (tests/fixtures/summarizer_run.py, shared
+with test_chair_summary and test_reference_package). Trees are found by walking the corpus (every round, every
+organisation with a results/*/*/power folder), so a tree added later is tested too.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
-import os
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.summarizer_run import summaries, tree_name
 
 pytestmark = pytest.mark.corpus
 RELATIVE = 1e-9
@@ -41,7 +35,7 @@ def power_trees(corpus: Path) -> list[tuple[Path, str]]:
     return out
 
 
-# --- the driver: runs in a subprocess -------------------------------------------------------------------------
+# --- the reference's energy, from its detailed table ------------------------------------------------------------
 
 
 def _energy(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -55,40 +49,6 @@ def _energy(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 bench = key.split(":")[0]
                 out[f"{match.group(1)}/{bench}"] = {"energy": value, "factor": row.get(f"{bench}:rcp_scaling_factor")}
     return out
-
-
-def _official_flow(source: str, ruleset: str) -> dict[str, Any]:
-    from mlperf_logging.package_checker import package_checker as pc
-    from mlperf_logging.result_summarizer import result_summarizer as rs
-
-    logging.disable(logging.CRITICAL)
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = os.path.join(tmp, "copy", os.path.basename(source))
-        shutil.copytree(source, tree)
-        os.chdir(tmp)
-        out: dict[str, Any] = {}
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                warnings.catch_warnings():  # fmt: skip
-            warnings.simplefilter("ignore")
-            try:
-                pc.check_training_result_files(tree, "training", ruleset, True, False, False, False, False)
-            except Exception as exc:
-                out["checker_crash"] = f"{type(exc).__name__}: {exc}"[:300]
-            try:
-                _, _, detailed, _ = rs.summarize_results(tree, "training", ruleset)
-                out["energy"] = _energy(json.loads(detailed.to_json(orient="records")) if len(detailed) else [])
-            except Exception as exc:
-                out["summarizer_crash"] = f"{type(exc).__name__}: {exc}"[:300]
-    return out
-
-
-def _driver(argv: list[str]) -> int:
-    result = {}
-    for item in argv:
-        source, ruleset = item.rsplit("=", 1)
-        result[source] = _official_flow(source, ruleset)
-    json.dump(result, sys.stdout)
-    return 0
 
 
 # --- the tests --------------------------------------------------------------------------------------------------
@@ -179,16 +139,18 @@ def test_each_runs_energy_equals_the_summarizers(trees: list[tuple[Path, str]]) 
     print(f"\n{runs} runs: energy equals the summarizer's _compute_total_power")
 
 
-def test_energy_equals_the_reference_summarizer(run_cli: Any, trees: list[tuple[Path, str]]) -> None:
-    args = [f"{org}={ruleset}" for org, ruleset in trees]
-    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=1800,
-                          check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    reference = json.loads(proc.stdout)
+def test_energy_equals_the_reference_summarizer(run_cli: Any, trees: list[tuple[Path, str]], reference: Any,
+                                                tmp_path_factory: pytest.TempPathFactory) -> None:  # fmt: skip
+    """The summarizer's first pass after the package checker (its detailed table), as test_chair_summary runs it."""
+    reference_energy = {}
+    for org, ruleset in trees:
+        folder, status = summaries(reference, tmp_path_factory, org, ruleset)
+        assert status["summarizer"] == "0", status
+        detailed = folder / f"{tree_name(org)}_detailed.json"
+        reference_energy[str(org)] = _energy(json.loads(detailed.read_text()) if detailed.is_file() else [])
     compared = 0
     for org, ruleset in trees:
-        ref = reference[str(org)]
-        assert "summarizer_crash" not in ref, ref
+        ref = {"energy": reference_energy[str(org)]}
         code, out, err = run_cli("report", "--ruleset", ruleset, "--format", "json", org)
         assert code in (0, 1), err
         ours = {f"{r['system']}/{r['benchmark']}": r for r in json.loads(out)["results"]}
@@ -201,7 +163,3 @@ def test_energy_equals_the_reference_summarizer(run_cli: Any, trees: list[tuple[
             compared += 1
     assert compared
     print(f"\n{compared} energy figures equal the reference summarizer's (relative {RELATIVE})")
-
-
-if __name__ == "__main__":
-    sys.exit(_driver(sys.argv[1:]))

@@ -11,10 +11,11 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import corpus_path
-from fixtures.summarizer_run import corpus_trees
+from fixtures.summarizer_run import corpus_trees, package_check
 
 from mlsubmit.report.private_ids import HASHED, spell
 
@@ -85,19 +86,23 @@ def test_the_ids_never_go_into_the_checked_tree(tmp_path: Path, run_cli: Cli) ->
 
 @pytest.mark.slow
 @pytest.mark.corpus
-def test_the_summary_shows_the_ids_it_generates_as_the_summarizer_does(tmp_path: Path, run_cli: Cli) -> None:
+def test_the_summary_shows_the_ids_it_generates_as_the_summarizer_does(
+    tmp_path: Path, run_cli: Cli, reference: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """The summarizer run with --generate_private_ids puts the new ids in its private_id column: so does ours
-    (the same bytes, on a corpus tree the package checker has settled first, as the verify script runs them)."""
+    (the same bytes, on a corpus tree the package checker has settled first, as the verify script runs them: the
+    package checker's run is the one test_reference_package reads, kept once per session)."""
     found = [t for t in TREES if t[0].endswith("IBM+CoreWeave+NVIDIA")]
     if not found:
         pytest.skip("the corpus has no training_results_v5.0/IBM+CoreWeave+NVIDIA")
     _name, tree, ruleset = found[0]
     chair = tmp_path / "chair"
-    shutil.copytree(tree, chair / tree.name)
-    for module, extra in (("package_checker", []), ("result_summarizer", ["--csv", "chair.csv",
-                                                                          "--generate_private_ids"])):  # fmt: skip
-        subprocess.run([sys.executable, "-m", f"mlperf_logging.{module}", tree.name, "training", ruleset, *extra],
-                       cwd=chair, capture_output=True, timeout=300, check=True)  # fmt: skip
+    checked, verdict = package_check(reference, tmp_path_factory, tree, ruleset)
+    assert verdict["crash"] is None, verdict
+    shutil.copytree(checked / "copy" / tree.name, chair / tree.name)
+    subprocess.run([sys.executable, "-m", "mlperf_logging.result_summarizer", tree.name, "training", ruleset,
+                    "--csv", "chair.csv", "--generate_private_ids"], cwd=chair, capture_output=True, timeout=300,
+                   check=True)  # fmt: skip
     code, _out, err = run_cli("report", "--ruleset", ruleset, tree, "--generate-private-ids", tmp_path / "ids",
                               "--summary-csv", tmp_path / "ours.csv", "-o", tmp_path / "table.txt")
     assert code in (0, 1), err

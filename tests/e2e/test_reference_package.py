@@ -1,6 +1,7 @@
 """Differential test: `--profile reference` against mlperf-logging's package checker on every corpus tree.
 
-The reference runs once for all trees, in one process, each tree on a temporary copy (it writes scaling.json).
+The reference runs once per tree per test session, on a copy (it writes scaling.json), and the summarizer tests
+read the same runs (tests/fixtures/summarizer_run.py).
 Where it finishes, our exit status must equal its final verdict (it exits 0 either way; the verdict is its
 "FOUND ERRORS" line), and the same folders must fail for the same reasons (file count, olympic tolerance, seeds,
 RCP, system files). Where it crashes, we must still give findings, name the crash (TREE024) and exit 1.
@@ -14,10 +15,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, tree_digest
 from fixtures.differential import our_kinds, rounds
+from fixtures.summarizer_run import package_check
 
 pytestmark = pytest.mark.corpus
 # What the installed mlperf-logging (4.1.68) says about each corpus tree: None = it crashes.
@@ -42,17 +45,11 @@ def trees(corpus: Path) -> list[tuple[str, str, Path]]:
 
 
 @pytest.fixture(scope="module")
-def reference_verdicts(corpus: Path) -> dict[str, dict[str, object]]:
-    jobs = "".join(f"{ruleset}\t{path}\n" for _, ruleset, path in trees(corpus))
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "reference_package_batch.py"), "--stdin"],
-        input=jobs, capture_output=True, text=True, check=True, timeout=600,
-    )  # fmt: skip
-    results = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    by_tree = {}
-    for (name, _, _), res in zip(trees(corpus), results, strict=True):
-        by_tree[name] = res
-    return by_tree
+def reference_verdicts(corpus: Path, reference: Any, tmp_path_factory: pytest.TempPathFactory
+                       ) -> dict[str, dict[str, object]]:
+    """tools/reference_package_batch.py's verdict per tree, kept once per session: the summarizer tests read the
+    same runs (tests/fixtures/summarizer_run.py)."""
+    return {name: package_check(reference, tmp_path_factory, org, ruleset)[1] for name, ruleset, org in trees(corpus)}
 
 
 @pytest.mark.slow
