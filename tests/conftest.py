@@ -67,6 +67,15 @@ def reference_summaries(corpus: Path, reference: Any, tmp_path_factory: pytest.T
     return {name: summaries(reference, tmp_path_factory, tree, ruleset) for name, tree, ruleset in corpus_trees(corpus)}
 
 
+@pytest.fixture(scope="session")
+def rcp_reference(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """mlperf-logging's RCP checker and reader over every corpus results folder and log, run once per session
+    (tests/fixtures/rcp_reference.py): {"folders": {folder: outcome}, "logs": {"log\\truleset": outcome}}."""
+    from fixtures.rcp_reference import shared
+
+    return shared(tmp_path_factory, corpus)
+
+
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """Call main(argv) in-process; returns (exit code, stdout, stderr)."""

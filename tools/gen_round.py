@@ -179,7 +179,8 @@ def _logs(org: Path, systems: list[str], rng: random.Random, runs_per: int) -> i
     return count
 
 
-def write_round(out: Path, *, scale: float = 1.0, seed: int = 14) -> dict[str, Any]:
+def write_round(out: Path, *, scale: float = 1.0, seed: int = 14, runs: int = 5) -> dict[str, Any]:
+    """`runs`: result logs per benchmark and system (5, a full set; the secret-scan test asks for 1)."""
     rng = random.Random(seed)
     pools = _pools(rng)
     block = rng.randbytes(1 << 16)
@@ -189,7 +190,7 @@ def write_round(out: Path, *, scale: float = 1.0, seed: int = 14) -> dict[str, A
     for o in range(orgs):
         org = out / f"Org{o:02d}"
         systems = [f"sys{s}" for s in range(max(1, round(5 * scale ** 0.5)))]
-        summary["logs"] += _logs(org, systems, rng, 5)
+        summary["logs"] += _logs(org, systems, rng, runs)
         impl = org / "benchmarks"
         for n, (kind, size) in enumerate(_files(rng, per_org, int(FULL_BYTES * scale / orgs))):
             bench = BENCHMARKS[n % len(BENCHMARKS)]
