@@ -1,5 +1,6 @@
 """`mlsubmit[capture]` as users install it: the wheel built from a clone of HEAD, installed with its extra (so
-mlperf-sysinfo comes from PyPI) into a venv of its own, run from outside the repository.
+mlperf-sysinfo comes from PyPI) into a fresh venv, run from outside the repository. The clone, the wheel and the venv
+are built once per session (tests/fixtures/installed.py) and shared with test_installed_wheel.py.
 
 The capture of this host is a file in mlperf-sysinfo's documented training format (fixtures.capture, the
 values it captured on the build machine); `MLSUBMIT_HOST_CAPTURE=1` also runs mlperf-sysinfo itself on the machine
@@ -11,55 +12,31 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from fixtures.capture import write_capture
+from fixtures.installed import installed, sh
+from fixtures.installed import run as _run
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]  # fmt: skip
 
-_DROPPED = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MLSUBMIT_CORPUS")
 STATED = ["--set", "host_memory_configuration=1 x 25GB (virtual machine)",
           "--set", "other_software_stack=POD-SW 3.4.0", "--set", "system_type=datacenter"]  # fmt: skip
 
 
-def _run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-
-
-def _sh(*args: str | Path, cwd: Path | None = None) -> str:
-    done = _run(*args, cwd=cwd)
-    assert done.returncode == 0, f"{args}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    top = tmp_path_factory.mktemp("capture")
-    probe = _run(sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", top / "probe",
-                 "mlperf-sysinfo>=1.0.0a12,<1.1")  # fmt: skip
-    if probe.returncode != 0:
-        pytest.skip(f"mlperf-sysinfo cannot be fetched (offline?), so the extra cannot be installed: "
-                    f"{probe.stderr.strip().splitlines()[-1:]}")  # fmt: skip
-    clone = top / "clone"
-    _sh("git", "clone", "-q", "--no-hardlinks", ROOT, clone)
-    _sh(sys.executable, "-m", "build", "--wheel", "--outdir", top / "dist", clone)
-    wheel = next((top / "dist").glob("mlsubmit-*.whl"))
-    env = top / "venv"
-    _sh(getattr(sys, "_base_executable", sys.executable), "-m", "venv", env)
-    _sh(env / "bin" / "python", "-m", "pip", "install", "-q", f"{wheel}[capture]")
-    (top / "work").mkdir()
-    return env
+    top, made = installed(tmp_path_factory)
+    if not made["capture"]:
+        pytest.skip(made["why"])
+    return top / "venv"
 
 
 def test_the_extra_brings_mlperf_sysinfo(venv: Path, tmp_path: Path) -> None:
-    out = _sh(venv / "bin" / "python", "-c", "import mlperf_sysinfo, mlsubmit; print(mlperf_sysinfo.__version__); "
-              "print(mlsubmit.__file__)", cwd=tmp_path)  # fmt: skip
+    out = sh(venv / "bin" / "python", "-c", "import mlperf_sysinfo, mlsubmit; print(mlperf_sysinfo.__version__); "
+             "print(mlsubmit.__file__)", cwd=tmp_path)  # fmt: skip
     version, where = out.split()
     assert version.startswith("1.0.") and where.startswith(str(venv))
 

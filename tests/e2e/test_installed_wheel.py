@@ -5,13 +5,14 @@ in exit 3). Here the wheel is built from a `git clone` of HEAD, installed with p
 `mlsubmit` runs with the cwd in a temporary folder, so nothing can be imported from the source tree. The inputs are
 the demo's (written by the clone's test fixtures, tests/fixtures/, over the installed package: the wheel holds no
 fixtures) and, when present, the corpus. The pre-commit hook is installed by pre-commit itself from the clone, as a
-user's `.pre-commit-config.yaml` would. One venv serves the whole module.
+user's `.pre-commit-config.yaml` would. The clone and the venv are built once per session (tests/fixtures/
+installed.py) and shared with test_installed_capture.py: the venv holds the capture extra too, which no test here
+depends on being absent (tests/unit/project/test_declared_imports.py shows what the extra could hide).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,12 +22,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from fixtures.installed import add_pre_commit, clean_env, sh
+from fixtures.installed import installed as shared_install
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]  # fmt: skip
-
-# Leave out what would let the installed tool see the source tree or this test's venv.
-_DROPPED = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "MLSUBMIT_CORPUS")
 
 
 @dataclass(frozen=True)
@@ -40,42 +40,23 @@ class Installed:
 
     def run(self, *args: str | Path, cwd: Path | None = None, tool: str = "mlsubmit",
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        env = {**{k: v for k, v in os.environ.items() if k not in _DROPPED}, **(env or {})}
-        return subprocess.run([self.bin(tool), *map(str, args)], cwd=cwd or self.work, env=env,
+        return subprocess.run([self.bin(tool), *map(str, args)], cwd=cwd or self.work, env=clean_env(env),
                               capture_output=True, text=True, timeout=900)  # fmt: skip
-
-
-def _sh(*args: str | Path, cwd: Path | None = None) -> str:
-    done = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, f"{args}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    top = tmp_path_factory.mktemp("installed")
-    clone = top / "clone"
-    _sh("git", "clone", "-q", "--no-hardlinks", ROOT, clone)
-    _sh(sys.executable, "-m", "build", "--wheel", "--outdir", top / "dist", clone)
-    wheel = next((top / "dist").glob("mlsubmit-*.whl"))
-    venv = top / "venv"
-    _sh(getattr(sys, "_base_executable", sys.executable), "-m", "venv", venv)
-    _sh(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
-    (top / "work").mkdir()
-    return Installed(venv, clone, top / "work")
+    top, _ = shared_install(tmp_path_factory)
+    return Installed(top / "venv", top / "clone", tmp_path_factory.mktemp("installed-work"))
 
 
 @pytest.fixture(scope="module")
-def pre_commit(installed: Installed) -> str:
+def pre_commit(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> str:
     """pre-commit in the wheel's venv, for the hook tests only; they are skipped when it cannot be installed."""
-    done = _run_quiet(installed.venv / "bin" / "python", "-m", "pip", "install", "-q", "pre-commit")
-    if done.returncode != 0:
-        pytest.skip(f"pre-commit cannot be installed here: {done.stderr.strip().splitlines()[-1:]}")
+    failed = add_pre_commit(tmp_path_factory, installed.venv)
+    if failed:
+        pytest.skip(f"pre-commit cannot be installed here: {failed}")
     return installed.bin("pre-commit")
-
-
-def _run_quiet(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900)
 
 
 def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
@@ -188,8 +169,8 @@ def _hook_user(installed: Installed, demo: Path, name: str, repo: str) -> Path:
     shutil.copy(user / "results" / "pod16" / "bert" / "result_1.txt", user / "pod16-bert" / "job-10.out")  # killed
     (user / "pod16-bert" / "notes.txt").write_text("job 10 was killed by the scheduler\n", encoding="utf-8")
     (user / ".pre-commit-config.yaml").write_text(_docs_pre_commit_config(repo), encoding="utf-8")
-    _sh("git", "init", "-q", cwd=user)
-    _sh("git", "add", ".", cwd=user)
+    sh("git", "init", "-q", cwd=user)
+    sh("git", "add", ".", cwd=user)
     return user
 
 
