@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
@@ -21,7 +22,11 @@ def test_the_run_ledger_formats_offered_are_its_writers() -> None:
 
 
 def test_every_command_has_its_options_module() -> None:
+    """The CLI reads a command's options from its module in cli/parsers/ only (no fallback to the command's own
+    module), so each one must be there and offer add_parser."""
     assert set(PARSERS) == set(COMMANDS)
+    for name, module in PARSERS.items():
+        assert callable(getattr(importlib.import_module(module), "add_parser", None)), name
 
 
 def test_check_help_loads_no_checker_module() -> None:
