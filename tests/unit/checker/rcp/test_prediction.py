@@ -171,6 +171,8 @@ def test_the_predicted_verdict_and_factor_are_the_reference_checkers(corpus: Pat
     per session: tests/fixtures/rcp_reference.py)."""
     import json
 
+    from fixtures.rcp_reference import ruleset_of
+
     compared = 0
     for folder in sorted(corpus.glob("training_results_v*/*/results/*/*")):
         system = folder.parent.parent.parent / "systems" / f"{folder.parent.name}.json"
@@ -178,7 +180,7 @@ def test_the_predicted_verdict_and_factor_are_the_reference_checkers(corpus: Pat
             closed = json.loads(system.read_text(encoding="utf-8")).get("division") == "closed"
         except (OSError, ValueError):
             continue
-        ruleset = folder.parent.parent.parent.parent.name.split("_v")[1] + ".0"
+        ruleset = ruleset_of(folder)
         logs = [read_log(p) for p in sorted(folder.glob("result_*.txt"))]
         if not closed or not logs or folder.name == "minigo":
             continue

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.rcp_reference import Outcome, check_folder
 from fixtures.rcpfix import run_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,14 +40,13 @@ def quiet() -> Iterator[None]:
 
 
 def reference(folder: Path, ruleset: str, bypass: bool = False) -> tuple[bool, str, float] | str:
-    from mlperf_logging.rcp_checker import rcp_checker as rc
+    return as_compared(check_folder(folder, ruleset, bypass))
 
-    try:
-        passed, msg, norm = rc.check_directory(str(folder), "training", ruleset, False, False, rcp_pass="pruned_rcps",
-                                               rcp_bypass=bypass, set_scaling=False)  # fmt: skip
-    except Exception as exc:
-        return type(exc).__name__
-    return bool(passed), msg, float(norm)
+
+def as_compared(outcome: Outcome) -> tuple[bool, str, float] | str:
+    """The reference's outcome as `same` compares it: (passed, message, factor), or the name of what it raised."""
+    kind, answer = outcome
+    return (bool(answer[0]), str(answer[1]), float(answer[2])) if kind == "ok" else str(answer)
 
 
 def same(ours: RcpResult, ref: tuple[bool, str, float] | str) -> None:
@@ -165,8 +165,7 @@ def test_same_verdict_and_factor_as_the_reference_on_every_corpus_folder(corpus:
         for folder in sorted(glob.glob(str(rnd / "*" / "results" / "*" / "*"))):
             files = sorted(glob.glob(folder + "/result_*.txt"))
             ours = evaluate(os.path.basename(folder), ruleset, [extract(read_log(f)) for f in files], closed=True)
-            kind, answer = rcp_reference["folders"][str(Path(folder))]
-            ref = tuple(answer) if kind == "ok" else answer
+            ref = as_compared(rcp_reference["folders"][str(Path(folder))])
             same(ours, ref)
             crashed += isinstance(ref, str)
             compared += 1
