@@ -1,4 +1,6 @@
-"""The size limits of the style guide, kept by `make lint`: no function over 50 lines, no module over 400.
+"""The size limits of the style guide, kept by `make lint`: no function over 50 lines; a module over 400 lines is
+named as a guide (split it by topic when it has more than one), and only one over 600 fails (issue 56: a fence at
+400 made a new check move to a module of its own for one line).
 
 A function's length runs from its `def` (decorators excluded) to its last line, docstring and comments included:
 what a reader has to hold. Modules are the package's own (mlsubmit/, checker/, submission/) and tools/; tests are
@@ -13,14 +15,13 @@ import sys
 from pathlib import Path
 
 FUNCTION_LINES = 50
-MODULE_LINES = 400
+MODULE_GUIDE = 400  # named, never failing
+MODULE_LINES = 600  # failing
 SOURCES = ("mlsubmit", "checker", "submission", "tools")
 TESTS = ("tests",)
 
 # path or path:qualified.function -> lines allowed today.
-ALLOWED: dict[str, int] = {
-    "checker/systems/descriptions.py": 401,
-}
+ALLOWED: dict[str, int] = {}
 
 
 def functions(tree: ast.AST, prefix: str = "") -> list[tuple[str, int, int]]:
@@ -51,8 +52,21 @@ def problems(root: Path) -> list[str]:
     return out
 
 
+def over_the_guide(root: Path) -> list[str]:
+    """The modules past the guide's 400 lines but within the limit: advice, not a failure."""
+    out: list[str] = []
+    for top in SOURCES:
+        for path in sorted((root / top).rglob("*.py")):
+            shown, lines = path.relative_to(root).as_posix(), len(path.read_text(encoding="utf-8").splitlines())
+            if MODULE_GUIDE < lines <= ALLOWED.get(shown, MODULE_LINES):
+                out.append(f"{shown}: {lines} lines (guide {MODULE_GUIDE}: split by topic?)")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     root = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent
+    for advice in over_the_guide(root):
+        print(advice, file=sys.stderr)
     found = problems(root)
     for problem in found:
         print(problem, file=sys.stderr)

@@ -1,5 +1,5 @@
-"""docs/architecture.md is true by test (issues 28, 46): its module-by-module list is held to the tree (a new module
-is described there, a module named there exists, every subpackage has a line saying what it holds), every path it
+"""docs/architecture.md is true by test (issues 28, 46): its list of the checker's packages is held to the tree (every
+subpackage has a line saying what it holds, every module named there exists; a new module needs no line), every path it
 names exists, and it keeps no line counts by hand."""
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ def modules() -> set[str]:
     return found
 
 
-def test_every_checker_module_is_named_in_the_architecture_doc() -> None:
-    assert modules() - listed() == set(), "modules the doc does not name"
+def test_every_module_the_architecture_doc_names_exists() -> None:
+    # The doc describes packages and the modules a newcomer meets first; a new module needs no line (issue 56), but
+    # a line may not outlive its module.
     assert listed() - modules() == set(), "the doc names modules that are gone"
 
 
