@@ -389,10 +389,25 @@ def _server_findings(doc: JsonDocument, s: SystemSummary, proc: Processor) -> It
                   f"{s.servers_per_node} host servers per node{total}", line=line, pointer=pointer)
 
 
+MEMORY_FIELDS = ("host_memory_capacity", "accelerator_memory_capacity")
+# A size unit as published descriptions write one: "32GB", "2.0 TB", "183359 MiB", "24 x 32GB RDIMM".
+_MEMORY_UNIT = re.compile(r"\d\s*[KMGTP]i?B\b|\b[KMGTP]i?B\b|\bbytes?\b", re.IGNORECASE)
+
+
+def _unitless_memory(doc: JsonDocument) -> Iterator[Finding]:
+    """A memory capacity that states a number and no unit: "512" is MB to one reader and GB to another."""
+    for key in MEMORY_FIELDS:
+        value = doc.data.get(key) if isinstance(doc.data, dict) else None
+        if isinstance(value, str) and re.search(r"\d", value) and not _MEMORY_UNIT.search(value):
+            yield finding("SYS049", doc.path, f"{key} is {clipped(value)!r}: a number with no unit",
+                          line=doc.line("/" + key), pointer="/" + key)
+
+
 def semantic_findings(doc: JsonDocument, system_id: str) -> list[Finding]:
     summary = summarize(doc.data, system_id)
     out = list(_pod_size_findings(doc, summary))
     out.extend(_accelerator_findings(doc, summary))
     out.extend(_processor_findings(doc, summary))
     out.extend(_huge_counts(doc))
+    out.extend(_unitless_memory(doc))
     return out

@@ -108,6 +108,8 @@ def _semantics() -> list[Example]:
               {"host_processors_per_node": "3"}),
         field("SYS048", "huge-count", "number_of_nodes of eleven digits: beyond any system",
               {"number_of_nodes": "10000000000"}),
+        field("SYS049", "unitless-memory", "host_memory_capacity \"512\": megabytes or gigabytes?",
+              {"host_memory_capacity": "512"}),
     ]
 
 

@@ -139,6 +139,21 @@ def test_bow_pod_naming_is_data_not_code() -> None:
     assert found(check(data, system_id="bow-pod64-closed")) == [("SYS031", "/accelerator_model_name")]
 
 
+@pytest.mark.parametrize("key", ["host_memory_capacity", "accelerator_memory_capacity"])
+def test_a_memory_capacity_without_a_unit_is_a_warning(key: str) -> None:
+    data = base()
+    data[key] = "512"
+    assert found(check(data)) == [("SYS049", f"/{key}")]
+    assert check(data)[0].severity is Severity.WARNING and check(data)[0].line == line_of(data, key)
+
+
+@pytest.mark.parametrize("value", ["32GB", "2.0 TB", "183359 MiB", "24 x 32GB RDIMM, 3200MT/s", "512 gb", "N/A"])
+def test_a_memory_capacity_with_a_unit_or_no_number_is_fine(value: str) -> None:
+    data = base()
+    data["host_memory_capacity"] = value
+    assert "SYS049" not in {f.code for f in check(data)}
+
+
 def test_servers_that_do_not_fill_sockets() -> None:
     data = base()
     data["host_processors_per_node"] = "3"
