@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from mlsubmit.core.findings import Finding
 
 TOKEN = ":::MLLOG "
-_BTOKEN = TOKEN.encode("ascii")
-_TOKEN_LEN = len(_BTOKEN)
+BTOKEN = TOKEN.encode("ascii")
+TOKEN_LEN = len(BTOKEN)
 MAX_LINE = 16 * 1024 * 1024  # longer physical lines are skipped (LOG010) so memory stays bounded
 CHUNK = 1 << 20
 
@@ -78,9 +78,9 @@ def holds_records(path: str | Path, limit: int = 256 << 20) -> bool:
                 chunk = stream.read(CHUNK)
                 if not chunk:
                     return False
-                if _BTOKEN in tail + chunk[:_TOKEN_LEN] or _BTOKEN in chunk:
+                if BTOKEN in tail + chunk[:TOKEN_LEN] or BTOKEN in chunk:
                     return True
-                tail = chunk[-_TOKEN_LEN:]
+                tail = chunk[-TOKEN_LEN:]
                 seen += len(chunk)
     except GZIP_ERRORS:
         return True
@@ -112,7 +112,7 @@ def _block_records(block: bytes, line: int) -> Iterator[tuple[int, bytes]]:
     """The records of `block` (whole lines) with their line numbers, `line` being the block's first: the token is
     searched for and newlines counted by bytes methods, so text between records costs no Python step."""
     find, counted_to = block.find, 0
-    pos = find(_BTOKEN)
+    pos = find(BTOKEN)
     while pos >= 0:
         start = block.rfind(b"\n", 0, pos) + 1
         end = find(b"\n", pos)
@@ -122,10 +122,10 @@ def _block_records(block: bytes, line: int) -> Iterator[tuple[int, bytes]]:
         body = block[start : end - 1] if block[end - 1 : end] == b"\r" else block[start:end]
         # a bare CR ends a line for mlperf-logging's reader; an overlong line is skipped whole, as readline skipped it
         for piece in body.split(b"\r") if end - start <= MAX_LINE else ():
-            at = piece.rfind(_BTOKEN)
+            at = piece.rfind(BTOKEN)
             if at >= 0:
                 yield line, piece[at:].rstrip()
-        pos = find(_BTOKEN, end)
+        pos = find(BTOKEN, end)
 
 
 @dataclass
@@ -218,7 +218,7 @@ def output_pieces(stream: SupportsRead, display: str, cut: list[Finding]) -> Ite
     count, line, last = 0, 1, None
     for block in _whole_lines(stream, reading):
         pos, find = 0, block.find
-        at = find(_BTOKEN)
+        at = find(BTOKEN)
         while at >= 0:
             start = block.rfind(b"\n", 0, at) + 1
             end = find(b"\n", at) + 1 or len(block)
@@ -231,7 +231,7 @@ def output_pieces(stream: SupportsRead, display: str, cut: list[Finding]) -> Ite
             if count >= limits.MAX_RECORDS:
                 cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
                 return
-            at = find(_BTOKEN, end)
+            at = find(BTOKEN, end)
         if pos < len(block):
             yield False, block[pos:]
         line += block.count(b"\n", pos)

@@ -12,7 +12,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from mlsubmit.checker.logs.input import _BTOKEN, MAX_LINE
+from mlsubmit.checker.logs.input import BTOKEN, MAX_LINE
 from mlsubmit.checker.logs.rcp_lines import collect
 
 from mlsubmit.core.codes import finding
@@ -166,15 +166,15 @@ _MARKS = frozenset({"run_start", "run_stop"})
 def record_bytes(block: bytes) -> int:
     """The bytes of the MLLOG lines in `block`: the block itself when records are on most lines (a little over),
     else each record's line measured (few of them: a Python step each)."""
-    hits = block.count(_BTOKEN)
+    hits = block.count(BTOKEN)
     if not hits or hits * 2 >= block.count(b"\n"):
         return len(block) if hits else 0
-    total, pos = 0, block.find(_BTOKEN)
+    total, pos = 0, block.find(BTOKEN)
     while pos >= 0:
         end = block.find(b"\n", pos)
         end = len(block) if end < 0 else end
         total += end - block.rfind(b"\n", 0, pos)
-        pos = block.find(_BTOKEN, end)
+        pos = block.find(BTOKEN, end)
     return total
 
 

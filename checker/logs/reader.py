@@ -28,7 +28,7 @@ from mlsubmit.checker.logs.decode import (
     scan_latin1,
     shallow_keys,
 )
-from mlsubmit.checker.logs.input import _BTOKEN, _TOKEN_LEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, open_log
+from mlsubmit.checker.logs.input import BTOKEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, TOKEN_LEN, open_log
 from mlsubmit.checker.logs.limits import Sink, hand, keep_rcp_lines, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.logs.watchdog import beat, watched
@@ -117,7 +117,7 @@ class _Reader:
         records = self.log.records
         lineno = first_line
         counted_to = 0
-        pos = find(_BTOKEN)
+        pos = find(BTOKEN)
         while pos >= 0:
             start = rfind(b"\n", 0, pos) + 1
             end = find(b"\n", pos)
@@ -126,9 +126,9 @@ class _Reader:
             lineno += count(b"\n", counted_to, start)
             counted_to = start
             stop = end - 1 if end > start and data[end - 1] == 13 else end  # a CRLF line end
-            at = rfind(_BTOKEN, pos, stop)
+            at = rfind(BTOKEN, pos, stop)
             if at >= 0 and find(b"\r", start, stop) < 0:
-                raw = data[at + _TOKEN_LEN : stop]
+                raw = data[at + TOKEN_LEN : stop]
                 try:
                     # ASCII bytes as they are (latin-1 and UTF-8 agree on ASCII); others through json's scanner
                     obj, colons = (fast(raw), raw.count(b":")) if ascii_only else scan_latin1(raw)
@@ -139,12 +139,12 @@ class _Reader:
                         if type(key) is str and ts - ts == 0.0 and colons <= shallow_keys(obj):  # 0.0: finite
                             records.append(Record(key, {"value": value, "metadata": meta}, ts, lineno, self.index))
                             self.index += 1
-                            pos = find(_BTOKEN, end)
+                            pos = find(BTOKEN, end)
                             continue
                 except FAST_ERRORS:
                     pass
             self._line(data[start:end], lineno)
-            pos = find(_BTOKEN, end)
+            pos = find(BTOKEN, end)
         # the newlines counted so far plus the rest: one pass over the text between records, not two
         return lineno - first_line + count(b"\n", counted_to) + _open_end(data)
 
@@ -154,7 +154,7 @@ class _Reader:
         before the records is common). Raw job output with a record now and then is faster to read by jumping from
         token to token (the loop in `feed`) than by splitting it into lines."""
         sample = data[:_SAMPLE]  # a guess is enough: either way gives the same records
-        if sample.count(_BTOKEN) * 5 < sample.count(b"\n"):
+        if sample.count(BTOKEN) * 5 < sample.count(b"\n"):
             return False
         return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
 
@@ -168,8 +168,8 @@ class _Reader:
         lines = data.split(b"\n")
         read = len(lines) - 1 + _open_end(data)  # the newlines, counted by the split rather than a second pass
         # each line searched once, from the end: the last token on a line is the one that counts
-        hits = [(n, line[at + _TOKEN_LEN :])
-                for n, line in enumerate(lines, first_line) if (at := line.rfind(_BTOKEN)) >= 0]
+        hits = [(n, line[at + TOKEN_LEN :])
+                for n, line in enumerate(lines, first_line) if (at := line.rfind(BTOKEN)) >= 0]
         if not hits:
             return read
         raws = [raw for _, raw in hits]
@@ -209,7 +209,7 @@ class _Reader:
     def _line(self, raw: bytes, lineno: int) -> None:
         body = raw[:-1] if raw.endswith(b"\r") else raw
         for piece in body.split(b"\r"):  # universal newlines: a bare CR ends a line for mlperf-logging's reader
-            if _BTOKEN in piece:
+            if BTOKEN in piece:
                 self._record(piece.decode("latin-1"), lineno)
 
     def _record(self, text: str, lineno: int) -> None:

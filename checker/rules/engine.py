@@ -65,7 +65,7 @@ PREFIX_RECORDS = 50_000  # records kept from the start of a log, for a rule file
 Asked = tuple[tuple[str, str], "FileRun | None", int]  # (ruleset, file), the file that asked, when it asked
 
 
-class _LogRun:
+class LogRun:
     """The chain of rule files over one log, fed its records in batches as they are read.
 
     mlperf-logging runs the files one after another, each over every record. Here they run side by side: a file
@@ -308,14 +308,14 @@ def check_records(records: list[Record], ruleset: Ruleset, path: str) -> list[Fi
 
 class RuleStream:
     """The rule files' check of one log, fed its records batch by batch (the reader's sink); `reread` gives the
-    whole list again, for the rule files that need it (_LogRun)."""
+    whole list again, for the rule files that need it (LogRun)."""
 
     def __init__(self, ruleset: Ruleset, path: str, reread: Callable[[], list[Record]]) -> None:
         self.path = path
         self.version = ruleset.version
         self.failed: list[Finding] = []
-        self.run: _LogRun | None = None
-        self._guard(lambda: setattr(self, "run", _LogRun(ruleset, path, reread)))
+        self.run: LogRun | None = None
+        self._guard(lambda: setattr(self, "run", LogRun(ruleset, path, reread)))
 
     def _guard(self, call: Callable[[], Any]) -> Any:
         if self.failed:

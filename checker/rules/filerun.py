@@ -2,7 +2,7 @@
 
 Per record it runs PRE, CHECK and POST (for a `submission_*` key, on its first record only), FIRST_CHECK and
 ATLEAST_ONE_CHECK; after the records, the ATLEAST_ONE_CHECK verdicts, the REQ counts and END. What it keeps across
-records is the file's state `s` and per-key tallies (tally.KeyTally), never the records. `engine._LogRun` chains the
+records is the file's state `s` and per-key tallies (tally.KeyTally), never the records. `engine.LogRun` chains the
 files and joins their findings.
 """
 
@@ -20,7 +20,7 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Location
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.rules.engine import _LogRun
+    from mlsubmit.checker.rules.engine import LogRun
 
 _FAILED = object()  # what _exec returns when a snippet was refused or raised (a finding is already filed)
 
@@ -28,7 +28,7 @@ _FAILED = object()  # what _exec returns when a snippet was refused or raised (a
 class FileRun:
     """One rule file applied to the records (mlperf-logging's `configured_checks`)."""
 
-    def __init__(self, engine: _LogRun, rules: RuleFile, loglines: list[Record], parent: FileRun | None,
+    def __init__(self, engine: LogRun, rules: RuleFile, loglines: list[Record], parent: FileRun | None,
                  seq: int, *, whole_log: bool = False) -> None:
         self.e = engine
         self.rules = rules

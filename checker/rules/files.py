@@ -99,7 +99,7 @@ class RuleFile:
 
     @functools.cached_property
     def reads_whole_log(self) -> bool:
-        """Whether a snippet reads `loglines`: such a file cannot run on a stream (engine._LogRun)."""
+        """Whether a snippet reads `loglines`: such a file cannot run on a stream (engine.LogRun)."""
         snips = [*self.begin, *self.end_pre, *self.end_check]
         for rule in self.keys.values():
             snips += [*rule.pre, *rule.check, *rule.post, *rule.first_check, *filter(None, [rule.atleast_one])]

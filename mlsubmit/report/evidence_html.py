@@ -11,7 +11,7 @@ from typing import Any
 
 from mlsubmit.core.support.display_escape import html_text as esc
 from mlsubmit.core.support.display_escape import inert
-from mlsubmit.report.html import FAIL_COLOUR, _svg
+from mlsubmit.report.html import FAIL_COLOUR, figure_svg
 
 WIDTH = 11.0  # inches: across the page
 _DROPPED = "#8c959f"
@@ -41,7 +41,7 @@ def _figure(ev: Any, salt: str) -> str:
     left, right = fig.subplots(1, 2)
     _convergence(left, ev)
     _curves(right, ev)
-    return _svg(fig, salt)
+    return figure_svg(fig, salt)
 
 
 def _convergence(ax: Any, ev: Any) -> None:

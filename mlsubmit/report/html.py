@@ -46,7 +46,7 @@ def _time_range(rows: Sequence[ResultRow]) -> tuple[float, float] | None:
     return (min(values), max(values)) if values else None
 
 
-def _svg(fig: Figure, salt: str) -> str:
+def figure_svg(fig: Figure, salt: str) -> str:
     import matplotlib
 
     buffer = io.StringIO()
@@ -94,7 +94,7 @@ def chart_svg(rows: Sequence[ResultRow], salt: str, *, width: float = PAIR_WIDTH
     for label, row in zip(ax.get_yticklabels(), rows, strict=True):
         if _rcp_failed(row):
             label.set_color(FAIL_COLOUR)
-    return _svg(fig, salt)
+    return figure_svg(fig, salt)
 
 
 def _rcp_failed(row: ResultRow) -> bool:
@@ -144,7 +144,7 @@ def comparison_svg(group: Group, salt: str) -> str:
     ax.set_xlim(0, max([1.0, *(e.relative or 0.0 for e in entries)]) * 1.2)
     ax.set_xlabel("performance per dollar, relative to the baseline (= 1)")
     _label_rows(ax, [e.system + (" (baseline)" if e.baseline else "") for e in entries])
-    return _svg(fig, salt)
+    return figure_svg(fig, salt)
 
 
 # Column names as a reviewer reads them, with their units; CSV and JSON keep the machine names (tables.HEADERS).
