@@ -103,6 +103,7 @@ def _key_iv(passphrase: bytes, salt: bytes, kdf: str) -> tuple[bytes, bytes]:
 
 def encrypt_file(src: Path, dest: Path, passphrase: bytes, *, kdf: str = KDF_OPENSSL, salt: bytes | None = None
                  ) -> None:
+    # lazy: cryptography: ~15 ms to import; only --encrypt and encrypted archives need it
     from cryptography.hazmat.primitives import padding
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
@@ -126,6 +127,7 @@ def is_encrypted(path: Path) -> bool:
 
 
 def decrypt_file(src: Path, dest: Path, passphrase: bytes, *, kdf: str = KDF_OPENSSL) -> None:
+    # lazy: cryptography: ~15 ms to import; only --encrypt and encrypted archives need it
     from cryptography.hazmat.primitives import padding
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 

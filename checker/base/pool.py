@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
+import resource
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,8 +94,6 @@ def _worker(work: Callable[[int], object], counter: _Counter, out: BinaryIO) -> 
 
 
 def _send(out: BinaryIO, message: object) -> None:
-    import pickle
-
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     out.write(len(data).to_bytes(8, "little") + data)
 
@@ -153,8 +154,6 @@ class _Receiver(threading.Thread):
             self._fail(traceback.format_exc())
 
     def _receive(self) -> None:
-        import pickle
-
         stream = self.proc.results
         while True:
             head = stream.read(8)
@@ -187,8 +186,6 @@ _FD_HEADROOM = 32  # descriptors kept free for what this process opens after for
 
 def _fd_room() -> int:
     """How many more workers the file-descriptor limit allows (each keeps one pipe end open here)."""
-    import resource
-
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return 1 << 20
@@ -250,8 +247,6 @@ def run_shared(count: int, work: Callable[[int], T], processes: int, prepare: Ca
 
 
 def _kill(pid: int) -> None:
-    import signal
-
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:  # already gone

@@ -141,6 +141,7 @@ def build(patterns: Sequence[re.Pattern[str]]) -> Gate | None:
     takes ~0.3 s, so the compiled database is kept as data (`datafiles.derived`): a copy that is missing,
     damaged or does not load is compiled again."""
     try:
+        # lazy: hyperscan: ~15 ms to import, and absent on some platforms
         import hyperscan
     except ImportError:
         return None
@@ -162,6 +163,7 @@ def build(patterns: Sequence[re.Pattern[str]]) -> Gate | None:
 def _compiled(kept: dict[int, str]) -> list[Any]:
     """[the serialised database (base64), the indexes in it]: all at once, else each alone to leave out those
     hyperscan does not take (too big)."""
+    # lazy: hyperscan: ~15 ms to import, and absent on some platforms
     import hyperscan
 
     database = _database(kept)
@@ -175,6 +177,7 @@ def _compiled(kept: dict[int, str]) -> list[Any]:
 
 def _database(items: dict[int, str]) -> Any:
     """The expressions compiled into one database, each reporting its index once; None when hyperscan refuses."""
+    # lazy: hyperscan: ~15 ms to import, and absent on some platforms
     import hyperscan
 
     database = hyperscan.Database()
@@ -188,6 +191,7 @@ def _database(items: dict[int, str]) -> Any:
 
 def _load(copy: Any) -> tuple[Any, list[int]] | None:
     """The database and its indexes from `_compiled`'s form, or None when it has none or does not load."""
+    # lazy: hyperscan: ~15 ms to import, and absent on some platforms
     import hyperscan
 
     if not (isinstance(copy, list) and len(copy) == 2 and isinstance(copy[0], str) and isinstance(copy[1], list)

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import ahocorasick_rs
 from mlsubmit.checker.hygiene.gate import Gate, build
 from mlsubmit.checker.hygiene.regex_internals import parse, sre
 
@@ -308,8 +309,6 @@ Groups = list[tuple[tuple[tuple[str, ...], bool, tuple[Need, ...]], list[re.Patt
 
 @functools.cache
 def _literals_of(groups: tuple[Need, ...]) -> _Literals:
-    import ahocorasick_rs
-
     automata: dict[bool, tuple[Any, list[str]]] = {}
     short: dict[bool, tuple[str, ...]] = {}
     for folded in (False, True):
@@ -329,6 +328,7 @@ def _universe(groups: Groups) -> _Literals:
 def plugin_probes(names: tuple[str, ...], filename: str) -> tuple[Probe, ...] | None:
     """Probes for every pattern the named plugins apply to a file of this name, or None when a plugin's patterns
     cannot be known (then every line is a candidate)."""
+    # lazy: detect-secrets: ~110 ms to import; only a secret scan needs it
     from detect_secrets.util.filetype import determine_file_type
 
     return _probes_by_type(names)[determine_file_type(filename)]
@@ -337,6 +337,7 @@ def plugin_probes(names: tuple[str, ...], filename: str) -> tuple[Probe, ...] | 
 @functools.cache
 def _probes_by_type(names: tuple[str, ...]) -> dict[Any, tuple[Probe, ...] | None]:
     """The probes of every file type detect-secrets knows, with the plugins set up once (~1 ms each time)."""
+    # lazy: detect-secrets: ~110 ms to import; only a secret scan needs it
     from detect_secrets.settings import get_plugins, transient_settings
     from detect_secrets.util.filetype import FileType
 
@@ -356,6 +357,7 @@ def _type_probes(plugins: list[Any], filetype: Any) -> tuple[Probe, ...] | None:
 
 
 def _plugin_patterns(plugin: Any, filetype: Any) -> list[re.Pattern[str]] | None:
+    # lazy: detect-secrets: ~110 ms to import; only a secret scan needs it
     from detect_secrets.plugins import keyword
     from detect_secrets.plugins.base import RegexBasedDetector
 

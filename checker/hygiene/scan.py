@@ -7,6 +7,8 @@ headers, never follows a symlink, and never writes.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -224,8 +226,6 @@ def find_secrets(paths: list[Path], *, cache_dir: Path | None = None, workers: i
     cached by content under `cache_dir`); binary files (a NUL in the first 8 KB) are skipped, and other non-UTF-8
     files, which detect-secrets skips, get the small built-in pattern set. `scanned`: files already read (and
     scanned, where hits are given) by the check's worker pool (`scan_one`)."""
-    import importlib.util
-
     if importlib.util.find_spec("detect_secrets") is None:  # pragma: no cover - a dependency; a minimal net
         return _fallback_secrets(paths)
     # detect-secrets only when files are scanned (start-up)
@@ -285,8 +285,6 @@ def cached_answers(cache_dir: Path, pack: str) -> dict[str, list[list[Any]]]:
 def _read_kind(path: Path) -> tuple[str, str]:
     """("text", sha256) for a UTF-8 file, ("other", "") for another readable non-binary one, ("skip", "") for a
     binary or unreadable one. A binary file is read no further than its first 8 KB, a text file once."""
-    import hashlib
-
     try:
         with open(path, "rb") as fh:
             head = fh.read(8192)

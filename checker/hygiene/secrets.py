@@ -52,6 +52,7 @@ def scan_file(path: str, plugins: tuple[str, ...]) -> list[Hit]:
 
 def _secrets(filename: str, plugins: tuple[str, ...]) -> Iterator[Any]:
     """detect-secrets' scan.scan_file, with only candidate lines sent to the plugins."""
+    # lazy: detect-secrets: ~110 ms to import; only a secret scan needs it
     from detect_secrets.core import scan
 
     if scan._is_filtered_out(required_filter_parameters=["filename"], filename=filename):
@@ -87,6 +88,7 @@ def _passes(filename: str) -> Iterator[list[str]]:
 def _transformed(f: Any, *, eager: bool) -> list[str] | None:
     """detect-secrets' transformers.get_transformed_file: the first of its transformers for this file that
     parses it, in its order; None when none does."""
+    # lazy: detect-secrets: ~110 ms to import; only a secret scan needs it
     from detect_secrets.transformers import get_transformers
     from detect_secrets.transformers.config import ConfigFileTransformer, EagerConfigFileTransformer
     from detect_secrets.transformers.exceptions import ParsingError
@@ -133,6 +135,7 @@ def _ini_readable(content: str, *, header: bool) -> bool:
 
 def _candidate_secrets(lines: list[str], filename: str, plugins: tuple[str, ...]) -> Iterator[Any]:
     """What detect-secrets' line loop yields for `lines`; lines no plugin can report are not visited."""
+    # lazy: detect-secrets: ~110 ms to import; only a secret scan needs it
     from detect_secrets.core import scan
     from detect_secrets.settings import get_plugins
     from detect_secrets.util.code_snippet import get_code_snippet
@@ -206,6 +209,7 @@ def scan_files(jobs: list[Job], plugins: tuple[str, ...], *, cache_dir: Path | N
 def scanning(plugins: tuple[str, ...]) -> Iterator[None]:
     """detect-secrets' settings for `plugins`, and their pre-filter compiled, while open: `scan_file` may be
     called here and in processes forked meanwhile."""
+    # lazy: detect-secrets: ~110 ms to import; only a secret scan needs it
     from detect_secrets.settings import transient_settings
 
     with transient_settings(settings(plugins)):
@@ -260,6 +264,7 @@ def scan_in_session(path: str) -> list[Hit]:
 
 @functools.cache  # importlib.metadata scans the installed distributions on each call
 def _scanner_key(plugins: tuple[str, ...]) -> str:
+    # lazy: importlib.metadata: ~25 ms to import; once per process (cached)
     import importlib.metadata
 
     parts = [str(FORMAT), __version__, importlib.metadata.version("detect-secrets"), *plugins]

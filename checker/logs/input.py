@@ -5,6 +5,7 @@ of a run for copying into a result file. `logs.read_log` reads through `open_log
 
 from __future__ import annotations
 
+import gzip
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,8 +56,6 @@ def open_log(path: str | Path, *, unpack: bool = True, hasher: Any = None) -> It
     as it is stored, as mlperf-logging reads it. `hasher`, when given, sees a compressed file's stored bytes."""
     with open_regular(path) as raw:
         if unpack and is_gzip(raw):
-            import gzip  # only when a compressed file is met
-
             source: Any = raw if hasher is None else _Tee(raw, hasher)
             with gzip.GzipFile(fileobj=source, mode="rb") as stream:
                 yield stream  # type: ignore[misc]

@@ -6,6 +6,7 @@ about 40 s). A rule file that reads the whole log runs on the log read again, ke
 
 from __future__ import annotations
 
+import hashlib
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate
@@ -93,8 +94,6 @@ def _repr_size(value: Any) -> int:
 
 def clipped_text(text: str, total: int | None = None) -> str:
     """`text` cut to VALUE_CHARS, with a note of its length (`total`: of what it was made from) and its digest."""
-    import hashlib
-
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{text[:VALUE_CHARS]}... [clipped: {total or len(text):,} characters, sha256 {digest}]"
 

@@ -142,6 +142,7 @@ def _shown(message: str) -> str:
 
 
 def _re2(message: str, memory: int, where: str) -> Any:
+    # lazy: re2: ~7 ms to import; only a waiver with a message pattern needs it
     import re2
 
     options = re2.Options()
@@ -157,6 +158,7 @@ def _re2(message: str, memory: int, where: str) -> Any:
 
 
 def _compiled(glob: str, message: str | None, where: str, patterns: _Patterns) -> tuple[Any, Any]:
+    # lazy: pathspec: ~90 ms to import; only a waiver with a path glob needs it
     import pathspec
 
     try:

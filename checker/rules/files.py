@@ -186,6 +186,7 @@ def _evaluator(snippet: Snippet | None) -> Evaluator | None:
 
 def load_rule_data(text: str) -> Any:
     """The YAML as mlperf-logging reads it: BaseLoader, every scalar a string, no objects built."""
+    # lazy: PyYAML: ~40 ms to import; rule files come from the validated cache after the first run
     import yaml
 
     try:  # the C loader is several times faster; BaseLoader semantics either way

@@ -6,6 +6,7 @@ pandas) to learn a folder.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.util
 from dataclasses import dataclass
@@ -70,8 +71,6 @@ def version() -> str:
 def private_id_words() -> tuple[str, ...]:
     """The 256 words the result summarizer spells a private id with (its `DEFAULT_WORDLIST`, humanhash's), read
     from its source as data: the module itself is never imported (pandas) and nothing of it is run."""
-    import ast
-
     package = package_folder()
     source = None if package is None else package / "result_summarizer" / "result_summarizer.py"
     if source is None or not source.is_file():
@@ -99,8 +98,6 @@ class Meta:
 def benchmark_meta() -> Meta:
     """The installed release's `_ALL_ALLOWED_BENCHMARKS` and `_ALL_RESULT_FILE_COUNTS` for training, read from its
     source with ast (literals only: the module is never imported or run); empty when absent or not literal."""
-    import ast
-
     package = package_folder()
     source = None if package is None else package / "benchmark_meta.py"
     found: dict[str, Any] = {}

@@ -102,6 +102,7 @@ def stand_in() -> types.ModuleType:
     module.interp = interp  # type: ignore[attr-defined]
 
     def __getattr__(name: str) -> Any:
+        # lazy: numpy: ~260 ms to import; the stand-ins exist so that a check never pays it
         import numpy
 
         return getattr(numpy, name)

@@ -45,6 +45,7 @@ class _Bar:
         self.closed = False
 
     def show(self) -> None:
+        # lazy: rich: ~160 ms to import; only a progress bar on a terminal needs it
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable
 from typing import Any, TextIO
 
+import msgspec
+
 from mlsubmit import __version__
 from mlsubmit.core.findings import Finding, Report, Severity
 from mlsubmit.core.support.display_escape import inert
@@ -114,6 +116,7 @@ def text(report: Report, stream: TextIO, *, color: bool = False) -> None:
     if not color:
         stream.write("".join(t + "\n" for t, _ in lines))
         return
+    # lazy: rich: ~100 ms to import; only a coloured terminal needs it
     from rich.console import Console
     from rich.text import Text
 
@@ -160,8 +163,6 @@ def indented_json(data: Any, *, allow_nan: bool = True) -> str:
     Text msgspec refuses (NaN, Infinity, a lone surrogate) is written by json's own indenting encoder.
     allow_nan=False: a NaN or an infinity raises ValueError, as json.dumps(allow_nan=False) does (strict parsers
     reject them)."""
-    import msgspec
-
     compact = json.dumps(data, allow_nan=allow_nan)
     try:
         return msgspec.json.format(compact.encode("ascii"), indent=2).decode("ascii")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mlsubmit import __version__
@@ -197,8 +197,6 @@ def _result_index(name: str) -> tuple[int, str]:
 
 def _evidence_dict(ev: Any) -> dict[str, Any]:
     """An RCP-bypassed folder's evidence as package writes it in rcp_convergence.csv and eval_curves.csv."""
-    from dataclasses import asdict
-
     out = asdict(ev)
     out["normalisation"] = ev.normalisation
     for run in out["runs"]:

@@ -35,6 +35,7 @@ def section(evidence: list[Any]) -> str:
 
 
 def _figure(ev: Any, salt: str) -> str:
+    # lazy: matplotlib: ~1 s to import; only a page with charts needs it
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(WIDTH, 3.4), layout="constrained")

@@ -47,6 +47,7 @@ def _time_range(rows: Sequence[ResultRow]) -> tuple[float, float] | None:
 
 
 def figure_svg(fig: Figure, salt: str) -> str:
+    # lazy: matplotlib: ~1 s to import; only a page with charts needs it
     import matplotlib
 
     buffer = io.StringIO()
@@ -71,6 +72,7 @@ def chart_svg(rows: Sequence[ResultRow], salt: str, *, width: float = PAIR_WIDTH
 
     Times that span more than LOG_RANGE× get a log axis (a 6-minute run beside a 1,200-minute one).
     """
+    # lazy: matplotlib: ~1 s to import; only a page with charts needs it
     from matplotlib.figure import Figure
 
     rows = sorted(rows, key=lambda r: (r.score.time_to_train_minutes is None, r.score.time_to_train_minutes or 0))
@@ -82,6 +84,7 @@ def chart_svg(rows: Sequence[ResultRow], salt: str, *, width: float = PAIR_WIDTH
     for y, row in enumerate(rows):
         _draw_row(ax, y, row, left)
     if span is not None and log:
+        # lazy: matplotlib: ~1 s to import; only a page with charts needs it
         from matplotlib.ticker import FuncFormatter
 
         ax.set_xscale("log")
@@ -131,6 +134,7 @@ def _draw_row(ax: Axes, y: int, row: ResultRow, left: float) -> None:
 
 def comparison_svg(group: Group, salt: str) -> str:
     """Bars: each priced result's performance per dollar relative to the group's baseline (the line at 1)."""
+    # lazy: matplotlib: ~1 s to import; only a page with charts needs it
     from matplotlib.figure import Figure
 
     entries = sorted((e for e in group.entries if e.relative is not None), key=lambda e: -(e.relative or 0.0))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,8 +44,6 @@ def _encode(key: str, body: Any) -> bytes | None:
 
 def _read_bytes(path: Path) -> bytes | None:
     """The entry's bytes; never through a symbolic link, never a FIFO or device, never a huge file."""
-    import stat
-
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:

@@ -67,6 +67,7 @@ class TreeEntry:
 
 def _git() -> Any:
     try:
+        # lazy: GitPython: ~90 ms to import; only a tree with code under git needs it
         import git
     except ImportError as exc:  # GitPython refuses to import when no git executable is found
         raise FatalError(f"git is needed to export implementations and could not be used: {exc}") from exc
@@ -180,6 +181,7 @@ def _blob_id(data: bytes, sha: str) -> str:
 
 def _ignore_specs(top: Path, folder: Path) -> list[tuple[Path, Any]]:
     """(folder, pathspec) for .git/info/exclude and every .gitignore from the top down to and inside `folder`."""
+    # lazy: pathspec: ~90 ms to import; only .gitignore matching needs it
     import pathspec
 
     sources = [(top, top / ".git" / "info" / "exclude"), (top, top / ".gitignore")]
