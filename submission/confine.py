@@ -60,15 +60,19 @@ class Confinement:
 
 def bwrap_args(cwd: Path) -> list[str]:
     """Read-only everywhere, secret places hidden, the interpreter's folders bound back, `cwd` writable."""
+    hidden = hidden_places()
     args = ["--ro-bind", "/", "/"]
-    for place in hidden_places():
+    for place in hidden:
         args += ["--tmpfs", place]
     for need in needed_paths():
         real = os.path.realpath(need)
         args += ["--ro-bind", real, real] + (["--ro-bind", real, need] if need != real else [])
     where = str(cwd)
-    return [*args, "--bind", where, where, "--dev", "/dev", "--proc", "/proc", "--chdir", where, "--unshare-all",
-            "--die-with-parent", "--new-session"]  # fmt: skip
+    args += ["--bind", where, where]
+    for place in hidden:  # the empty folders become read-only too, once what is bound back is in place
+        args += ["--remount-ro", place]
+    return [*args, "--dev", "/dev", "--proc", "/proc", "--chdir", where, "--unshare-all", "--die-with-parent",
+            "--new-session"]  # fmt: skip
 
 
 def hidden_places() -> list[str]:

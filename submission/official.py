@@ -264,7 +264,7 @@ def _run_module(module: str, args: list[str], cwd: Path) -> Step:
     if done.returncode != 0:
         step.last.append(f"(exit status {done.returncode})")
     step.errors = _errors(lines) if not step.passed else []
-    step.refused = refused
+    step.refused = refused.replace(str(cwd) + os.sep, "")  # the tree's own names, not our temporary folder's
     return step
 
 

@@ -89,7 +89,7 @@ class Policy:
             return None
         real = os.path.realpath(path)
         if path.startswith(self.rules_text + os.sep) and not inside(real, [self.rules_root]):
-            return f"open of {real}, reached from mlperf-logging's own folder ({path})"
+            return f"open of {real}: a path built from mlperf-logging's own folder that leaves it"
         lower = real.lower()
         if lower.endswith(RULE_SUFFIXES) and not inside(real, [self.rules_root]):
             return f"open of {real}: a rule file outside mlperf-logging's own folder"
