@@ -153,8 +153,9 @@ def test_the_launcher_sets_the_limits_and_runs_isolated(tmp_path: Path) -> None:
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=confine.environment(tmp_path),
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0 and "usage" in done.stdout and not (tmp_path / "PLANTED").exists(), done.stderr
-    probe = (f"import importlib.util as u, resource, sys; s = u.spec_from_file_location('l', {str(confine.LAUNCHER)!r});"
-             " m = u.module_from_spec(s); s.loader.exec_module(m); m.set_limits(3 << 30, 77, 1 << 20); "
+    probe = ("import importlib.util as u, resource, sys; "
+             f"s = u.spec_from_file_location('l', {str(confine.LAUNCHER)!r}); m = u.module_from_spec(s);"
+             " s.loader.exec_module(m); m.set_limits(3 << 30, 77, 1 << 20); "
              "print(*(resource.getrlimit(r)[0] for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, "
              "resource.RLIMIT_FSIZE, resource.RLIMIT_CORE)))")  # fmt: skip
     done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=tmp_path, capture_output=True, text=True,

@@ -8,7 +8,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
 from mlsubmit.checker.upstream.installed import package_folder
 from mlsubmit.submission import tool_launcher as launcher
 
