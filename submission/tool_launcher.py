@@ -63,7 +63,8 @@ class Policy:
 
     def __init__(self, rules_root: str, import_path: Sequence[str] = ()) -> None:
         self.rules_root = os.path.realpath(rules_root)
-        self.rules_text = os.path.abspath(rules_root)  # as the tool spells paths it builds from its folder
+        # as the tool spells the paths it builds from its folder (its __file__: the import path's spelling)
+        self.rules_text = tuple({os.path.abspath(rules_root) + os.sep, self.rules_root + os.sep})
         self.code = code_roots(rules_root)
         # the import path the interpreter set up with -I (its own folders, site-packages' .pth entries such as an
         # editable install's path hook): nothing of the tree's, and kept as it was when the hook came
@@ -88,7 +89,7 @@ class Policy:
         if path is None:
             return None
         real = os.path.realpath(path)
-        if path.startswith(self.rules_text + os.sep) and not inside(real, [self.rules_root]):
+        if path.startswith(self.rules_text) and not inside(real, [self.rules_root]):
             return f"open of {real}: a path built from mlperf-logging's own folder that leaves it"
         lower = real.lower()
         if lower.endswith(RULE_SUFFIXES) and not inside(real, [self.rules_root]):
