@@ -150,4 +150,4 @@ def tool_command(module: str, args: list[str]) -> list[str]:
     package = package_folder()
     if package is None:
         raise ImportError("mlperf-logging is not installed")
-    return [sys.executable, "-I", str(LAUNCHER), *limits, str(package), module, *args]
+    return [sys.executable, "-I", "-B", str(LAUNCHER), *limits, str(package), module, *args]

@@ -10,6 +10,7 @@ Whatever our own check concluded, the hook keeps the tool to what its release sh
   builds from that folder (`<folder>/training_6.1.0/../../x`) must stay in it (RCP tables, configs);
 - Python code (imported, compiled or executed with a file name) and pickles come only from the interpreter's own
   folders (standard library, site-packages) and RULES_ROOT, and the import path holds nothing else;
+- nothing is written outside the working folder (the current folder when the hook comes; /dev/null aside);
 - no process is started, no signal sent, no socket connected, no library loaded by path from elsewhere.
 
 Code compiled from a string (the rule files' snippets, `<string>`) is allowed: rule files come only from RULES_ROOT,
@@ -61,7 +62,7 @@ def _text(value: object) -> str | None:
 class Policy:
     """What the hook allows; `why(event, args)` is None when allowed, else the refusal's words."""
 
-    def __init__(self, rules_root: str, import_path: Sequence[str] = ()) -> None:
+    def __init__(self, rules_root: str, import_path: Sequence[str] = (), work: str | None = None) -> None:
         self.rules_root = os.path.realpath(rules_root)
         # as the tool spells the paths it builds from its folder (its __file__: the import path's spelling)
         self.rules_text = tuple({os.path.abspath(rules_root) + os.sep, self.rules_root + os.sep})
@@ -69,10 +70,14 @@ class Policy:
         # the import path the interpreter set up with -I (its own folders, site-packages' .pth entries such as an
         # editable install's path hook): nothing of the tree's, and kept as it was when the hook came
         self.import_path = frozenset(import_path)
+        self.work = os.path.realpath(work if work is not None else os.getcwd())  # the one folder written to
 
     def why(self, event: str, args: tuple[Any, ...]) -> str | None:
         if event == "open":
-            return self._open(_text(args[0]) if args else None)
+            path = _text(args[0]) if args else None
+            if path is not None and _writes(args) and not inside(os.path.realpath(path), [self.work, os.devnull]):
+                return f"writing {os.path.realpath(path)}, outside the working folder"
+            return self._open(path)
         if event == "compile":
             return self._code_file(args[1] if len(args) > 1 else None, "compile")
         if event == "exec":
@@ -137,6 +142,18 @@ class Policy:
         return f"loading the library {real} (outside the interpreter's and the system's folders)"
 
 
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _writes(args: tuple[Any, ...]) -> bool:
+    """Whether an `open` event (path, mode, flags) opens for writing: io.open gives a mode, os.open flags."""
+    mode = args[1] if len(args) > 1 else None
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    flags = args[2] if len(args) > 2 else 0
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+
+
 def hook_for(policy: Policy, stop: Callable[[str], None]) -> Callable[[str, tuple[Any, ...]], None]:
     def hook(event: str, args: tuple[Any, ...]) -> None:
         words = policy.why(event, args)
@@ -171,6 +188,7 @@ def main(argv: list[str]) -> None:
     memory, cpu, size = (int(x) for x in argv[:3])
     rules_root, module, args = argv[3], argv[4], argv[5:]
     set_limits(memory, cpu, size)
+    sys.dont_write_bytecode = True  # no .pyc written beside the interpreter's modules (the hook would refuse it)
     sys.addaudithook(hook_for(Policy(rules_root, list(sys.path)), stop_process))
     import runpy  # after the hook: everything from here on is watched
 

@@ -117,6 +117,36 @@ def test_a_division_record_our_reader_drops_runs_nothing(tmp_path: Path, run_cli
     stopped(*official(run_cli, org, "--unconfined"), marker)
 
 
+def test_a_climbing_benchmark_name_runs_nothing(tmp_path: Path, run_cli: Cli, gate_off: None,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The other value the rules turn into a file name: `closed_{submission_benchmark}.yaml`."""
+    monkeypatch.setattr(confine, "available", lambda: confine._none("switched off by the test"))
+    org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")
+    marker = tmp_path / "PWNED"
+    climb = plant_rule_file(org, marker)
+    (org / IMPL / "closed_evil.yaml").write_text((org / IMPL / "evil_common.yaml").read_text("utf-8"), "utf-8")
+    log = org / RESULTS / "result_0.txt"
+    said = f'"submission_benchmark", "value": "{BENCHMARK}"'
+    log.write_text(log.read_text("utf-8").replace(said, f'"submission_benchmark", "value": "{climb}"'), "utf-8")
+    code, out, _err = official(run_cli, org, "--unconfined")
+    assert code == 1 and not marker.exists() and "error PKG073" in out and "/evil.yaml: a path built" in out, out
+
+
+def test_a_log_output_outside_is_stopped_even_when_handed_over(tmp_path: Path, run_cli: Cli,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Our params check (PKG070) switched off too: the package checker would append its log to the victim."""
+    monkeypatch.setattr(confine, "available", lambda: confine._none("switched off by the test"))
+    vetted = handover.vetted_arguments
+    monkeypatch.setattr(handover, "vetted_arguments", lambda *a: (vetted(*a)[0], []))
+    victim = tmp_path / "bashrc"
+    victim.write_text("# mine\n", encoding="utf-8")
+    org = fast_tree(tmp_path, f"rcp-bypass\nlog_output={victim}\n", ROOT / "systems")
+    code, out, err = official(run_cli, org, "--unconfined")
+    assert code == 1 and victim.read_text(encoding="utf-8") == "# mine\n", out + err
+    assert f"error PKG073 package checker (python -m mlperf_logging.package_checker {ORG} training 6.1.0 " in out
+    assert f"the reference tried writing {victim}, outside the working folder" in out
+
+
 def test_without_bubblewrap_the_flow_refuses_unless_told(tmp_path: Path, run_cli: Cli,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")

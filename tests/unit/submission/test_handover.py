@@ -131,7 +131,7 @@ def test_the_tools_environment_holds_nothing_of_ours(tmp_path: Path, monkeypatch
 
 def test_each_confinement_wraps_the_command_and_says_what_it_is(tmp_path: Path) -> None:
     argv = confine.tool_command("mlperf_logging.package_checker", ["Graphcore"])
-    assert argv[:3] == [sys.executable, "-I", str(confine.LAUNCHER)]
+    assert argv[:4] == [sys.executable, "-I", "-B", str(confine.LAUNCHER)]
     assert argv[-2:] == ["mlperf_logging.package_checker", "Graphcore"] and argv[-3].endswith("mlperf_logging")
     bwrap = confine.Confinement("bwrap", "").wrap(argv, tmp_path)
     assert ["--bind", str(tmp_path), str(tmp_path)] == bwrap[bwrap.index("--bind"):bwrap.index("--bind") + 3]

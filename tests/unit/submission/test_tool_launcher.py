@@ -79,3 +79,15 @@ def test_a_refusal_stops_through_the_hook() -> None:
     hook("open", ("/nowhere/evil_common.yaml", "r", 0))
     hook("open", ("/nowhere/result_0.txt", "r", 0))
     assert said == ["open of /nowhere/evil_common.yaml: a rule file outside mlperf-logging's own folder"]
+
+
+def test_writes_go_only_to_the_working_folder(tmp_path: Path) -> None:
+    work = tmp_path / "unit"
+    watch = launcher.Policy(str(PACKAGE), list(sys.path), str(work))
+    assert watch.why("open", (str(work / "Graphcore" / "results" / "scaling.json"), "w", 0)) is None
+    assert watch.why("open", (str(work / "package_checker.log"), "a", 0)) is None
+    assert watch.why("open", (os.devnull, "w", 0)) is None
+    assert watch.why("open", (str(tmp_path / "victim"), "r", 0)) is None  # reading: the confinement's business
+    for mode, flags in (("a", 0), ("r+", 0), ("x", 0), (None, os.O_WRONLY | os.O_CREAT), (None, os.O_RDWR)):
+        assert "outside the working folder" in str(watch.why("open", (str(tmp_path / "victim"), mode, flags)))
+    assert watch.why("open", (str(tmp_path / "victim"), None, os.O_RDONLY)) is None
