@@ -105,8 +105,8 @@ class Policy:
 
     @staticmethod
     def _text_read(path: str) -> bool:
-        """The seed checker reads a tree's source files as text; only code opened for import is refused, and the
-        import system never opens a module outside the import path (checked at every import)."""
+        """The seed checker reads a tree's source files as text, so a .py file opens anywhere; what Python imports
+        comes only from the import path (checked at every import), and compiling a file from elsewhere is refused."""
         return path.lower().endswith((".py", ".pyw"))
 
     def _code_file(self, name: object, what: str) -> str | None:
