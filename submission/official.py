@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mlsubmit.checker import is_org
 from mlsubmit.submission import archive as arch
-from mlsubmit.submission import confine, handover
+from mlsubmit.submission import confine, handover, tool_launcher
 from mlsubmit.submission import encryption as enc
 
 from mlsubmit.core.codes import finding
@@ -54,6 +54,7 @@ class Step:
     last: list[str] = field(default_factory=list)
     org: str = ""
     errors: list[str] = field(default_factory=list)  # the step's own error lines, quoted by its finding
+    refused: str = ""  # what the launcher stopped the tool from reading or doing (submission/tool_launcher.py)
 
     def to_dict(self) -> dict[str, object]:
         return {"step": self.name, "org": self.org, "command": self.command, "passed": self.passed,
@@ -258,11 +259,23 @@ def _run_module(module: str, args: list[str], cwd: Path) -> Step:
         passed = passed and any(PACKAGE_OK in line for line in lines)
     elif module == "repo_checker":
         passed = passed and any(REPO_OK in line for line in lines)
-    step = Step(name, command, passed, _last(lines, module))
+    refused = refusal(lines, done.returncode)
+    step = Step(name, command, passed and not refused, _last(lines, module))
     if done.returncode != 0:
         step.last.append(f"(exit status {done.returncode})")
-    step.errors = _errors(lines) if not passed else []
+    step.errors = _errors(lines) if not step.passed else []
+    step.refused = refused.replace(str(cwd) + os.sep, "")  # the tree's own names, not our temporary folder's
     return step
+
+
+def refusal(lines: list[str], status: int) -> str:
+    """What the launcher refused the tool, from its marker line (or its exit status alone), else ""."""
+    said = [ln.split(tool_launcher.MARKER, 1)[1].strip() for ln in lines if tool_launcher.MARKER in ln]
+    if said:
+        return said[-1]
+    if status == tool_launcher.REFUSED_EXIT:
+        return f"the launcher stopped the tool (exit status {status}) without saying what it read"
+    return ""
 
 
 def _last(lines: list[str], module: str) -> list[str]:
@@ -279,7 +292,11 @@ def _errors(lines: list[str]) -> list[str]:
 
 
 def step_finding(step: Step, display: str) -> Finding:
-    """A failing reference step, in its own words: its error lines, else its last lines."""
-    words = step.errors or step.last
+    """A failing reference step, in its own words: its error lines, else its last lines; a step the launcher
+    stopped is PKG073, naming what it refused."""
     where = f"{display}:{step.org}" if step.org and os.path.basename(display) != step.org else display
+    if step.refused:
+        return finding("PKG073", where, f"{step.name} ({step.command}) was stopped: the reference tried "
+                       f"{step.refused}")  # fmt: skip
+    words = step.errors or step.last
     return finding("PKG062", where, f"{step.name} failed ({step.command}): " + " | ".join(words))

@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such archive or folder")
+    confined = confine.available()
+    if not confined.confined and not getattr(args, "unconfined", False):
+        raise UsageError(f"--official runs the reference tools confined with bubblewrap, which cannot be used here "
+                         f"({confined.why}): install the "
+                         f"'{confine.PACKAGE}' package, or pass --unconfined to run them with this user's rights")
     # the plaintext, the copy and the reference tools' logs never outlive the run, a second SIGTERM or SIGINT included
     with scratch_folder("mlsubmit-official-") as work:
         return _run(args, paths, work)
@@ -107,13 +112,15 @@ def _finish(args: argparse.Namespace, report: Report, steps: list[chair.Step], r
                          steps=tuple(s.to_dict() for s in steps))
     release = mlperf_logging_version()
     report.meta.update({"command": "verify --official", "ruleset": ruleset or "", "version": __version__,
+                        "confinement": confine.available().kind,
                         "mlperf_logging": release, "script": chair.script_name(ruleset) if ruleset else "",
                         "steps": "; ".join(f"{s.name}{f' [{s.org}]' if s.org else ''}: {'pass' if s.passed else 'FAIL'}"
                                            for s in steps)})
     _print_steps(steps, release, ruleset)
     code = emit(report, args)
     verdict = "every step passed" if code == 0 and all(s.passed for s in steps) else "FAILED"
-    print(f"mlsubmit: {display}: the chair's flow with mlperf-logging {release}: {verdict}", file=sys.stderr)
+    where = "" if confine.available().confined else " (NOT confined: --unconfined)"
+    print(f"mlsubmit: {display}: the chair's flow with mlperf-logging {release}{where}: {verdict}", file=sys.stderr)
     return code if all(s.passed for s in steps) or code else 1
 
 

@@ -25,4 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="run the results chair's own flow instead: pack_submission.sh --unpack and the round's "
                         "verify script with the installed mlperf-logging, then report --against the chair's summary "
                         "(ARCHIVE may also be an organisation folder or a folder of them)")
+    parser.add_argument("--unconfined", action="store_true",
+                        help="with --official: run the reference tools even where bubblewrap (bwrap) cannot confine "
+                        "them (they could then read this user's files and reach the network); said in the output")
     add_output_options(parser)
