@@ -178,8 +178,8 @@ def member_problem(member: tarfile.TarInfo) -> str | None:
 def unpack(archive: Path, dest: Path, display: str, too_big: Bound | None = None) -> Unpacked:
     """Extract the plain files and folders of a tar.gz into dest; every other member is refused with a finding.
     Members are written by our own code from checked names (tarfile's extract is never used), with fixed modes and
-    no owners, so an archive cannot place anything outside dest or create links or devices; a file `too_big(name,
-    size)` says is past what the caller reads (from its header's size) is never written (PKG071)."""
+    no owners, so an archive cannot place anything outside dest or create links or devices; at a file `too_big(name,
+    size)` says is past what the caller reads (from its header's size), unpacking stops unwritten (PKG071)."""
     findings: list[Finding] = []
     result = Unpacked(findings=findings)
     written: set[str] = set()
@@ -211,7 +211,7 @@ def unpack(archive: Path, dest: Path, display: str, too_big: Bound | None = None
                     continue
                 if too_big is not None and (why := too_big(clean, member.size)):
                     findings.append(finding("PKG071", shown, why))
-                    continue
+                    break  # skipping it in the stream would take minutes (tarfile re-joins its buffer per block)
                 total += member.size
                 if total > MAX_UNPACKED:
                     findings.append(finding("PKG044", shown, f"the archive unpacks to more than {MAX_UNPACKED} bytes"))

@@ -181,3 +181,10 @@ def test_dropped_records_past_the_findings_cap_keep_the_unit_from_the_tools(tmp_
         refused = handover.dropped_but_read([_dropped(log, 1, code, repeats)], tmp_path, "Graphcore")
         assert [(f.code, f.line) for f in refused] == [("PKG074", 1)], code
         assert "our reader did not read all of this result log" in refused[0].message
+
+
+def test_an_archive_member_is_judged_by_its_headers_size() -> None:
+    assert handover.past_bound("Graphcore/benchmarks/bert/blob.bin", 2 << 30) is not None
+    assert handover.past_bound("Graphcore/results/s/bert/result_0.txt", 100 << 20) is None  # 128 MiB for a log
+    assert handover.past_bound("Graphcore/results/s/bert/result_0.txt", 129 << 20) is not None
+    assert handover.past_bound("Graphcore/systems/s.json", 1 << 20) is None
