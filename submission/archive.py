@@ -14,7 +14,7 @@ import hashlib
 import os
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -31,6 +31,7 @@ MAX_MEMBERS = 50_000
 # No submission nests this deep; deeper names end unpacking in RecursionError or exceed PATH_MAX on disk.
 MAX_MEMBER_DEPTH = 128
 MAX_MEMBER_NAME = 3072
+Bound = Callable[[str, int], "str | None"]  # why a member (its name, its size) is not written, or None
 
 
 def fixed_mtime() -> int:
@@ -174,15 +175,13 @@ def member_problem(member: tarfile.TarInfo) -> str | None:
     return None
 
 
-def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
+def unpack(archive: Path, dest: Path, display: str, too_big: Bound | None = None) -> Unpacked:
     """Extract the plain files and folders of a tar.gz into dest; every other member is refused with a finding.
-
     Members are written by our own code from checked names (tarfile's extract is never used), with fixed modes and
-    no owners, so an archive cannot place anything outside dest or create links or devices.
-    """
-    result = Unpacked(findings=[])
-    findings = result.findings
-    assert findings is not None
+    no owners, so an archive cannot place anything outside dest or create links or devices; at a file `too_big(name,
+    size)` says is past what the caller reads (from its header's size), unpacking stops unwritten (PKG071)."""
+    findings: list[Finding] = []
+    result = Unpacked(findings=findings)
     written: set[str] = set()
     total = 0
     problem = _gzip_problem(archive)
@@ -210,6 +209,9 @@ def unpack(archive: Path, dest: Path, display: str) -> Unpacked:
                 if member.isdir():
                     target.mkdir(parents=True, exist_ok=True)
                     continue
+                if too_big is not None and (why := too_big(clean, member.size)):
+                    findings.append(finding("PKG071", shown, why))
+                    break  # skipping it in the stream would take minutes (tarfile re-joins its buffer per block)
                 total += member.size
                 if total > MAX_UNPACKED:
                     findings.append(finding("PKG044", shown, f"the archive unpacks to more than {MAX_UNPACKED} bytes"))

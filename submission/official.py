@@ -167,7 +167,7 @@ def open_archive(archive: Path, display: str, passphrase_file: Path | None, work
     if not step.passed:
         return opened
     opened.tree.mkdir()
-    unpacked = arch.unpack(plain, opened.tree, display)
+    unpacked = arch.unpack(plain, opened.tree, display, handover.past_bound)  # a file past it: not even written
     plain.unlink()
     opened.findings += unpacked.findings or []
     ok = not unpacked.findings

@@ -130,7 +130,8 @@ _OPENING = ("sha1 check", "decryption", "unpack", "handover", "report --against"
 
 def _handover_step(ready: handover.Handover, org: str) -> chair.Step:
     """The step that says what the tools were handed and how they run, or why they were not."""
-    command = "our checks before the reference tools (links, names, values used as paths, params, input size)"
+    command = ("our checks before the reference tools (links, names, the logs they open, values used as paths, "
+               "records they read and we drop, params, input size)")
     if ready.refused:
         return chair.Step("handover", command, False, handover.refusal_words(ready.refused), org=org)
     return chair.Step("handover", command, True, [confine.available().words], org=org)
@@ -148,7 +149,7 @@ def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, displ
         run = run_check([str(ready.unit / org)], CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs)))
         inside = str(ready.unit / org)  # our check's paths name the private copy: the user's name for it instead
         ready.refused = [f.with_path(shown + f.path[len(inside):]) if f.path.startswith(inside) else f
-                         for f in handover.blocking(run.report.all_findings())]
+                         for f in handover.blocking(run.report.all_findings(), ready.unit, org)]
     gate = _handover_step(ready, org)
     if ready.refused or run is None:
         report.extend(ready.refused)

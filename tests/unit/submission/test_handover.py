@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mlsubmit.submission import confine, handover
+from mlsubmit.submission import confine, handover, handover_params
 
 
 def org(root: Path, name: str = "Graphcore") -> Path:
@@ -65,7 +65,7 @@ def test_names_the_tools_would_misread_are_refused(tmp_path: Path, name: str, ba
 def test_params_pass_only_as_the_package_checkers_options(tmp_path: Path, text: str, refused: list[str]) -> None:
     root = org(tmp_path)
     (root / "package_checker_params").write_text(text, encoding="utf-8")
-    args, found = handover.vetted_arguments(root, "p", tmp_path)
+    args, found = handover_params.vetted_arguments(root, "p", tmp_path)
     assert args and all(f.code == "PKG070" for f in found)
     assert [f.message.split(" ")[0] for f in found] == refused
 
@@ -74,7 +74,7 @@ def test_a_log_output_through_a_link_that_leaves_is_refused(tmp_path: Path) -> N
     root = org(tmp_path)
     os.symlink("/tmp", tmp_path / "out")
     (root / "package_checker_params").write_text("log_output=out/x\n", encoding="utf-8")
-    _, found = handover.vetted_arguments(root, "p", tmp_path)
+    _, found = handover_params.vetted_arguments(root, "p", tmp_path)
     assert [f.code for f in found] == ["PKG070"] and "leads outside" in found[0].message
 
 
@@ -85,7 +85,7 @@ def test_the_options_are_the_installed_package_checkers() -> None:
     known = {s for a in parser._actions for s in a.option_strings if s.startswith("--") and s != "--help"}
     valued = {s for a in parser._actions for s in a.option_strings if a.nargs is None and a.const is None
               and s.startswith("--") and s != "--help"}  # fmt: skip
-    assert known == set(handover.FLAGS + handover.VALUED) and valued == set(handover.VALUED)
+    assert known == set(handover_params.FLAGS + handover_params.VALUED) and valued == set(handover_params.VALUED)
 
 
 def test_result_files_past_the_bounds_are_not_handed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
