@@ -133,16 +133,21 @@ def fit(sets: Sequence[Set]) -> dict[str, object]:
     margins = {b: [m for m in map(_margin, ss) if m is not None] for b, ss in by_bench.items()}
     every_m = [m for ms in margins.values() for m in ms]
     pooled_m = sum(every_m) / len(every_m)
-    margin_sd = math.sqrt(sum((m - pooled_m) ** 2 for m in every_m) / max(1, len(every_m) - 1))
     centres = {b: (sum(ms) + MARGIN_POOL * pooled_m) / (len(ms) + MARGIN_POOL) for b, ms in margins.items()}
+    # how far a set sits from its own benchmark's centre (not from the pooled one: benchmarks differ)
+    squares = {b: sum((m - sum(ms) / len(ms)) ** 2 for m in ms) for b, ms in margins.items() if ms}
+    within = sum(squares.values()) / max(1, len(every_m) - len(squares))
+    pooled_sd = math.sqrt(within)
+    margin_sds = {b: math.sqrt((squares.get(b, 0.0) + MARGIN_POOL * within) / (max(0, len(ms) - 1) + MARGIN_POOL))
+                  for b, ms in margins.items()}
     times = {b: [v for v in map(_time_spreads, ss) if v is not None] for b, ss in by_bench.items()}
     every_t = [v for vs in times.values() for v in vs]
     pooled_t = sum(v * d for v, d in every_t) / max(1, sum(d for _, d in every_t)) if every_t else 0.03**2
     time_vars = {b: (sum(v * d for v, d in vs) + 4 * pooled_t) / (sum(d for _, d in vs) + 4)
                  for b, vs in times.items()}
 
-    def row(rate: float, var: float, margin: float, tvar: float, sets_: int, runs_: int, missed_: int
-            ) -> dict[str, object]:
+    def row(rate: float, var: float, margin: float, margin_sd: float, tvar: float, sets_: int, runs_: int,
+            missed_: int) -> dict[str, object]:
         return {"alpha": round(strength * rate, 6), "beta": round(strength * (1 - rate), 6),
                 "spread": round(max(math.sqrt(var), FLOOR), 6), "dof": dof, "margin": round(margin, 6),
                 "margin_sd": round(max(margin_sd, FLOOR), 6), "time_spread": round(max(math.sqrt(tvar), FLOOR), 6),
@@ -150,9 +155,11 @@ def fit(sets: Sequence[Set]) -> dict[str, object]:
 
     return {
         "model": risk.MODEL,
-        "pooled": row(pooled_rate, pooled_var, pooled_m, pooled_t, len(kept), runs_total, sum(missed.values())),
-        "benchmarks": {b: row(rates[b], scales[b], centres[b], time_vars[b], len(ss), sum(len(s.runs) for s in ss),
-                              sum(missed[s.name] for s in ss)) for b, ss in sorted(by_bench.items())},
+        "pooled": row(pooled_rate, pooled_var, pooled_m, pooled_sd, pooled_t, len(kept), runs_total,
+                      sum(missed.values())),
+        "benchmarks": {b: row(rates[b], scales[b], centres[b], margin_sds[b], time_vars[b], len(ss),
+                              sum(len(s.runs) for s in ss), sum(missed[s.name] for s in ss))
+                       for b, ss in sorted(by_bench.items())},
     }
 
 
