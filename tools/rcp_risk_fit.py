@@ -26,13 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from rcp_calibration import closed_set, folders  # noqa: E402
-
 from mlsubmit.checker.rcp import planning, risk  # noqa: E402
 from mlsubmit.checker.rcp.verdict import evaluate  # noqa: E402
 from mlsubmit.checker.rounds import benchmarks  # noqa: E402
 from mlsubmit.checker.rounds import window as rule  # noqa: E402
 from mlsubmit.checker.upstream.rcp_adapted import Window  # noqa: E402
+from rcp_calibration import closed_set, folders  # noqa: E402
 
 BANDS = ((0.0, 0.01), (0.01, 0.1), (0.1, 0.5), (0.5, 0.9), (0.9, 0.99), (0.99, 1.0001))
 POOL = 20.0  # runs' worth of the pooled rate each benchmark's rate of not converging is shrunk towards
@@ -130,21 +129,8 @@ def fit(sets: Sequence[Set]) -> dict[str, object]:
         return sum(_log_f(v / scales[b], d, nu) for b, vs in variances.items() for v, d in vs)
 
     dof = max(DOFS, key=dof_loglik)
-    margins = {b: [m for m in map(_margin, ss) if m is not None] for b, ss in by_bench.items()}
-    every_m = [m for ms in margins.values() for m in ms]
-    pooled_m = sum(every_m) / len(every_m)
-    centres = {b: (sum(ms) + MARGIN_POOL * pooled_m) / (len(ms) + MARGIN_POOL) for b, ms in margins.items()}
-    # how far a set sits from its own benchmark's centre (not from the pooled one: benchmarks differ)
-    squares = {b: sum((m - sum(ms) / len(ms)) ** 2 for m in ms) for b, ms in margins.items() if ms}
-    within = sum(squares.values()) / max(1, len(every_m) - len(squares))
-    pooled_sd = math.sqrt(within)
-    margin_sds = {b: math.sqrt((squares.get(b, 0.0) + MARGIN_POOL * within) / (max(0, len(ms) - 1) + MARGIN_POOL))
-                  for b, ms in margins.items()}
-    times = {b: [v for v in map(_time_spreads, ss) if v is not None] for b, ss in by_bench.items()}
-    every_t = [v for vs in times.values() for v in vs]
-    pooled_t = sum(v * d for v, d in every_t) / max(1, sum(d for _, d in every_t)) if every_t else 0.03**2
-    time_vars = {b: (sum(v * d for v, d in vs) + 4 * pooled_t) / (sum(d for _, d in vs) + 4)
-                 for b, vs in times.items()}
+    pooled_m, pooled_sd, centres, margin_sds = _margins(by_bench)
+    pooled_t, time_vars = _times(by_bench)
 
     def row(rate: float, var: float, margin: float, margin_sd: float, tvar: float, sets_: int, runs_: int,
             missed_: int) -> dict[str, object]:
@@ -161,6 +147,29 @@ def fit(sets: Sequence[Set]) -> dict[str, object]:
                               sum(len(s.runs) for s in ss), sum(missed[s.name] for s in ss))
                        for b, ss in sorted(by_bench.items())},
     }
+
+
+def _margins(by_bench: dict[str, list[Set]]) -> tuple[float, float, dict[str, float], dict[str, float]]:
+    """The margin prior: the pooled centre and spread, and each benchmark's, shrunk towards them. The spread is a
+    set's distance from its own benchmark's centre (not from the pooled one: benchmarks differ)."""
+    margins = {b: [m for m in map(_margin, ss) if m is not None] for b, ss in by_bench.items()}
+    every = [m for ms in margins.values() for m in ms]
+    pooled = sum(every) / len(every)
+    centres = {b: (sum(ms) + MARGIN_POOL * pooled) / (len(ms) + MARGIN_POOL) for b, ms in margins.items()}
+    squares = {b: sum((m - sum(ms) / len(ms)) ** 2 for m in ms) for b, ms in margins.items() if ms}
+    within = sum(squares.values()) / max(1, len(every) - len(squares))
+    sds = {b: math.sqrt((squares.get(b, 0.0) + MARGIN_POOL * within) / (max(0, len(ms) - 1) + MARGIN_POOL))
+           for b, ms in margins.items()}
+    return pooled, math.sqrt(within), centres, sds
+
+
+def _times(by_bench: dict[str, list[Set]]) -> tuple[float, dict[str, float]]:
+    """The pooled within-set variance of minutes per unit of convergence (log scale), and each benchmark's."""
+    times = {b: [v for v in map(_time_spreads, ss) if v is not None] for b, ss in by_bench.items()}
+    every = [v for vs in times.values() for v in vs]
+    pooled = sum(v * d for v, d in every) / max(1, sum(d for _, d in every)) if every else 0.03**2
+    return pooled, {b: (sum(v * d for v, d in vs) + 4 * pooled) / (sum(d for _, d in vs) + 4)
+                    for b, vs in times.items()}
 
 
 def _margin(s: Set) -> float | None:
@@ -262,7 +271,8 @@ def report(sets: Sequence[Set], rows: Sequence[Row]) -> str:
                      f"{'yes' if lo <= mean <= hi else 'NO'} |")
     model, base = brier(scored)
     lines += ["", f"Brier score {model:.4f}, base rate {base:.4f} (ratio {model / base:.2f})", "",
-              "| k | predictions | Brier | base rate | ratio | band covers |", "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "| k | predictions | Brier | base rate | ratio | band covers |",
+              "| ---: | ---: | ---: | ---: | ---: | ---: |"]
     for k in sorted({r.k for r in scored}):
         at = [r for r in scored if r.k == k]
         m, b = brier(at)

@@ -175,12 +175,11 @@ def band(p10: float, median: float, p90: float, unit: str = "min") -> str:
 
 
 def amount(value: float, unit: str) -> str:
-    """A convergence value in one format with its unit: six significant digits, thousands grouped, no exponent
-    (an exponent only past 10^15, for hostile values)."""
+    """A convergence value in the one format the RCP verdict (TREE018/TREE019) writes it: four decimals and its
+    unit (an exponent only past 10^15, for hostile values)."""
     if not math.isfinite(value) or abs(value) >= 1e15:
         return f"{value:.6g} {unit}"
-    digits = 0 if value == 0 else math.floor(math.log10(abs(value)))
-    return f"{value:,.{min(6, max(0, 5 - digits))}f} {unit}"
+    return f"{value:.4f} {unit}"
 
 
 def _logs(values: Sequence[float]) -> np.ndarray:

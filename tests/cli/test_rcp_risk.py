@@ -14,6 +14,7 @@ from fixtures.synth import RunSpec, render
 from fixtures.synth_org import system, write_org
 from jsonschema import Draft202012Validator
 from mlsubmit.checker.rcp import risk
+
 from mlsubmit.core.support.schema_loader import load_schema
 
 _EPOCH = re.compile(r'("epoch_num": )([0-9.e+-]+)')
@@ -67,6 +68,7 @@ def test_a_zero_spread_record_and_an_outlier_the_olympic_mean_drops(run_cli: Any
     more = [_run("maskrcnn", "1.1.0", i, None, evals=e, converge_at=e * 118_287, **hp)
             for i, e in ((3, 14), (4, 15))]
     code, out, _ = run_cli("check", "--ruleset", "1.1.0", "--format", "json", _raw(tmp_path / "three", texts + more))
+    assert code in (0, 1)
     codes = {f["code"] for f in _findings(out)}
     assert "TREE019" in codes and "TREE018" not in codes and "RUN009" not in codes  # passes; complete: no risk
 
@@ -123,6 +125,7 @@ def test_a_placeholder_platform_does_not_split_the_folder(run_cli: Any, tmp_path
     texts = [_run("resnet", "1.1.0", i, None, evals=35, platform=p)
              for i, p in enumerate(("pod16", "1xSUBMISSION_PLATFORM_PLACEHOLDER", "pod16"))]
     code, out, _ = run_cli("check", "--ruleset", "1.1.0", "--format", "json", _raw(tmp_path / "runs", texts))
+    assert code in (0, 1)
     found = _findings(out)
     (projection,) = [f for f in found if f["code"] == "RUN006"]
     assert "1 run(s) log platform '1xSUBMISSION_PLATFORM_PLACEHOLDER', a placeholder: counted with pod16" in (
