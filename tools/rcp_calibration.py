@@ -3,9 +3,10 @@
 For every closed results folder with an RCP and its full N runs: the runs in start order, the prediction made
 from the first k (k = 3 .. N-1) against the verdict of all N (mlperf-logging's RCP check, as `check` gives it).
 Prints a Markdown calibration table (predicted chance of a fail, in bands, against the observed rate), the sets
-that failed, and the time per assessment. docs/runs.md quotes its output.
+that failed, and the time per assessment, without cross-validation; tools/rcp_risk_fit.py gives the
+cross-validated figures docs/runs.md quotes.
 
-    .venv/bin/python tools/rcp_calibration.py [CORPUS] [--own-from K]
+    .venv/bin/python tools/rcp_calibration.py [CORPUS]
 """
 
 from __future__ import annotations
@@ -57,9 +58,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", default=os.environ.get("MLSUBMIT_CORPUS", str(ROOT.parent / "shared"
                                                                                             / "corpus")))
-    parser.add_argument("--own-from", type=int, default=risk.OWN_FROM)
     args = parser.parse_args(argv)
-    risk.OWN_FROM = args.own_from
     rows: list[tuple[float, bool, str, int]] = []
     failed_sets, sets, spent, calls = [], 0, 0.0, 0
     for ruleset, folder in folders(Path(args.corpus)):
@@ -79,13 +78,13 @@ def main(argv: list[str]) -> int:
             spent, calls = spent + time.perf_counter() - start, calls + 1
             if found is not None:
                 rows.append((found.p_fail, not verdict.passed, name, k))
-    print(table(rows, sets, failed_sets, spent / max(1, calls), args.own_from))
+    print(table(rows, sets, failed_sets, spent / max(1, calls)))
     return 0
 
 
-def table(rows: list[tuple[float, bool, str, int]], sets: int, failed: list[str], per_set: float, own: int) -> str:
+def table(rows: list[tuple[float, bool, str, int]], sets: int, failed: list[str], per_set: float) -> str:
     lines = [f"{sets} closed sets with their N runs ({len(failed)} fail their RCP), {len(rows)} predictions "
-             f"(k = 3 .. N-1; the set's own spread from {own} converged runs); {per_set * 1000:.0f} ms a "
+             f"(k = 3 .. N-1; model {risk.MODEL}); {per_set * 1000:.0f} ms a "
              "prediction on average", "",
              "| predicted P(RCP fail) | predictions | sets | mean predicted | observed fail rate |",
              "| --- | ---: | ---: | ---: | ---: |"]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rcp.risk import Risk, Run, assess, strictness
+from mlsubmit.checker.rcp.risk import Risk, Run, amount, assess, percent, strictness
 from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import window as rule
@@ -25,19 +26,34 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity
 
+__all__ = ["amount", "percent"]  # runs show writes chances and amounts as RUN009 does
 
-def runs_of(facts: Sequence[LogFacts], ruleset: str) -> tuple[list[Run], float | None]:
-    """Each run as the RCP check reads it, and the first batch size the runs log."""
+
+def _number(value: object) -> float | None:
+    """A log's number as a finite float, or None (a bool, a string, NaN, infinity, or an integer too large for a
+    float: a 4,001-digit epoch_num is no convergence point the risk can use)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def runs_of(facts: Sequence[LogFacts], ruleset: str, *, train_samples: bool = False
+            ) -> tuple[list[Run], float | None]:
+    """Each run as the RCP check reads it (with the tree's `rcp_bert_train_samples` when `train_samples`), and
+    the first batch size the runs log."""
     out, batch = [], None
     for f in facts:
-        conv = run_convergence(f, ruleset)
-        size = conv.batch_size
-        if batch is None and not isinstance(size, bool) and isinstance(size, (int, float)) and size > 0:
-            batch = float(size)
-        value = conv.epochs
-        ok = conv.converged and value != NOT_CONVERGED and isinstance(value, (int, float)) and math.isfinite(value)
-        minutes = f.minutes if f.minutes is not None and math.isfinite(f.minutes) else None
-        out.append(Run(float(value) if ok else None, minutes))
+        conv = run_convergence(f, ruleset, train_samples=train_samples)
+        size = _number(conv.batch_size)
+        if batch is None and size is not None and size > 0:
+            batch = size
+        value = _number(conv.epochs)
+        ok = conv.converged and value is not None and value != NOT_CONVERGED
+        out.append(Run(value if ok else None, _number(f.minutes)))
     return out, batch
 
 
@@ -53,10 +69,10 @@ def window_for(ruleset: str, benchmark: str, batch_size: float | None, rcps: str
         return None
 
 
-def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: str | None = None
-                 ) -> tuple[Risk | None, Window | None]:
+def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: str | None = None, *,
+                 train_samples: bool = False) -> tuple[Risk | None, Window | None]:
     """The risk of a closed set whose scored runs so far are `facts` (start order)."""
-    runs, batch = runs_of(facts, ruleset)
+    runs, batch = runs_of(facts, ruleset, train_samples=train_samples)
     win = window_for(ruleset, benchmark, batch, rcps)
     if win is None or win.kind == "above" or not runs:
         return None, win
@@ -65,7 +81,7 @@ def assess_facts(benchmark: str, ruleset: str, facts: Sequence[LogFacts], rcps: 
 
 
 def risk_finding(where: str, benchmark: str, ruleset: str, facts: Sequence[LogFacts], *, limit: float | None,
-                 rcps: str | None = None, window_note: str = "") -> Finding | None:
+                 rcps: str | None = None, window_note: str = "", train_samples: bool = False) -> Finding | None:
     """RUN009 for a closed set short of its N runs, or with more (`window_note` then says what the median-window
     rule does); None when the benchmark has no RCP check, no run converged yet or the set has exactly N runs. An
     error when `limit` is given and the chance of an RCP fail is above it (--fail-on rcp-risk)."""
@@ -74,7 +90,7 @@ def risk_finding(where: str, benchmark: str, ruleset: str, facts: Sequence[LogFa
     n = benchmarks.runs(benchmark)
     if n is not None and len(facts) >= n and not window_note:
         return None  # a complete set: TREE018/TREE019 is the verdict itself, nothing is left to chance
-    risk, win = assess_facts(benchmark, ruleset, facts, rcps)
+    risk, win = assess_facts(benchmark, ruleset, facts, rcps, train_samples=train_samples)
     if win is not None and win.kind == "above":
         return finding("RUN009", where, "no RCP at this batch size (the largest is smaller): the check asks for a "
                        "new RCP, so the set fails until one is submitted" + window_note,
@@ -83,12 +99,27 @@ def risk_finding(where: str, benchmark: str, ruleset: str, facts: Sequence[LogFa
         return None
     unit = benchmarks.unit(benchmark, ruleset)
     assert win is not None
-    text = (f"{risk.words(unit)}; RCP window {win.fastest:.6g}-{win.rcp_mean:.6g} {unit} ({win.kind}: "
-            f"{', '.join(name for name, _ in win.references)}){window_note}")
+    text = (f"{risk.words(unit)}; RCP window {amount(win.fastest, unit)} (fastest allowed) to "
+            f"{amount(win.rcp_mean, unit)} (RCP mean) ({win.kind}: {', '.join(name for name, _ in win.references)})"
+            f"{' (read from train_samples: rcp_bert_train_samples)' if train_samples else ''}{window_note}")
     over = limit is not None and risk.p_fail > limit
     if over:
         text += f"; above the project's limit of {limit:.1%} (--fail-on rcp-risk)"
-    return finding("RUN009", where, text, severity=Severity.ERROR if over else None)
+    found = finding("RUN009", where, text, severity=Severity.ERROR if over else None)
+    data = {**risk.to_dict(), "unit": unit, "window": window_data(win)}
+    if risk.p_fail < LOW_RISK and not over:  # the hint's "time to change hyperparameters" is not for a safe set
+        found = replace(found, hint="Nothing to do: the set is unlikely to fail its RCP. `check --fail-on "
+                        "rcp-risk=0.05` makes a riskier set an error, for CI.")
+    return replace(found, risk=data)
+
+
+LOW_RISK = 0.01  # below this chance of an RCP fail, RUN009's hint says there is nothing to change
+
+
+def window_data(win: Window) -> dict[str, Any]:
+    """The RCP window behind a risk, for RUN009's data."""
+    return {"kind": win.kind, "fastest": win.fastest, "rcp_mean": win.rcp_mean,
+            "records": [name for name, _ in win.references]}
 
 
 def window_effect(minutes: Sequence[float], n: int, benchmark: str) -> str:

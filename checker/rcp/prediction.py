@@ -321,5 +321,6 @@ def _prediction(runs: Sequence[ParsedLog], benchmark: str, ruleset: str, line: i
     # the RCP planning's numpy (rcp/risk.py) only once a verdict is made (start-up of `advise`)
     from mlsubmit.checker.rcp.planning import risk_finding
 
-    risk = risk_finding(runs[0].path, benchmark, ruleset, seen, limit=None)  # RUN009: the set once complete
+    # RUN009: the set once complete, attached to the set (the runs' folder), not to one of its logs
+    risk = risk_finding(folder or runs[0].path, benchmark, ruleset, seen, limit=None)
     return [finding("HP008", runs[0].path, text, line=line, severity=severity), *([risk] if risk else [])]

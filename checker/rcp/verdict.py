@@ -108,9 +108,10 @@ def _served(runs: Sequence[LogFacts]) -> dict[str, tuple[str, LogFacts]]:
     return out
 
 
-def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str) -> RunConvergence:
+def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str, train_samples: bool = False
+              ) -> RunConvergence:
     try:
-        failed, epochs, bs, bench = module.read_submission_file(served, ruleset, False)
+        failed, epochs, bs, bench = module.read_submission_file(served, ruleset, train_samples)
     except Exception as exc:  # the reference's reader raises: its package checker stops here
         return RunConvergence(facts.path, -1, facts.benchmark, False, NOT_CONVERGED, said(exc))
     return RunConvergence(facts.path, bs, bench if isinstance(bench, str) else None, not failed,
@@ -146,15 +147,16 @@ def _convergence(mod: Any, served: dict[str, tuple[str, LogFacts]], ruleset: str
     return tuple(_read_run(mod, name, facts, ruleset) for name, (_, facts) in served.items())
 
 
-def run_convergence(facts: LogFacts, ruleset: str) -> RunConvergence:
-    """One run's convergence as the reference reads it (the report's per-run `to_converge`)."""
+def run_convergence(facts: LogFacts, ruleset: str, *, train_samples: bool = False) -> RunConvergence:
+    """One run's convergence as the reference reads it (the report's per-run `to_converge`); `train_samples`: as
+    the package checker's --rcp-bert-train-samples reads it (a tree's package_checker_params)."""
     # mlperf-logging's RCP checker only when a set is judged (start-up)
     from mlsubmit.checker.upstream.rcp_adapted import module, serving
 
     served = _served([facts]) or {f"{_FOLDER}/result_0.txt": (_text(facts), facts)}
     name, (text, _) = next(iter(served.items()))
     with serving({name: text}, _answers({name: (text, facts)}, ruleset), ruleset):
-        return _read_run(module(), name, facts, ruleset)
+        return _read_run(module(), name, facts, ruleset, train_samples)
 
 
 def evaluate(

@@ -148,11 +148,14 @@ def check_folder(org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], 
     for flag in sorted(honoured | sys_honoured):
         out.append(finding("TREE022", folder.shown, f"{flag} requested in package_checker_params"))
     asked = written | sys_written | org_flags  # the organisation's flags are the verify script's, from 2.0 on
-    return out + closed_set_checks(folder, runs, options, asked, org_flags)[0] + _in_progress(folder, runs, options)
+    return (out + closed_set_checks(folder, runs, options, asked, org_flags)[0]
+            + _in_progress(folder, runs, options, params.BERT_TRAIN_SAMPLES in org_flags))
 
 
-def _in_progress(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions) -> list[Finding]:
-    """RUN009 for a results folder still short of the round's N runs: its chance of an RCP fail once complete."""
+def _in_progress(folder: BenchFolder, runs: list[LogFacts], options: CheckOptions, train_samples: bool = False
+                 ) -> list[Finding]:
+    """RUN009 for a results folder still short of the round's N runs: its chance of an RCP fail once complete,
+    its runs read as the verdict reads them (the tree's rcp_bert_train_samples)."""
     n = benchmarks.runs(folder.name)
     if n is None or len(runs) >= n:
         return []
@@ -161,7 +164,7 @@ def _in_progress(folder: BenchFolder, runs: list[LogFacts], options: CheckOption
 
     ordered = sorted(runs, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
     found = risk_finding(folder.shown, folder.name, options.ruleset, ordered, limit=options.rcp_risk_limit,
-                         rcps=for_benchmark(options.custom_rcps, folder.name))
+                         rcps=for_benchmark(options.custom_rcps, folder.name), train_samples=train_samples)
     return [found] if found is not None else []
 
 

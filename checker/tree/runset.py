@@ -80,6 +80,7 @@ class RunSet:
     key: SetKey
     where: str  # the raw folder, as given
     runs: list[tuple[str, LogFacts]]  # (display path, facts), in start order
+    note: str = ""  # how the set's system was decided, when some runs' logs name a placeholder platform
 
     @property
     def facts(self) -> list[LogFacts]:
@@ -107,8 +108,20 @@ def order_key(display: str, facts: LogFacts) -> tuple[float, str]:
     return (start if start is not None else math.inf, display)
 
 
+_PLACEHOLDERS = ("", "n/a", "na", "none", "null", "todo", "tbd", "unknown", UNNAMED)
+
+
+def placeholder(system: str) -> bool:
+    """Whether a platform a log names is a placeholder, not a system: `<N>xSUBMISSION_PLATFORM_PLACEHOLDER` (the
+    reference implementations' default, in thousands of published logs), N/A, TODO, TBD, empty."""
+    plain = system.strip().lower()
+    return "placeholder" in plain or plain in _PLACEHOLDERS
+
+
 def group(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[RunSet]:
-    """The folder's runs with records, by (system, benchmark, division), each set in start order."""
+    """The folder's runs with records, by (system, benchmark, division), each set in start order. Runs whose logs
+    name a placeholder platform join the folder's set of the same benchmark and division: one set per folder
+    whatever a placeholder says (the system the folder's other runs name decides, the set's note says so)."""
     sets: dict[SetKey, list[tuple[str, LogFacts]]] = {}
     for ref in folder.logs:
         found = facts.get(ref.display)
@@ -116,7 +129,23 @@ def group(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOptions) 
             continue
         key = SetKey(system_of(ref, found, options), found.benchmark or UNNAMED, found.division or UNNAMED)
         sets.setdefault(key, []).append((ref.display, found))
-    return [RunSet(k, folder.display, sorted(v, key=lambda r: order_key(*r))) for k, v in sorted(sets.items())]
+    notes: dict[SetKey, str] = {}
+    for key in [k for k in sets if placeholder(k.system)]:
+        named = sorted((k for k in sets if not placeholder(k.system) and (k.benchmark, k.division) ==
+                        (key.benchmark, key.division)), key=lambda k: (-len(sets[k]), k))
+        placeholders = sorted(k for k in sets if placeholder(k.system) and (k.benchmark, k.division) ==
+                              (key.benchmark, key.division))
+        into = named[0] if named else placeholders[0]
+        if into == key:
+            continue
+        moved = sets.pop(key)
+        sets[into] += moved
+        what = f"{len(moved)} run(s) log platform {key.system!r}, a placeholder"
+        whose = "the system the folder's other runs name" if named else "the first placeholder, by name"
+        notes[into] = "; ".join(x for x in (notes.get(into, ""), f"{what}: counted with {into.system} ({whose})")
+                                if x)
+    return [RunSet(k, folder.display, sorted(v, key=lambda r: order_key(*r)), notes.get(k, ""))
+            for k, v in sorted(sets.items())]
 
 
 def view(rs: RunSet, runs: list[tuple[str, LogFacts]]) -> tuple[BenchFolder, list[LogFacts], dict[str, str]]:
@@ -227,7 +256,8 @@ def _projection(rs: RunSet, scored: list[tuple[str, LogFacts]], result: RcpResul
         score = f"; projected score {mean * result.scaling_factor:.2f} min"
     n = benchmarks.runs(bench)
     so_far = f" so far ({len(scored)} of {n} runs)" if n and len(scored) < n else ""
-    return finding("RUN006", rs.where, f"{shown} over {len(scored)} scored run(s){so_far}; {rcp}{score}")
+    note = f"; {rs.note}" if rs.note else ""
+    return finding("RUN006", rs.where, f"{shown} over {len(scored)} scored run(s){so_far}; {rcp}{score}{note}")
 
 
 def _raw_names(found: Finding, back: dict[str, str]) -> Finding:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 
 class Severity(str, enum.Enum):
@@ -73,6 +74,8 @@ class Finding:
     waived: Waived | None = None
     repeats: int = 0
     case: str | None = None
+    # figures a finding carries as data besides its words (RUN009's risk: rcp/risk.py Risk.to_dict); not compared
+    risk: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     @property
     def family(self) -> str:
@@ -106,6 +109,8 @@ class Finding:
             ]
         if self.waived is not None:
             out["waived"] = self.waived.to_dict()
+        if self.risk is not None:
+            out["risk"] = dict(self.risk)
         return out
 
 

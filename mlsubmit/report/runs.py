@@ -24,7 +24,7 @@ from typing import IO, Any
 from mlsubmit.checker import median_window
 from mlsubmit.checker.base.ledger import Entry as LedgerEntry
 from mlsubmit.checker.base.ledger_rows import BY_SET, Reader
-from mlsubmit.checker.rcp.planning import ledger_risk
+from mlsubmit.checker.rcp.planning import amount, ledger_risk, percent
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
 from mlsubmit.core.support.display_escape import html_text as esc
@@ -150,12 +150,12 @@ def write_text(reader: Reader, out: IO[str]) -> None:
             out.write(f"\n{inert(view.label)}: {_status(view)}\n")
             mean, fastest = view.rcp
             if mean is not None and fastest is not None:
-                out.write(f"  RCP window: fastest allowed {fastest:.4g}, RCP mean {mean:.4g} "
-                          f"{inert(benchmarks.unit(view.benchmark))}\n")
+                unit = inert(benchmarks.unit(view.benchmark))
+                out.write(f"  RCP window: fastest allowed {amount(fastest, unit)}, RCP mean {amount(mean, unit)}\n")
             if view.risk is not None:
                 out.write(f"  risk: {view.risk.words(benchmarks.unit(view.benchmark))}\n")
         shown = f"{e.minutes:.2f} min" if e.minutes is not None else "-"
-        conv = f"{e.to_converge:.6g} {inert(e.unit)}" if e.to_converge is not None else "did not converge"
+        conv = amount(e.to_converge, inert(e.unit)) if e.to_converge is not None else "did not converge"
         out.write(f" {'*' if view.marked(i) else ' '}{i:3d} {start_text(e.run_start_ms)}  {shown:>11}  {conv:<24} "
                   f"{e.verdict:<4} {e.sha256[:12]} {inert(e.shown)}\n")
 
@@ -208,8 +208,8 @@ def _risk_html(view: SetView) -> str:
     unit = benchmarks.unit(view.benchmark)
     marks = [] if risk.score is None else [("10 %", risk.score[0]), ("median", risk.score[1]),
                                            ("90 %", risk.score[2])]
-    title = (f"final score once {risk.required} runs are in: P(RCP fail) {risk.p_fail:.1%}, "
-             f"P(normalised) {risk.p_normalised:.1%}")
+    title = (f"final score once {risk.required} runs are in: P(RCP fail) {percent(risk.p_fail, risk.certain)}, "
+             f"P(normalised) {percent(risk.p_normalised, risk.certain)}")
     if risk.runs >= risk.required:  # the verdict itself: nothing to draw
         return f'<p class="risk">{esc(risk.words(unit))}</p>'
     return (f'<p class="risk">{esc(risk.words(unit))}</p>'
