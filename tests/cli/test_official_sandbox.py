@@ -32,8 +32,10 @@ IMPL = Path("benchmarks") / BENCHMARK / "implementations" / "ipu"
 
 @pytest.fixture
 def gate_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Our own check's verdict is ignored: every organisation is handed to the reference tools."""
-    monkeypatch.setattr(handover, "blocking", lambda _found: [])
+    """Our own gate is switched off: its verdict on the check's findings, the folder names and the logs the tools
+    open against ours; every organisation is handed to the reference tools."""
+    for gate in ("blocking", "unsafe_names", "unlike_ours"):
+        monkeypatch.setattr(handover, gate, lambda *_args, **_kwargs: [])
 
 
 @pytest.fixture(params=["bwrap", "unconfined"])
