@@ -227,8 +227,8 @@ def group_by_round(paths: Iterable[str], known: Sequence[str], why: dict[str, se
         elif not inner:
             raise UsageError(
                 f"{given}: cannot tell its round (no training_results_vX.Y folder holds it, and no {ROUND_FILE}, "
-                f"{MANIFEST_FILE} of a packaged tree or {CONFIG_FILE} with [check] ruleset in it or above it); give --ruleset X.Y.Z, or write the "
-                f"round (e.g. 1.1) into {ROUND_FILE} at the tree's root"
+                f"{MANIFEST_FILE} of a packaged tree or {CONFIG_FILE} with [check] ruleset in it or above it); "
+                f"give --ruleset X.Y.Z, or write the round (e.g. 1.1) into {ROUND_FILE} at the tree's root"
             )
         for name in inner:
             _add(groups, ruleset_of_path(path / name) or "", os.path.join(given, name), known)

@@ -22,8 +22,9 @@ def _systems() -> Path | None:
     return found if (found / "ipu-pod16-POPART-closed.json").is_file() else None
 
 
-def test_an_unpacked_archive_is_checked_in_its_round_with_no_flags(tmp_path: Path, run_cli: Cli,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_an_unpacked_archive_is_checked_in_its_round_with_no_flags(
+    tmp_path: Path, run_cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     example = write_example(tmp_path / "work", _systems())
     code, _out, err = run_cli("package", example.config, "--archive", "--color", "never")
     assert code == 0, err
