@@ -64,7 +64,7 @@ def test_small_reports_keep_a_verdict_per_file_and_one_line_per_single_finding()
 
 
 def test_consequences_fold_under_their_root_cause_which_prints_first() -> None:
-    root = finding("LOG004", "a.log", "record is not valid JSON", line=163)
+    root = finding("LOG004", "a.log", "record is not valid JSON", line=163, case="last-record")
     after = [
         finding("RULE002", "a.log", f"'{k}' must appear exactly once; found 0", cause=cause_label(root))
         for k in ("run_stop", "eval_accuracy")
@@ -124,7 +124,7 @@ def truncated_report() -> Report:
     report = Report()
     report.add_file("a.log", [
         finding("RULE002", "a.log", "'run_stop' must appear exactly once; found 0"),
-        finding("LOG004", "a.log", "record is not valid JSON", line=27),
+        finding("LOG004", "a.log", "record is not valid JSON", line=27, case="last-record"),
         finding("HP001", "a.log", "'lr' is 3", line=5),
     ])
     report.add_file("b.log", [finding("RULE002", "b.log", "'run_stop' must appear exactly once; found 0")])
