@@ -32,3 +32,18 @@ def test_a_log_cut_at_its_last_record_is_called_truncated(tmp_path: Path, run_cl
     line = _broken_at(log, -1)
     code, out, _ = run_cli("check", "--ruleset", "1.0.0", log, "--color", "never")
     assert code == 1 and f"the log looks truncated at line {line} (its last record is cut off); so:" in out
+
+
+def test_the_hint_of_a_count_names_the_field_it_is_about(tmp_path: Path, run_cli: Cli) -> None:
+    import json
+
+    from conftest import ROOT
+
+    data = json.loads((ROOT / "systems" / "ipu-pod16-POPART-closed.json").read_text(encoding="utf-8"))
+    data["number_of_nodes"] = "1.0"
+    system = tmp_path / "ipu-pod16-POPART-closed.json"
+    system.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    code, out, _ = run_cli("check", "--ruleset", "1.1.0", system, "--format", "json")
+    (found,) = [f for f in json.loads(out)["files"][0]["findings"] if f["code"] == "SYS012"]
+    assert code == 1 and found["pointer"] == "/number_of_nodes"
+    assert found["hint"] == 'Write the count as digits only, e.g. "number_of_nodes": "1".'  # was accelerators_per_node
