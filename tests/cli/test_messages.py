@@ -47,3 +47,9 @@ def test_the_hint_of_a_count_names_the_field_it_is_about(tmp_path: Path, run_cli
     (found,) = [f for f in json.loads(out)["files"][0]["findings"] if f["code"] == "SYS012"]
     assert code == 1 and found["pointer"] == "/number_of_nodes"
     assert found["hint"] == 'Write the count as digits only, e.g. "number_of_nodes": "1".'  # was accelerators_per_node
+
+
+def test_the_strictness_query_says_what_it_measured(run_cli: Cli) -> None:
+    code, out, _ = run_cli("advise", "--ruleset", "5.0.0", "--strictness", "bert:448", "--color", "never")
+    assert code == 0 and "info HP011 bert_ref_448 (batch size 448" in out
+    assert out.splitlines()[-1] == "1 measured RCP record(s) compared, 0 failed; 0 error(s), 0 warning(s), 1 info"
