@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import repeat
 from pathlib import Path
@@ -258,9 +259,10 @@ class _Reader:
 LAST_RECORD = "last-record"  # the case of a LOG004 that is the log's last record: the log was likely cut off there
 
 
-def _last_record_marked(noted: list[Finding], last_good: int) -> list[Finding]:
+def _last_record_marked(found: Iterable[Finding], last_good: int) -> list[Finding]:
     """The reader's findings, the broken record after every good one (if any) marked LAST_RECORD: reports call
     the log truncated there, and only there (a record broken mid-file is not a cut-off log)."""
+    noted = list(found)
     broken = [f for f in noted if f.code == "LOG004" and f.line is not None]
     last = max(broken, key=lambda f: f.line or 0) if broken else None
     if last is None or (last.line or 0) < last_good:
