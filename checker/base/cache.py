@@ -41,9 +41,10 @@ if TYPE_CHECKING:
 
     from mlsubmit.core.findings import Finding
 
-FORMAT = 7  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer;
+FORMAT = 8  # 2: fewer series, call-site metadata only for seeds; 3: RCP lines; 4: key and digest; 5: RCP answer;
 # 6: a new log check (TREE049), whose findings older entries lack; 7: facts' long values clipped (LOG012 notes
-# it) and RULE010 (older entries say RULE008, a warning inside a tree, for a value that climbs out of the rule folder)
+# it) and RULE010 (older entries say RULE008, a warning inside a tree, for a value that climbs out of the rule folder);
+# 8: a finding's case is kept (LOG004's "last-record": a log cut off there, not a record broken mid-file)
 
 
 def _mlperf_logging_version() -> str:
@@ -75,7 +76,7 @@ def _finding_to_json(f: Finding) -> dict[str, Any]:
     return {
         "code": f.code, "severity": f.severity.value, "path": f.path, "message": f.message, "hint": f.hint,
         "line": f.line, "pointer": f.pointer, "related": [[r.path, r.line, r.pointer] for r in f.related],
-        **({"repeats": f.repeats} if f.repeats else {}),
+        **({"repeats": f.repeats} if f.repeats else {}), **({"case": f.case} if f.case else {}),
     }  # fmt: skip
 
 
@@ -83,7 +84,7 @@ def _finding_from_json(d: dict[str, Any], old: str, new: str) -> Finding:
     path = new if d["path"] == old else d["path"]
     related = tuple(Location(new if p == old else p, ln, ptr) for p, ln, ptr in d["related"])
     return Finding(d["code"], Severity(d["severity"]), path, d["message"], d["hint"], d["line"], d["pointer"], related,
-                   repeats=d.get("repeats", 0))
+                   repeats=d.get("repeats", 0), case=d.get("case"))
 
 
 def _occ(o: Any) -> list[Any]:

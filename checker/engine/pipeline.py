@@ -243,9 +243,26 @@ def _demote_run_errors(run: CheckRun, kept: frozenset[str]) -> None:
             ]
 
 
-def _note_alone(run: CheckRun) -> None:
-    """A log checked outside its tree keeps its errors, and says what its folder will make of them (POL001)."""
-    for ref in run.targets.loose_logs:
+def _demote_set_errors(run: CheckRun, options: CheckOptions, kept: frozenset[str]) -> set[str]:
+    """A folder of raw job output is gated as the run sets it holds, as a tree's results folders are: a run's own
+    errors are warnings, and its set's TREE007 (too many) or TREE008 (accepted) decides. The runs so judged."""
+    from mlsubmit.checker.tree.runset import judged_runs  # only with raw output: the run sets' checks load numpy
+
+    judged: set[str] = set()
+    for raw in run.targets.raw_folders:
+        judged |= judged_runs(raw, {r.display: run.results[r.display].facts for r in raw.logs}, options)
+    for display in judged:
+        run.report.files[display] = [
+            replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.code not in kept else f
+            for f in run.report.files.get(display, [])
+        ]
+    return judged
+
+
+def _note_alone(run: CheckRun, judged: set[str]) -> None:
+    """A log checked outside its tree keeps its errors, and says what its folder will make of them (POL001); a run
+    of a raw folder's set has its set's verdict instead."""
+    for ref in (r for r in run.targets.loose_logs if r.display not in judged):
         found = run.report.files.get(ref.display, [])
         codes = sorted({f.code for f in found if f.severity is Severity.ERROR})
         if codes:
@@ -338,10 +355,13 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
     plan, policy, name = plan_of(options.profile.value), in_force(options), round_name(options.ruleset)
     for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
+    judged: set[str] = set()
     if plan.run_errors == "folder":  # before the tree checks add their own findings to these files
         _demote_run_errors(run, plan.kept_errors)
+        if run.targets.raw_folders and stage(plan, "raw"):
+            judged = _demote_set_errors(run, options, plan.kept_errors)
     if plan.note_alone:
-        _note_alone(run)
+        _note_alone(run, judged)
     _add_system_files(run, options)
     for sets in stage(plan, "raw") if run.targets.raw_folders else ():  # raw job output: its run sets
         for raw in run.targets.raw_folders:

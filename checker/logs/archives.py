@@ -63,7 +63,9 @@ def archive_advice(given: str, kind: str) -> str:
     if kind.startswith("an encrypted"):
         return (f"{given}: {kind}, not a run log; `mlsubmit verify {given} --passphrase-file FILE` checks the "
                 "results chair's archive")
-    if "archive" in kind:
+    if kind == "a gzip-compressed tar archive":  # the only plain archive `verify` opens (pack_submission.sh's)
         return (f"{given}: {kind}, not a run log; unpack it and check the folder (`mlsubmit check FOLDER`), or, "
                 f"for the results chair's archive, `mlsubmit verify {given}`")
+    if "archive" in kind:
+        return f"{given}: {kind}, not a run log; unpack it and check the folder (`mlsubmit check FOLDER`)"
     return f"{given}: {kind}, not a run log; decompress it and check the file (a gzip-compressed log is read as is)"

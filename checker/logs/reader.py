@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -240,7 +241,7 @@ class _Reader:
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
-        self.log.findings += self.noted
+        self.log.findings += _last_record_marked(self.noted, self.log.last_line or 0)
         self.log.findings += run_order(list(self.log.marks.values()), self.display)
         self._summarise("LOG002", self.nul_lines, "NUL bytes (binary content)")  # a NUL line is not also LOG003
         self._summarise("LOG003", sorted(set(self.bad_utf8) - set(self.nul_lines)), "bytes that are not valid UTF-8")
@@ -253,6 +254,20 @@ class _Reader:
         said = f"{len(lines)} lines hold {what}: lines {', '.join(map(str, lines[:_REPORT_EACH]))}{rest}"
         self.log.findings += [finding(code, self.display, said if lines[1:] else f"line holds {what}", line=lines[0])
                               ] if lines else []
+
+
+LAST_RECORD = "last-record"  # the case of a LOG004 that is the log's last record: the log was likely cut off there
+
+
+def _last_record_marked(found: Iterable[Finding], last_good: int) -> list[Finding]:
+    """The reader's findings, the broken record after every good one (if any) marked LAST_RECORD: reports call
+    the log truncated there, and only there (a record broken mid-file is not a cut-off log)."""
+    noted = list(found)
+    broken = [f for f in noted if f.code == "LOG004" and f.line is not None]
+    last = max(broken, key=lambda f: f.line or 0) if broken else None
+    if last is None or (last.line or 0) < last_good:
+        return noted
+    return [replace(f, case=LAST_RECORD) if f is last else f for f in noted]
 
 
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True,

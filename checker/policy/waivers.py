@@ -270,11 +270,15 @@ def project_waivers(paths: Iterable[str]) -> list[Waiver]:
 
 
 def relative_to(path: str, base: Path, anchor: Path) -> str:
-    """`path` ('/'-separated) relative to `base`; a relative `path` is taken from `anchor`. "" stays ""."""
+    """`path` ('/'-separated) relative to `base`; a relative `path` is taken from `anchor`. "" stays "".
+    Both are taken by their real folders, so a waiver written through a symlinked path matches the tree checked by
+    its real path, and the other way round; the last part keeps its own name (a result file that is a link to
+    another run is still its own run)."""
     if not path:
         return ""
     full = os.path.normpath(os.path.join(anchor, path))
-    return os.path.relpath(full, base).replace(os.sep, "/")
+    real = os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
+    return os.path.relpath(real, os.path.realpath(base)).replace(os.sep, "/")
 
 
 def literal_path(glob: str) -> str | None:

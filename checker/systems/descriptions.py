@@ -39,6 +39,7 @@ COUNT_FIELDS = ("number_of_nodes", "host_processors_per_node", "accelerators_per
 # Fields mlperf-logging's system_desc_checker joins as strings (a JSON number there raises TypeError).
 _REFERENCE_CSV_FIELDS = frozenset({"accelerators_per_node", "host_processor_core_count"})
 ZERO = "zero"  # SYS012's case of a count of 0, which int() reads: the profile levels it per field
+_COUNT_EXAMPLES = dict(zip(COUNT_FIELDS, ("1", "2", "16", "64", "128", "2"), strict=True))  # our IPU-POD16's
 
 
 # ---------------------------------------------------------------- knowledge (data)
@@ -212,8 +213,10 @@ def schema_findings(doc: JsonDocument, schema: dict[str, Any]) -> list[Finding]:
             out.append(_status_finding(doc, error, pointer))
         else:  # a count of 0 is a case of its own: int() reads it, and CPU-only systems write it (the profile)
             zero = code == "SYS012" and count(error.instance) == 0
+            example = _COUNT_EXAMPLES.get(_field(pointer)) if code == "SYS012" else None  # its own field's hint
+            hint = f'Write the count as digits only, e.g. "{_field(pointer)}": "{example}".' if example else None
             out.append(finding(code, doc.path, _message(code, error, pointer), line=doc.line(pointer),
-                               pointer=pointer or "/", case=ZERO if zero else None))
+                               pointer=pointer or "/", case=ZERO if zero else None, hint=hint))
     return out
 
 

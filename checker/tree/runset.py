@@ -148,6 +148,13 @@ def group(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOptions) 
             for k, v in sorted(sets.items())]
 
 
+def judged_runs(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOptions) -> set[str]:
+    """The runs of the folder's sets that are judged as a results folder (a benchmark of the round): their own
+    errors count through the set's olympic tolerance (TREE007/TREE008), as a tree's runs do in theirs."""
+    allowed = benchmarks.allowed(options.ruleset)
+    return {shown for rs in group(folder, facts, options) if rs.key.benchmark in allowed for shown, _ in rs.runs}
+
+
 def view(rs: RunSet, runs: list[tuple[str, LogFacts]]) -> tuple[BenchFolder, list[LogFacts], dict[str, str]]:
     """The runs as a results folder in memory: result_<i>.txt in start order (the names the reference's RCP checker
     lists), with the map back to the raw files."""

@@ -19,7 +19,7 @@ import tempfile
 import traceback
 from typing import Any
 
-from mlsubmit import __version__
+from mlsubmit import __version__, version_line
 from mlsubmit.cli.commands import COMMANDS, PARSERS
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.support.names import did_you_mean
@@ -64,7 +64,7 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     """The parser; only the chosen command's options are imported (mlsubmit/cli/parsers/: `check --help` loads no
     checker), and main() imports the command itself once they are parsed."""
     parser = _Parser(prog="mlsubmit", description="Check, package and score MLPerf Training submissions.")
-    parser.add_argument("--version", action="version", version=f"mlsubmit {__version__}")
+    parser.add_argument("--version", action="version", version=version_line())
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (_, summary) in COMMANDS.items():

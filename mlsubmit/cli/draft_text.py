@@ -4,6 +4,7 @@ curated table."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,14 @@ def write(path: Path, text: str) -> None:
 
 
 def summary(made: Draft, round_: str, previous: str, before: Path | None, output: Path,
-            problems: list[str]) -> str:
+            problems: list[str], looked: Sequence[Path] = ()) -> str:
     rows = len(made.carried) + len(made.read) + len(made.unread)
     lines = [f"round {round_} drafted from round {previous} into {output}: {rows} rows, {len(made.carried)} carried "
              f"(same text as round {previous}), {len(made.read)} read from their text, {len(made.unread)} unread"]
     if before is None:
-        lines.append(f"  no copy of round {previous}'s rules was found (--from-text): no row could be carried")
+        where = f" (looked for {' and '.join(str(p) for p in looked)})" if looked else ""
+        lines.append(f"  no copy of round {previous}'s rules was found{where}: no row could be carried; give "
+                     "--from-text FILE")
     lines.append(f"  benchmarks added: {', '.join(made.added) or 'none'}; removed: {', '.join(made.removed) or 'none'}")
     lines.extend(f"  changed L{row.line} {row.model} {row.name}{row.marks}: {' '.join(row.constraint.split())} "
                  f"(round {previous}: {was})" for row, was in made.changed)

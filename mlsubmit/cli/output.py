@@ -62,7 +62,7 @@ def outputs(args: argparse.Namespace) -> list[Output]:
 
 def _paired(formats: list[str], paths: list[str]) -> list[Output]:
     plain = [f for f in formats if ":" not in f]
-    if len(formats) == 1 and not paths:
+    if len(plain) <= 1 and not paths:  # the one report without a FILE goes to stdout (docs/ci.md's CI example)
         plain_outputs = [STDOUT] * len(plain)
     elif len(plain) != len(paths):
         raise UsageError(

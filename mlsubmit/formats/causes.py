@@ -51,8 +51,10 @@ def attach_causes(report: Report) -> Report:
 
 
 def truncated_at(root: Finding, findings: list[Finding]) -> bool:
-    """A broken record after which only missing-record findings follow: the log was most likely cut off there."""
-    if root.code != "LOG004" or root.line is None:
+    """The log's last record is broken and only missing-record findings follow: the log was most likely cut off
+    there. The reader marks that record (case "last-record", checker/logs/reader.py); a record broken mid-file,
+    with good ones after it, is not a cut-off log."""
+    if root.code != "LOG004" or root.line is None or root.case != "last-record":
         return False
     later = [f.line for f in findings if f.path == root.path and f.line is not None and f is not root]
     return all(line < root.line for line in later)

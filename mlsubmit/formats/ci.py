@@ -309,8 +309,16 @@ def _summary(report: Report) -> str:
 
 
 def github_lines(findings: Iterable[Finding]) -> list[str]:
-    """One command per group of findings with the same code and message (root causes first)."""
-    return [group_command(g) for g in group(findings)]
+    """One command per group of findings with the same code and message (root causes first), and per file: GitHub
+    shows an annotation on the file it names only, so a group over two files would leave the second without one."""
+    return [group_command(part) for g in group(findings) for part in _per_file(g)]
+
+
+def _per_file(g: Group) -> list[Group]:
+    files: dict[str, list[Finding]] = {}
+    for f in g.findings:
+        files.setdefault(f.path, []).append(f)
+    return [g] if len(files) == 1 else [Group(tuple(fs)) for fs in files.values()]
 
 
 def github(report: Report, stream: TextIO, *, color: bool = False) -> None:

@@ -154,10 +154,17 @@ def write_text(reader: Reader, out: IO[str]) -> None:
                 out.write(f"  RCP window: fastest allowed {amount(fastest, unit)}, RCP mean {amount(mean, unit)}\n")
             if view.risk is not None:
                 out.write(f"  risk: {view.risk.words(benchmarks.unit(view.benchmark))}\n")
-        shown = f"{e.minutes:.2f} min" if e.minutes is not None else "-"
-        conv = amount(e.to_converge, inert(e.unit)) if e.to_converge is not None else "did not converge"
+        shown, conv = _time_cells(e)
         out.write(f" {'*' if view.marked(i) else ' '}{i:3d} {start_text(e.run_start_ms)}  {shown:>11}  {conv:<24} "
                   f"{e.verdict:<4} {e.sha256[:12]} {inert(e.shown)}\n")
+
+
+def _time_cells(e: LedgerEntry) -> tuple[str, str]:
+    """A run's minutes and its epochs or samples to converge as the text and HTML tables show them: a run that
+    did not converge says so (never a bare None)."""
+    shown = f"{e.minutes:.2f} min" if e.minutes is not None else "-"
+    conv = amount(e.to_converge, inert(e.unit)) if e.to_converge is not None else "did not converge"
+    return shown, conv
 
 
 def _inert_entry(e: LedgerEntry) -> dict[str, object]:
@@ -245,8 +252,10 @@ def write_html(reader: Reader, out: IO[str]) -> None:
             out.write(("</table>" if started else "") + _set_head(view))
             started = True
         cls = ' class="window"' if view.marked(i) else ""
-        out.write(f"<tr{cls}><td>{i}</td><td>{esc(start_text(e.run_start_ms))}</td><td>{esc(e.minutes)}</td>"
-                  f"<td>{esc(e.to_converge)}</td><td>{esc(e.verdict)}</td><td>{esc(e.seed)}</td>"
+        shown, conv = _time_cells(e)
+        seed = "-" if e.seed is None else e.seed
+        out.write(f"<tr{cls}><td>{i}</td><td>{esc(start_text(e.run_start_ms))}</td><td>{esc(shown)}</td>"
+                  f"<td>{esc(conv)}</td><td>{esc(e.verdict)}</td><td>{esc(seed)}</td>"
                   f"<td>{esc(e.sha256[:16])}</td><td>{esc(e.shown)}</td><td>{esc(e.first_seen)}</td></tr>")
     out.write(("</table>" if started else "") + "</body></html>\n")
 

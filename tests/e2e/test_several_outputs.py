@@ -22,6 +22,16 @@ def test_three_reports_from_one_run_paired_in_order(run_cli, make_run, tmp_path:
     assert out.splitlines()[-1].startswith("1 file(s) checked, 1 failed")  # the text log on stdout
 
 
+def test_files_and_one_report_on_stdout_without_o(run_cli, make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """docs/ci.md's second line, as written: the two files, and the text report on stdout (was exit 2)."""
+    log = make_run()
+    code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", f"sarif:{tmp_path / 'r2.sarif'}", "--format",
+                             f"junit:{tmp_path / 'r2.xml'}", "--format", "text", log)  # fmt: skip
+    assert code == 0, err
+    assert json.loads((tmp_path / "r2.sarif").read_text())["runs"] and (tmp_path / "r2.xml").is_file()
+    assert "PASS" in out
+
+
 def test_format_colon_file_form_and_mixed(run_cli, make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     log = make_run()
     code, out, err = run_cli("check", "--ruleset", "1.0.0", "--format", f"json:{tmp_path / 'r.json'}", "--format",

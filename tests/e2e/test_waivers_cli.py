@@ -180,7 +180,8 @@ def test_write_waivers_round_trip_on_a_real_tree(corpus: Path, tmp_path: Path, r
 def test_project_waivers_come_from_mlsubmit_toml_relative_to_its_folder(tmp_path: Path, run_cli: Cli,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
-    write_run(project / "logs" / "missed.txt", RunSpec(converge=False))
+    # a result file (a folder of raw output would be a run set, which tolerates one run that did not converge)
+    write_run(project / "logs" / "result_0.txt", RunSpec(converge=False))
     (project / "mlsubmit.toml").write_text('[check]\nruleset = "1.0.0"\n\n' + grant("RULE", path="logs/*.txt"),
                                            encoding="utf-8")
     monkeypatch.chdir(tmp_path)

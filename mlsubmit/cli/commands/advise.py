@@ -23,7 +23,7 @@ from mlsubmit.cli.output import emit
 from mlsubmit.cli.rulesets import rulesets_for
 from mlsubmit.cli.waiver_options import waive, waivers_for
 from mlsubmit.core.errors import UsageError
-from mlsubmit.core.findings import Report
+from mlsubmit.core.findings import Report, Tally
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,4 +70,6 @@ def _strictness(args: argparse.Namespace) -> int:
     for asked in args.strictness:
         for found in strictness_findings(ruleset, asked):
             report.add(found)
+    # what the query measured: RCP records, not files ("0 file(s) checked" read as if nothing was looked at)
+    report.tally = Tally(((len(list(report.all_findings())), "measured RCP record(s)"),))
     return emit(report, args)

@@ -42,13 +42,15 @@ def _round(args: argparse.Namespace) -> str:
     return f"{int(m.group(1))}.{int(m.group(2))}"
 
 
-def _previous_text(args: argparse.Namespace, table: Any) -> Path | None:
+def _previous_text(args: argparse.Namespace, table: Any) -> tuple[Path | None, list[Path]]:
+    """The previous round's rules, and the files looked for beside RULES (to name them when none is there)."""
     if args.from_text is not None:
-        return Path(args.from_text)
+        return Path(args.from_text), []
     copy = table.source.get("copy")
     names = [Path(copy).name] if copy else []
     names.append(f"training_rules-v{table.round}.adoc")
-    return next((args.rules.parent / n for n in names if (args.rules.parent / n).is_file()), None)
+    looked = [args.rules.parent / n for n in dict.fromkeys(names)]
+    return next((p for p in looked if p.is_file()), None), looked
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,14 +63,14 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         raise UsageError(f"{args.rules}: no hyperparameter table (a |=== table with Model, Name and Constraint "
                          "columns under == Hyperparameters) in it")
-    before = _previous_text(args, table)
+    before, looked = _previous_text(args, table)
     old = _text(before) if before is not None else ""
     previous = Previous(table, adoc.read_rows(old), old.splitlines())
     made = draft(Document(f"docs/policies/{args.rules.name}", text.splitlines(), rows), previous, round_)
     problems = draft_text.schema_problems(made.table)
     output = args.output or Path(f"hyperparameters-{round_}.draft.yaml")
     draft_text.write(output, draft_text.render(made, args.rules.name, args.previous))
-    sys.stdout.write(draft_text.summary(made, round_, args.previous, before, output, problems))
+    sys.stdout.write(draft_text.summary(made, round_, args.previous, before, output, problems, looked))
     if args.compare:
         sys.stdout.write(draft_text.comparison(made, round_table(round_)))
     return 1 if made.unread or problems else 0

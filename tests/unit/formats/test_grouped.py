@@ -48,11 +48,19 @@ def test_json_sarif_junit_keep_every_finding() -> None:
     assert render(REPORTERS["junit"], report).count("SYS047 submission_org") == 12
 
 
-def test_github_writes_one_command_per_group() -> None:
+def test_github_writes_one_command_per_group_and_file() -> None:
+    """GitHub shows an annotation on the file it names only: a group over 12 files is 12 commands, one each."""
     lines = render(github, placeholder_report(12)).splitlines()
-    assert len(lines) == 2  # one command, then the summary
+    assert len(lines) == 13  # a command per file, then the summary
     assert lines[0].startswith("::warning file=org/results/sys_n0/bert/result_0.txt,line=29,title=SYS047 ")
-    assert "(12\u00d7)::" in lines[0] and "%0Aat org/results/{sys_n0,sys_n1}/bert/result_*.txt:29%0A" in lines[0]
+    assert sorted(line.split(",")[0] for line in lines[:12]) == sorted(
+        f"::warning file=org/results/sys_n{i % 2}/bert/result_{i}.txt" for i in range(12))
+    assert not [line for line in lines if "\u00d7)" in line]
+    report = Report()  # repeats within one file still fold into one annotation on that file
+    report.add_file("a.log", [finding("SYS047", "a.log", "submission_org is the placeholder 'X'", line=n)
+                              for n in (3, 9)])  # fmt: skip
+    (command, _summary) = render(github, report).splitlines()
+    assert command.startswith("::warning file=a.log,line=3,title=SYS047 ") and "(2\u00d7)" in command
 
 
 def test_small_reports_keep_a_verdict_per_file_and_one_line_per_single_finding() -> None:
@@ -64,7 +72,7 @@ def test_small_reports_keep_a_verdict_per_file_and_one_line_per_single_finding()
 
 
 def test_consequences_fold_under_their_root_cause_which_prints_first() -> None:
-    root = finding("LOG004", "a.log", "record is not valid JSON", line=163)
+    root = finding("LOG004", "a.log", "record is not valid JSON", line=163, case="last-record")
     after = [
         finding("RULE002", "a.log", f"'{k}' must appear exactly once; found 0", cause=cause_label(root))
         for k in ("run_stop", "eval_accuracy")
@@ -124,7 +132,7 @@ def truncated_report() -> Report:
     report = Report()
     report.add_file("a.log", [
         finding("RULE002", "a.log", "'run_stop' must appear exactly once; found 0"),
-        finding("LOG004", "a.log", "record is not valid JSON", line=27),
+        finding("LOG004", "a.log", "record is not valid JSON", line=27, case="last-record"),
         finding("HP001", "a.log", "'lr' is 3", line=5),
     ])
     report.add_file("b.log", [finding("RULE002", "b.log", "'run_stop' must appear exactly once; found 0")])

@@ -127,7 +127,8 @@ def test_findings_are_grouped_as_the_text_report_groups_them() -> None:
 def test_consequences_follow_their_cause_with_one_hint() -> None:
     log = "org/results/s/bert/result_0.txt"
     data = ReportData(ruleset="1.0.0", paths=["org"], findings=[
-        finding("RULE001", log, "no run_stop", line=None), finding("LOG004", log, "record is not valid JSON", line=90),
+        finding("RULE001", log, "no run_stop", line=None), finding("LOG004", log, "record is not valid JSON", line=90,
+                                                          case="last-record"),
         finding("RULE002", log, "no eval_accuracy", line=None)])  # fmt: skip
     table = html_report.render(data)
     table = table[table.index('<table id="findings">') :]

@@ -127,7 +127,10 @@ def test_the_cli_writes_a_draft_the_schema_accepts_and_lists_what_is_left(tmp_pa
     out = tmp_path / "draft.yaml"
     code, said, _err = run_cli("rounds", "draft", rules, "--from", "6.1", "-o", out)
     assert code == 1  # one row is left for a person
-    assert "no copy of round 6.1's rules was found" in said  # nothing carried: every row read from its text
+    # nothing carried: every row read from its text; the message names the file it looked for beside the input
+    looked = f"{tmp_path / 'training_rules-v6.0.adoc'} and {tmp_path / 'training_rules-v6.1.adoc'}"
+    assert (f"no copy of round 6.1's rules was found (looked for {looked}): no row could be carried; give "
+            "--from-text FILE") in said
     assert "unread L13 llama31_8b opt_base_learning_rate: constrained based on global_batch_size" in said
     assert "schema:" not in said and "removed: bert, deepseekv3_671b, dlrmv4, flux1," in said
     data = yaml.safe_load(out.read_text(encoding="utf-8"))
