@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import CheckOptions, Profile, Tracker, Waiver, apply_waivers, no_progress, round_name, run_check
+from mlsubmit.checker.base.ledger_pg import named
 from mlsubmit.checker.policy.check_config import Policy
 from mlsubmit.checker.policy.waivers import applied as applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
@@ -183,7 +184,7 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any], ori
             "olympic_minutes": score,
             "run_set": [{"source": run.display, "source_sha256": run.source_sha256, "run_start_ms": run.start_ms}
                         for run in sel.candidates],
-            "ledger": entry.ledger,
+            "ledger": None if entry.ledger is None else named(entry.ledger),  # a URL without its password
             "excluded": [
                 {"source": run.display, "source_sha256": run.source_sha256, "reason": reason}
                 for run, reason in sel.excluded

@@ -1,8 +1,9 @@
 """The run ledger's values, stored and read back (ledger.py opens the file): `record` adds entries, `read` reads them.
 
 Stored: every text within a byte budget (a longer value, such as a 15 MiB `submission_platform`, is clipped with a
-note saying how long it was: never refused, and never a row that cannot be read back), lone surrogates written as
-escapes (SQLite stores UTF-8 only); every number finite, a seed within SQLite's 64 bits.
+note saying how long it was: never refused, and never a row that cannot be read back), lone surrogates and NULs
+written as escapes (SQLite stores UTF-8 only, PostgreSQL no NUL); every number finite, a seed within 64 bits.
+A ledger is a file (ledger.py) or a PostgreSQL URL (ledger_pg.py): the same values either way.
 
 Read: row by row from a cursor, a page at a time, so a ledger of any length is read in bounded memory; each value
 through the same guarded readers as the logs (core/support/numbers.py). A row that is no ledger entry (a wrong
@@ -21,8 +22,11 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from mlsubmit.checker.base import ledger_pg
 from mlsubmit.checker.base.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
+from mlsubmit.checker.base.ledger_pg import LedgerUrl
 
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.numbers import finite
@@ -41,8 +45,9 @@ BY_SET = "system, benchmark, division, run_start_ms IS NULL, run_start_ms, shown
 
 def clipped(text: str, budget: int = TEXT_BYTES) -> str:
     """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note. Only
-    its head is encoded: a 400 MB value costs no second copy."""
-    head = text[: budget + 1].encode("utf-8", "backslashreplace")
+    its head is encoded: a 400 MB value costs no second copy. A NUL is written as an escape (PostgreSQL's text
+    holds none: either backend stores the same value)."""
+    head = text[: budget + 1].replace("\x00", "\\x00").encode("utf-8", "backslashreplace")
     if len(head) <= budget and len(text) <= budget:
         return head.decode("utf-8")
     note = f" ... [clipped: {len(text)} characters]"
@@ -106,9 +111,11 @@ def _problem(got: dict[str, object]) -> str | None:
 class Reader:
     """One read of a ledger: its entries in id or run-set order, as often as asked, on one read-only connection."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | LedgerUrl) -> None:
         self.path = path
-        self.conn = open_ledger(path, write=False)
+        # either backend's connection: execute(query) gives a cursor read with fetchmany and fetchone
+        self.conn: Any = ledger_pg.ReadConnection(path) if isinstance(path, LedgerUrl) else \
+            open_ledger(path, write=False)
         self.left_out: dict[int, str] = {}  # row id -> why it is no entry
 
     def __enter__(self) -> Reader:
@@ -130,7 +137,13 @@ class Reader:
                     else:
                         self.left_out[int(row[0])] = why
         except sqlite3.Error as exc:
+            assert isinstance(self.path, Path)  # the PostgreSQL cursor's errors are exit 2 already
             raise refuse(self.path, f"damaged ({exc})") from None
+
+    def count(self) -> int:
+        """How many rows the ledger holds (entries or not)."""
+        (total,) = self.conn.execute("SELECT count(*) FROM runs").fetchone()
+        return int(total)
 
     def notes(self, limit: int = 10) -> list[str]:
         """The rows left out, in words (the first `limit` named)."""
@@ -139,10 +152,12 @@ class Reader:
         return named + ([f"and {more} more row(s)"] if more > 0 else [])
 
 
-def record(path: Path, entries: Iterable[Entry]) -> int:
+def record(path: Path | LedgerUrl, entries: Iterable[Entry]) -> int:
     """Add the entries not yet in the ledger, in one transaction; how many were new. Each value is stored as
     stored() makes it (text within a byte budget, numbers finite)."""
     rows = [stored(e) for e in entries]
+    if isinstance(path, LedgerUrl):
+        return ledger_pg.record(path, COLUMNS, rows)
     conn = open_ledger(path, write=True)
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -159,7 +174,7 @@ def record(path: Path, entries: Iterable[Entry]) -> int:
         conn.close()
 
 
-def read(path: Path) -> list[Entry]:
+def read(path: Path | LedgerUrl) -> list[Entry]:
     """Every entry that is one, oldest first (Reader says which rows were left out)."""
     with Reader(path) as reader:
         return list(reader.entries())

@@ -1,9 +1,14 @@
-"""mlsubmit runs show --ledger FILE [--format text|json|csv|html] [-o FILE]: the run ledger, per run set."""
+"""mlsubmit runs show --ledger FILE|URL [--format text|json|csv|html] [-o FILE]: the run ledger, per run set;
+mlsubmit runs init --ledger URL: a PostgreSQL ledger's tables made."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from mlsubmit.checker.base import ledger_pg
+from mlsubmit.checker.base.ledger_pg import LedgerUrl
 
 from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.core.errors import FatalError
@@ -12,6 +17,20 @@ from mlsubmit.report.runs import WRITERS
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "init":
+        return _init(args.ledger)
+    return _show(args)
+
+
+def _init(where: Path | LedgerUrl) -> int:
+    if not isinstance(where, LedgerUrl):
+        raise FatalError(f"--ledger {where}: runs init is for a PostgreSQL ledger (postgresql://...); a ledger FILE "
+                         "is made by its first check --ledger")
+    print(f"mlsubmit: ledger {where}: {ledger_pg.init(where)}", file=sys.stderr)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
     """0, or 1 when rows of the ledger are no entries (each named on stderr, left out of what is shown)."""
     write = WRITERS[args.format]
     with Reader(args.ledger) as reader:

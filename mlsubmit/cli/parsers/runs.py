@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mlsubmit.checker.base.ledger_pg import location
 from mlsubmit.cli.parsers import RUNS_FORMATS
 
 
@@ -13,7 +14,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
     show = actions.add_parser("show", help="every run per run set: start order, windows of N, convergence over time")
-    show.add_argument("--ledger", type=Path, required=True, metavar="FILE", help="the ledger (check --ledger FILE)")
+    show.add_argument("--ledger", type=location, required=True, metavar="FILE|URL",
+                      help="the ledger (check --ledger FILE|URL)")
     show.add_argument("--format", choices=RUNS_FORMATS, default="text", help="text (default), json, csv or html")
     show.add_argument("--output", "-o", type=Path, metavar="FILE", help="write here instead of stdout (whole or "
                       "not at all: a failed write leaves FILE as it was)")
+    init = actions.add_parser("init", help="make the run ledger's tables in a PostgreSQL database (its owner's "
+                              "role; the one command that changes a ledger's schema)")
+    init.add_argument("--ledger", type=location, required=True, metavar="URL", help="postgresql://... (an SQLite "
+                      "FILE is made by its first check --ledger)")
