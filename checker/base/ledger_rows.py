@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from mlsubmit.checker.base import ledger_pg
-from mlsubmit.checker.base.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
+from mlsubmit.checker.base.ledger import COLUMNS, MAX_VALUE, VERDICTS, Entry, open_ledger, refuse
 from mlsubmit.checker.base.ledger_pg import LedgerUrl
 
 from mlsubmit.core.errors import FatalError
@@ -43,14 +43,15 @@ _SEED = 1 << 63
 BY_SET = "system, benchmark, division, run_start_ms IS NULL, run_start_ms, shown, id"
 
 
-def clipped(text: str, budget: int = TEXT_BYTES) -> str:
-    """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note. Only
-    its head is encoded: a 400 MB value costs no second copy. A NUL is written as an escape (PostgreSQL's text
-    holds none: either backend stores the same value)."""
+def clipped(text: str, budget: int = TEXT_BYTES, total: int | None = None) -> str:
+    """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note (of
+    `total` characters: the text is a head of it). Only its head is encoded: a 400 MB value costs no second copy.
+    A NUL is written as an escape (PostgreSQL's text holds none: either backend stores the same value)."""
+    total = len(text) if total is None else total
     head = text[: budget + 1].replace("\x00", "\\x00").encode("utf-8", "backslashreplace")
-    if len(head) <= budget and len(text) <= budget:
+    if len(head) <= budget and total <= budget:
         return head.decode("utf-8")
-    note = f" ... [clipped: {len(text)} characters]"
+    note = f" ... [clipped: {total} characters]"
     return head[: budget - len(note.encode())].decode("utf-8", "ignore") + note
 
 
@@ -79,17 +80,29 @@ def _utc(text: str) -> bool:
     return True
 
 
-def _problem(got: dict[str, object]) -> str | None:
+# Each column as SQLite hands it over: a text or blob as its first HEAD characters (bytes) and its length, so a
+# long value written by another program (or by mlsubmit before issue 49) never reaches Python whole.
+HEAD = TEXT_BYTES + 1
+_SELECT = ", ".join(f"CASE WHEN typeof({c}) IN ('text', 'blob') THEN substr({c}, 1, {HEAD}) ELSE {c} END, "
+                    f"CASE WHEN typeof({c}) IN ('text', 'blob') THEN length({c}) ELSE 0 END" for c in COLUMNS)
+# The same from PostgreSQL, whose columns have one type each (ledger_pg.COLUMN_TYPES): a role that may insert
+# could still write a 1 GB text there
+_PG_SELECT = ", ".join(f"substr({c}, 1, {HEAD}), length({c})" if c in (*_TEXT, "sha256", "verdict", "first_seen")
+                       else f"{c}, 0" for c in COLUMNS)
+
+
+def _problem(got: dict[str, object], lengths: dict[str, int]) -> str | None:
     """Why a row read back is not a ledger entry, or None; its values made an entry's in place (numbers through
-    numbers.finite, texts within the budget: a longer one was written before values were clipped)."""
-    if not isinstance(got["sha256"], str) or not _HEX.fullmatch(got["sha256"]):
+    numbers.finite, texts within the budget: a longer one was written before values were clipped, and is read as
+    its head, `lengths` saying how long it is)."""
+    if lengths["sha256"] != 64 or not isinstance(got["sha256"], str) or not _HEX.fullmatch(got["sha256"]):
         return "sha256 is not 64 hex digits"
     for name in _TEXT:
         text = got[name]
         if not isinstance(text, str):
             return f"{name} is not text"
-        if len(text) > TEXT_BYTES // 4:
-            got[name] = clipped(text)
+        if lengths[name] > TEXT_BYTES // 4:
+            got[name] = clipped(text, total=lengths[name])
     for name in _NUMBERS:
         if got[name] is not None:
             got[name] = finite(got[name])
@@ -127,15 +140,18 @@ class Reader:
     def entries(self, order: str = "id") -> Iterator[Entry]:
         """Every row that is an entry, in `order` (an ORDER BY clause: "id", oldest first, or BY_SET)."""
         try:
-            cursor = self.conn.execute(f"SELECT id, {', '.join(COLUMNS)} FROM runs ORDER BY {order}")
+            select = _PG_SELECT if isinstance(self.path, LedgerUrl) else _SELECT
+            cursor = self.conn.execute(f"SELECT id, {select} FROM runs ORDER BY {order}")
             while rows := cursor.fetchmany(PAGE):
                 for row in rows:
-                    got = dict(zip(COLUMNS, row[1:], strict=True))
-                    why = _problem(got)
+                    got = dict(zip(COLUMNS, row[1::2], strict=True))
+                    why = _problem(got, dict(zip(COLUMNS, row[2::2], strict=True)))
                     if why is None:
                         yield Entry(**got)
                     else:
                         self.left_out[int(row[0])] = why
+        except sqlite3.DataError as exc:  # a value past ledger.MAX_VALUE: SQLite refused to load it
+            raise refuse(self.path, self._too_long() or f"damaged ({exc})") from None
         except sqlite3.Error as exc:
             assert isinstance(self.path, Path)  # the PostgreSQL cursor's errors are exit 2 already
             raise refuse(self.path, f"damaged ({exc})") from None
@@ -144,6 +160,18 @@ class Reader:
         """How many rows the ledger holds (entries or not)."""
         (total,) = self.conn.execute("SELECT count(*) FROM runs").fetchone()
         return int(total)
+
+    def _too_long(self) -> str | None:
+        """Which row holds a value longer than any mlsubmit writes, found row by row (only after SQLite refused
+        one: a few seconds for 100,000 rows)."""
+        ids = [i for (i,) in self.conn.execute("SELECT id FROM runs ORDER BY id")]
+        for row_id in ids:
+            try:
+                self.conn.execute(f"SELECT {_SELECT} FROM runs WHERE id = ?", (row_id,)).fetchall()
+            except sqlite3.DataError:
+                return (f"row {row_id} holds a value longer than {MAX_VALUE >> 20} MiB, far longer than any "
+                        "mlsubmit writes (written by another program)")
+        return None
 
     def notes(self, limit: int = 10) -> list[str]:
         """The rows left out, in words (the first `limit` named)."""

@@ -308,3 +308,14 @@ def test_eight_writers_two_killed_and_a_restart_lose_and_double_nothing(
     ledger_rows.record(db, got)  # the SQLite ledger of the same runs, in the server's order
     for fmt in ("text", "json"):
         assert _show(url, fmt, capsys) == _show(str(db), fmt, capsys), fmt
+
+
+def test_a_long_value_another_program_wrote_is_read_as_its_head(pg_server: Any, url: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A role that may insert may write a text of any length (up to 1 GB): it is read as its first characters."""
+    db = url.split("@/", 1)[1].split("?", 1)[0]
+    pg_server.sql("INSERT INTO runs (sha256, path, shown, system, benchmark, division, ruleset, verdict, converged, "
+                  f"unit, first_seen) VALUES ('{'a' * 64}', 'p', 's', repeat('q', 1 << 22), 'bert', 'closed', "
+                  "'1.1.0', 'pass', 0, 'samples', '2026-11-27T08:00:00Z')", db=db)
+    code, out, err = _show(url, "text", capsys)
+    assert code == 0 and "[clipped: 4194304 characters]" in out and len(out) < 20_000 and err == ""
