@@ -121,6 +121,19 @@ def _problem(got: dict[str, object], lengths: dict[str, int]) -> str | None:
     return None
 
 
+def entry_of(values: dict[str, object]) -> Entry | str:
+    """An entry from its values as another program gave them (runs import's JSON lines), read as a ledger's row is:
+    the entry, or why it is none."""
+    if sorted(values) != sorted(COLUMNS):
+        return "not an entry's fields"
+    got = dict(values)
+    if type(got["converged"]) is bool:  # JSON's true and false: the entry's own type, stored as 1 and 0
+        got["converged"] = int(got["converged"])
+    lengths = {name: len(v) if isinstance(v, str) else 0 for name, v in got.items()}
+    why = _problem(got, lengths)
+    return Entry(**got) if why is None else why  # type: ignore[arg-type]
+
+
 class Reader:
     """One read of a ledger: its entries in id or run-set order, as often as asked, on one read-only connection."""
 

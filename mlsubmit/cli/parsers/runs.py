@@ -23,3 +23,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                               "role; the one command that changes a ledger's schema)")
     init.add_argument("--ledger", type=location, required=True, metavar="URL", help="postgresql://... (an SQLite "
                       "FILE is made by its first check --ledger)")
+    export = actions.add_parser("export", help="copy the ledger into another (FILE or URL, adding only what is "
+                                "missing, verified by digests) or archive it as JSON lines")
+    export.add_argument("--ledger", type=location, required=True, metavar="FILE|URL", help="the ledger copied")
+    dest = export.add_mutually_exclusive_group(required=True)
+    dest.add_argument("--to", type=location, metavar="FILE|URL", help="the ledger copied into (a FILE is made "
+                      "when missing; a URL's tables by runs init)")
+    dest.add_argument("--output", "-o", type=Path, metavar="FILE", help="JSON lines (whole or not at all)")
+    load = actions.add_parser("import", help="add a JSON lines archive (runs export -o) to a ledger: only what "
+                              "is missing, verified by digests")
+    load.add_argument("--ledger", type=location, required=True, metavar="FILE|URL", help="the ledger added to")
+    load.add_argument("archive", type=Path, metavar="FILE", help="the archive (checked whole before anything is "
+                      "added)")
