@@ -258,7 +258,7 @@ def init(url: LedgerUrl) -> str:
                 if "no run ledger in this database" not in str(exc):
                     raise
             for statement in _CREATE:
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
         return f"made a run ledger of format {VERSION}"
     except pg.Error as exc:
         raise FatalError(f"--ledger {url}: cannot make the ledger: {_scrub(url, str(exc))}") from None
@@ -305,7 +305,7 @@ def record(url: LedgerUrl, columns: Sequence[str], rows: list[tuple[object, ...]
     for attempt in range(ATTEMPTS):
         try:
             return _once(url, columns, rows)
-        except _Lost as exc:
+        except _Lost as exc:  # noqa: PERF203 (a retry loop: the exception is the reason to go round)
             if attempt == ATTEMPTS - 1:
                 raise FatalError(f"--ledger {url}: cannot add the runs: {exc} (tried {ATTEMPTS} times); each try "
                                  "was one transaction, so the ledger holds all of these runs or none (run the "

@@ -164,9 +164,10 @@ class Reader:
                     else:
                         self.left_out[int(row[0])] = why
         except sqlite3.DataError as exc:  # a value past ledger.MAX_VALUE: SQLite refused to load it
+            assert isinstance(self.path, Path)  # the PostgreSQL cursor's errors are exit 2 already
             raise refuse(self.path, self._too_long() or f"damaged ({exc})") from None
         except sqlite3.Error as exc:
-            assert isinstance(self.path, Path)  # the PostgreSQL cursor's errors are exit 2 already
+            assert isinstance(self.path, Path)
             raise refuse(self.path, f"damaged ({exc})") from None
 
     def count(self) -> int:

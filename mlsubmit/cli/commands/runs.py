@@ -11,7 +11,6 @@ from pathlib import Path
 
 from mlsubmit.checker.base import ledger_copy, ledger_pg
 from mlsubmit.checker.base.ledger_pg import LedgerUrl
-
 from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.atomic import replacing

@@ -176,7 +176,6 @@ def test_runs_show_on_a_missing_ledger_is_exit_2(tmp_path: Path) -> None:
 
 def test_hostile_names_are_inert_in_every_format(tmp_path: Path, where: str,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    db = location(where)
     (path,) = write_runs(tmp_path / "runs", "bert", SYSTEM, 1)
     hostile = path.with_name("job-<script>alert(1)<\\script>\x1b[31m.out")
     path.rename(hostile)

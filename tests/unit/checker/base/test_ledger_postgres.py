@@ -102,7 +102,7 @@ def test_the_server_keeps_it_append_only_for_every_role(pg_server: Any, url: str
         conn.execute("DELETE FROM runs")
     reader = _as_role(pg_server, url, "ledger_reader", "GRANT SELECT ON runs, mlsubmit_ledger TO ledger_reader")
     assert len(ledger_rows.read(location(reader))) == 5
-    with pytest.raises(FatalError, match="cannot add the runs: permission denied.*none of them was added"):
+    with pytest.raises(FatalError, match=r"cannot add the runs: permission denied.*none of them was added"):
         ledger_rows.record(location(reader), [_entry(9)])
     assert main(["runs", "init", "--ledger", ci]) == 0  # already a ledger: left as it is
     assert len(ledger_rows.read(location(url))) == 5
@@ -111,7 +111,7 @@ def test_the_server_keeps_it_append_only_for_every_role(pg_server: Any, url: str
 def test_a_digest_that_is_not_exactly_64_hex_digits_is_refused_whole(url: str) -> None:
     digest = _entry().sha256
     for bad in (digest + "\n", digest.upper(), digest[:-1]):
-        with pytest.raises(FatalError, match="sha256_check.*none of them was added"):
+        with pytest.raises(FatalError, match=r"sha256_check.*none of them was added"):
             ledger_rows.record(location(url), [_entry(1), _entry(sha256=bad)])
     assert ledger_rows.read(location(url)) == []
 
@@ -220,8 +220,9 @@ def test_a_connection_lost_mid_write_leaves_nothing_and_is_exit_2(pg_server: Any
 def test_a_server_restarted_between_tries_is_waited_for(pg_server: Any, url: str,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A try cut off by the server going down is tried again once it is back: the rows are in, once."""
-    import psycopg
     import threading
+
+    import psycopg
 
     original, calls = psycopg.Cursor.executemany, []
 
