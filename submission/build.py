@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import CheckOptions, Profile, Tracker, Waiver, apply_waivers, no_progress, round_name, run_check
-from mlsubmit.checker.base.ledger_pg import named
 from mlsubmit.checker.policy.check_config import Policy
 from mlsubmit.checker.policy.waivers import applied as applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
@@ -35,6 +34,7 @@ from mlsubmit.submission.run_selection import Selection, collect
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.findings import Finding, Report, has_errors
+from mlsubmit.core.support.ledger_url import named
 from mlsubmit.core.support.names import did_you_mean
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 

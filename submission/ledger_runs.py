@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from mlsubmit.checker.base.ledger import Entry as LedgerEntry
-from mlsubmit.checker.base.ledger_pg import location, named
 from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.submission.package_config import PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.ledger_url import location, named
 from mlsubmit.core.support.safe_io import sha256_file
 
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import IO
 
 from mlsubmit.checker.base.ledger import VERSION, Entry
-from mlsubmit.checker.base.ledger_pg import LedgerUrl
 from mlsubmit.checker.base.ledger_rows import Reader, entry_of, record
 
 from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.ledger_url import LedgerUrl
 from mlsubmit.core.support.safe_io import open_regular
 
 BATCH = 5000  # entries a transaction

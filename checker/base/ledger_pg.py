@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.ledger_url import LedgerUrl
 
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMES = ("postgresql://", "postgres://")
 APPLICATION = "mlsubmit run ledger"
 VERSION = 1  # ledger.VERSION: the same format in either backend
 ATTEMPTS = 6  # tries of one write before exit 2
@@ -75,53 +72,6 @@ _INIT_LOCK = 0x4D4C5244  # ledger.APPLICATION_ID
 _WRITE_LOCK = _INIT_LOCK + 1
 # a refused connection that another try would not mend (a server that is down or restarting is tried again)
 _FOR_GOOD = ("authentication failed", "does not exist", "pg_hba.conf", "permission denied", "SSL", "invalid")
-_SECRET_KEYS = frozenset({"password", "sslpassword"})
-
-
-@dataclass(frozen=True)
-class LedgerUrl:
-    """A PostgreSQL ledger's connection URL. `str()` is the URL without its password, for every message."""
-
-    url: str = field(repr=False)
-
-    def __str__(self) -> str:
-        return shown(self.url)
-
-    def __repr__(self) -> str:
-        return f"LedgerUrl({shown(self.url)!r})"
-
-    def secrets(self) -> list[str]:
-        """The password(s) the URL holds, to take out of a server's message."""
-        parts = urlsplit(self.url)
-        found = [parts.password] if parts.password else []
-        return found + [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k in _SECRET_KEYS and v]
-
-
-def shown(url: str) -> str:
-    """`url` without a password: user:password@ becomes user:***@, password=... in the query becomes ***."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            user, _, hosts = netloc.rpartition("@")
-            name, colon, _ = user.partition(":")
-            netloc = f"{name}{':***' if colon else ''}@{hosts}"
-        query = [(k, "***" if k in _SECRET_KEYS else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-        return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="/*:"), ""))
-    except ValueError:  # a URL urllib cannot split: shown as its scheme only
-        return url.split("//", 1)[0] + "//***"
-
-
-def location(text: str, base: Path | None = None) -> Path | LedgerUrl:
-    """`--ledger TEXT` (or a config's `ledger = TEXT`): a PostgreSQL URL, else a file (relative to `base`)."""
-    if text.startswith(SCHEMES):
-        return LedgerUrl(text)
-    return Path(text) if base is None else base / text
-
-
-def named(text: str) -> str:
-    """A config's `ledger = TEXT` as a report or manifest may show it: a URL without its password."""
-    return shown(text) if text.startswith(SCHEMES) else text
 
 
 def _scrub(url: LedgerUrl, text: str) -> str:
@@ -134,8 +84,8 @@ def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise FatalError("--ledger postgresql://...: a PostgreSQL ledger needs the postgres extra: "
-                         "pip install 'mlsubmit[postgres]' (psycopg 3); a ledger FILE needs nothing more") from None
+        raise FatalError("--ledger postgresql://...: a PostgreSQL ledger needs the postgres extra: pip install "
+                         "'/path/to/mlsubmit-clone[postgres]' (psycopg 3); a ledger FILE needs nothing more") from None
     return psycopg
 
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from mlsubmit.checker.base import ledger_pg
 from mlsubmit.checker.base.ledger import COLUMNS, MAX_VALUE, VERDICTS, Entry, open_ledger, refuse
-from mlsubmit.checker.base.ledger_pg import LedgerUrl
 
 from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.ledger_url import LedgerUrl
 from mlsubmit.core.support.numbers import finite
 
 TEXT_BYTES = 4096  # per stored text; paths and names are far shorter

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from fixtures.demo import BERT_SYSTEM, TAG, write_example, write_runs
 from mlsubmit.checker.base import ledger, ledger_rows
-from mlsubmit.checker.base.ledger_pg import location
+
+from mlsubmit.core.support.ledger_url import location
 
 RULESET = "1.1.0"
 Cli = Callable[..., tuple[int, str, str]]
@@ -67,7 +68,11 @@ def test_check_records_into_the_server_and_package_takes_the_set_from_it(
     assert pg_server.password not in manifest_text + out + err
 
 
-def test_the_same_check_into_a_file_and_the_server_shows_the_same(url: str, tmp_path: Path, run_cli: Cli) -> None:
+def test_the_same_check_into_a_file_and_the_server_shows_the_same(url: str, tmp_path: Path, run_cli: Cli,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlsubmit.checker.tree import runset
+
+    monkeypatch.setattr(runset, "now", lambda: "2026-11-28T12:00:00Z")  # both checks first see the runs at once
     write_runs(tmp_path / "runs", "bert", BERT_SYSTEM, 12, minutes=[20 + k for k in range(12)])
     for where in (url, str(tmp_path / "ledger.db")):
         assert run_cli("check", "--ruleset", RULESET, "--jobs", "1", "--ledger", where, "-o", tmp_path / "r.txt",

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from mlsubmit.checker.base import ledger_copy, ledger_pg
-from mlsubmit.checker.base.ledger_pg import LedgerUrl
 from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.atomic import replacing
+from mlsubmit.core.support.ledger_url import LedgerUrl
 from mlsubmit.report.runs import WRITERS
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mlsubmit.checker.base.ledger_pg import location
 from mlsubmit.cli.parsers import add_output_options, add_policy_options, add_ruleset_option, add_waiver_options
+from mlsubmit.core.support.ledger_url import location
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

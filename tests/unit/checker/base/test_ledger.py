@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from fixtures.demo import write_runs
 from mlsubmit.checker.base import ledger_rows
-from mlsubmit.checker.base.ledger_pg import location
 
 from mlsubmit.cli import main
+from mlsubmit.core.support.ledger_url import location
 
 RULESET = "1.1.0"
 SYSTEM = "ipu-pod16-POPART-closed"

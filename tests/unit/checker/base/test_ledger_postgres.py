@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 from mlsubmit.checker.base import ledger, ledger_pg, ledger_rows
-from mlsubmit.checker.base.ledger_pg import LedgerUrl, location
 
 from mlsubmit.cli import main
 from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.ledger_url import LedgerUrl, location, shown
 
 SYSTEM = "ipu-pod16-POPART-closed"
 
@@ -156,7 +156,7 @@ def test_without_the_extra_a_url_is_exit_2_naming_it(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now raises ImportError
     assert main(["runs", "show", "--ledger", "postgresql://ci:hunter2@db.example/ledger"]) == 2
     err = capsys.readouterr().err
-    assert "pip install 'mlsubmit[postgres]'" in err and "hunter2" not in err
+    assert "[postgres]' (psycopg 3)" in err and "hunter2" not in err
 
 
 def test_a_password_is_never_shown(pg_server: Any, url: str, tmp_path: Path,
@@ -166,8 +166,8 @@ def test_a_password_is_never_shown(pg_server: Any, url: str, tmp_path: Path,
     good, bad = pg_server.tcp_url(db), pg_server.tcp_url(db, password="wrong-" + secret)
     assert secret not in str(location(good)) and secret not in repr(location(good))
     assert str(location(good)).startswith("postgresql://mlsubmit_test:***@127.0.0.1:")
-    assert secret not in ledger_pg.shown(f"postgresql:///{db}?password={secret}&sslmode=require")
-    assert "sslmode=require" in ledger_pg.shown(f"postgresql:///{db}?password={secret}&sslmode=require")
+    assert secret not in shown(f"postgresql:///{db}?password={secret}&sslmode=require")
+    assert "sslmode=require" in shown(f"postgresql:///{db}?password={secret}&sslmode=require")
     from fixtures.demo import write_runs
 
     write_runs(tmp_path / "runs", "bert", SYSTEM, 2)
