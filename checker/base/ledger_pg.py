@@ -68,6 +68,17 @@ _CREATE = (
     "CREATE TRIGGER append_only_format BEFORE UPDATE OR DELETE OR TRUNCATE ON mlsubmit_ledger "
     "FOR EACH STATEMENT EXECUTE FUNCTION mlsubmit_ledger_append_only()",
 )
+# the enabled triggers on the ledger's tables: the append-only ones must be there, `frozen` is there once frozen
+_TRIGGERS = ("SELECT c.relname::text, t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+             "WHERE c.relnamespace = current_schema()::regnamespace AND c.relname IN ('runs', 'mlsubmit_ledger') "
+             "AND NOT t.tgisinternal AND t.tgenabled <> 'D'")
+_APPEND_ONLY = {("runs", "append_only"), ("runs", "append_only_truncate"), ("mlsubmit_ledger", "append_only_format")}
+_FREEZE = (
+    "CREATE FUNCTION mlsubmit_ledger_frozen() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "RAISE EXCEPTION 'the mlsubmit run ledger is frozen: % refused', TG_OP "
+    "USING ERRCODE = 'insufficient_privilege'; END $$",
+    "CREATE TRIGGER frozen BEFORE INSERT ON runs FOR EACH STATEMENT EXECUTE FUNCTION mlsubmit_ledger_frozen()",
+)
 _INIT_LOCK = 0x4D4C5244  # ledger.APPLICATION_ID
 _WRITE_LOCK = _INIT_LOCK + 1
 # a refused connection that another try would not mend (a server that is down or restarting is tried again)
@@ -112,8 +123,9 @@ class _Lost(Exception):
     """No connection, or it was lost: worth another try."""
 
 
-def _check_format(url: LedgerUrl, conn: psycopg.Connection[Any]) -> None:
-    """Exit 2 unless the database holds our ledger, of this format, with exactly our columns."""
+def _check_format(url: LedgerUrl, conn: psycopg.Connection[Any]) -> bool:
+    """Exit 2 unless the database holds our ledger, of this format, with exactly our columns and its append-only
+    triggers in force; whether it is frozen."""
     pg = _psycopg()
     encoding = conn.execute("SHOW server_encoding").fetchone()
     if encoding is None or encoding[0] != "UTF8":
@@ -136,6 +148,11 @@ def _check_format(url: LedgerUrl, conn: psycopg.Connection[Any]) -> None:
                            "ORDER BY ordinal_position").fetchall()
     if tuple(map(tuple, columns)) != COLUMN_TYPES:
         raise _refuse(url, "its runs table is not a ledger's (a foreign or altered database)")
+    triggers = {tuple(row) for row in conn.execute(_TRIGGERS).fetchall()}
+    if not triggers >= _APPEND_ONLY:
+        raise _refuse(url, "its append-only triggers are gone or disabled (an altered ledger: the server would "
+                      "let a run be changed or deleted)")
+    return ("runs", "frozen") in triggers
 
 
 class _Rows:
@@ -216,6 +233,27 @@ def init(url: LedgerUrl) -> str:
         conn.close()
 
 
+def freeze(url: LedgerUrl) -> str:
+    """Freeze the ledger (its owner's role): from now on no role adds a run; what it did, in words."""
+    pg = _psycopg()
+    try:
+        conn = _connect(url, read_only=False)
+    except _Lost as exc:
+        raise FatalError(f"--ledger {url}: cannot connect: {exc}") from None
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))  # after every write under way
+            if _check_format(url, conn):
+                return "already frozen: left as it is"
+            for statement in _FREEZE:
+                conn.execute(statement)
+        return "frozen: every role may read it, none may add a run (its owner may DROP TRIGGER frozen ON runs)"
+    except pg.Error as exc:
+        raise FatalError(f"--ledger {url}: cannot freeze it: {_scrub(url, str(exc))}") from None
+    finally:
+        conn.close()
+
+
 def _insert_sql(columns: Sequence[str]) -> str:
     return (f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('%s' for _ in columns)}) "
             "ON CONFLICT (sha256, path) DO NOTHING")
@@ -225,7 +263,9 @@ def _once(url: LedgerUrl, columns: Sequence[str], rows: list[tuple[object, ...]]
     pg = _psycopg()
     conn = _connect(url, read_only=False)
     try:
-        _check_format(url, conn)
+        if _check_format(url, conn):
+            raise FatalError(f"--ledger {url}: frozen (`mlsubmit runs freeze`: its round is submitted); nothing "
+                             "added (record new runs in the next round's ledger)")
         conn.commit()
         with conn.transaction(), conn.cursor() as cursor:
             # one writer at a time, as SQLite's BEGIN IMMEDIATE: no deadlock between writers of the same keys,

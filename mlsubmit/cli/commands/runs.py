@@ -1,5 +1,5 @@
 """mlsubmit runs show --ledger FILE|URL [--format text|json|csv|html] [-o FILE]: the run ledger, per run set;
-mlsubmit runs init --ledger URL: a PostgreSQL ledger's tables made;
+mlsubmit runs init --ledger URL: a PostgreSQL ledger's tables made; runs freeze --ledger URL: no run added any more;
 mlsubmit runs export --ledger FILE|URL (--to FILE|URL | -o FILE.jsonl), runs import --ledger FILE|URL FILE.jsonl:
 a ledger copied or archived, verified by digests (checker/base/ledger_copy.py)."""
 
@@ -18,8 +18,8 @@ from mlsubmit.report.runs import WRITERS
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.action == "init":
-        return _init(args.ledger)
+    if args.action in ("init", "freeze"):
+        return _server(args.action, args.ledger)
     if args.action in ("export", "import"):
         return _transfer(args)
     return _show(args)
@@ -51,11 +51,16 @@ def _transfer(args: argparse.Namespace) -> int:
     return 0 if done.whole else 1
 
 
-def _init(where: Path | LedgerUrl) -> int:
+def _server(action: str, where: Path | LedgerUrl) -> int:
+    """runs init, runs freeze: for a PostgreSQL ledger only (a FILE is made by its first check, and frozen by
+    making it read-only)."""
     if not isinstance(where, LedgerUrl):
-        raise FatalError(f"--ledger {where}: runs init is for a PostgreSQL ledger (postgresql://...); a ledger FILE "
-                         "is made by its first check --ledger")
-    print(f"mlsubmit: ledger {where}: {ledger_pg.init(where)}", file=sys.stderr)
+        how = "is made by its first check --ledger" if action == "init" else \
+            "is frozen by making it read-only (chmod a-w FILE, or a read-only mount)"
+        raise FatalError(f"--ledger {where}: runs {action} is for a PostgreSQL ledger (postgresql://...); a "
+                         f"ledger FILE {how}")
+    done = ledger_pg.init(where) if action == "init" else ledger_pg.freeze(where)
+    print(f"mlsubmit: ledger {where}: {done}", file=sys.stderr)
     return 0
 
 

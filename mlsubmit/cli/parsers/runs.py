@@ -23,6 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                               "role; the one command that changes a ledger's schema)")
     init.add_argument("--ledger", type=location, required=True, metavar="URL", help="postgresql://... (an SQLite "
                       "FILE is made by its first check --ledger)")
+    freeze = actions.add_parser("freeze", help="freeze a PostgreSQL ledger once its round is submitted: "
+                                "read by all, added to by none (its owner's role)")
+    freeze.add_argument("--ledger", type=location, required=True, metavar="URL", help="postgresql://...")
     export = actions.add_parser("export", help="copy the ledger into another (FILE or URL, adding only what is "
                                 "missing, verified by digests) or archive it as JSON lines")
     export.add_argument("--ledger", type=location, required=True, metavar="FILE|URL", help="the ledger copied")

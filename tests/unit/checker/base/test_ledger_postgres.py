@@ -254,17 +254,18 @@ def _write(url: str, writer: int, log: str) -> None:
     """One writer process: its runs a batch at a time; each batch stored is written to `log` once it is."""
     import psycopg
 
+    batch = [0]
     if writer in KILLED:
-        original, calls = psycopg.Cursor.executemany, [0]
+        original = psycopg.Cursor.executemany
 
         def killed(self: Any, *args: Any, **kwargs: Any) -> Any:
             original(self, *args, **kwargs)
-            calls[0] += 1
-            if calls[0] == KILLED[writer] + 1:
+            if batch[0] == KILLED[writer]:  # by batch, not by call: a batch tried again after the restart
                 os.kill(os.getpid(), signal.SIGKILL)
 
         psycopg.Cursor.executemany = killed  # type: ignore[method-assign]
     for b in range(RUNS // BATCH):
+        batch[0] = b
         try:
             ledger_rows.record(LedgerUrl(url), _batch(writer, b))
         except FatalError as exc:
@@ -320,3 +321,34 @@ def test_a_long_value_another_program_wrote_is_read_as_its_head(pg_server: Any, 
                   "'1.1.0', 'pass', 0, 'samples', '2026-11-27T08:00:00Z')", db=db)
     code, out, err = _show(url, "text", capsys)
     assert code == 0 and "[clipped: 4194304 characters]" in out and len(out) < 20_000 and err == ""
+
+
+def test_a_frozen_ledger_is_read_and_never_added_to(pg_server: Any, url: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    ledger_rows.record(location(url), [_entry(k) for k in range(3)])
+    for said in ("frozen: every role may read it", "already frozen"):
+        capsys.readouterr()
+        assert main(["runs", "freeze", "--ledger", url]) == 0
+        assert said in capsys.readouterr().err
+    with pytest.raises(FatalError, match=r"frozen \(`mlsubmit runs freeze`"):
+        ledger_rows.record(location(url), [_entry(1), _entry(7)])
+    db = url.split("@/", 1)[1].split("?", 1)[0]
+    import psycopg
+
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="frozen"):  # the server refuses it too
+        pg_server.sql("INSERT INTO runs (sha256, path, shown, system, benchmark, division, ruleset, verdict, "
+                      "converged, unit, first_seen) SELECT sha256, 'q', shown, system, benchmark, division, "
+                      "ruleset, verdict, converged, unit, first_seen FROM runs LIMIT 1", db=db)
+    assert _show(url, "text", capsys)[1].startswith("3 ledger entries")
+    assert main(["runs", "freeze", "--ledger", str(tmp_path / "ledger.db")]) == 2
+
+
+def test_a_ledger_whose_append_only_triggers_are_gone_is_refused(pg_server: Any, url: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    db = url.split("@/", 1)[1].split("?", 1)[0]
+    pg_server.sql("ALTER TABLE runs DISABLE TRIGGER append_only", db=db)
+    code, _, err = _show(url, "text", capsys)
+    assert code == 2 and "append-only triggers are gone or disabled" in err
+    pg_server.sql("ALTER TABLE runs ENABLE TRIGGER append_only", "DROP TRIGGER append_only_truncate ON runs", db=db)
+    with pytest.raises(FatalError, match="append-only triggers are gone"):
+        ledger_rows.record(location(url), [_entry()])
