@@ -12,8 +12,9 @@ removes them, and switched back to the rollback journal by the next write. Where
 writer can change FILE either (a write needs its journal there): it is then opened immutable, taking no lock.
 
 A ledger is ours only when its header says so: SQLite's magic, our application_id and a user_version we know, read
-as bytes before SQLite opens the file, then the exact schema, then SQLite's quick_check of every page, read or
-write. Anything else (damaged, foreign, newer) is exit 2 and the file is never written to. Rows are read back through ledger_rows.py. Nothing read from a ledger is executed.
+as bytes before SQLite opens the file, then the exact schema, then SQLite's quick_check of every page, for a read
+or a write. Anything else (damaged, foreign, newer) is exit 2 and the file is never written to. Rows are read back
+through ledger_rows.py. Nothing read from a ledger is executed.
 """
 
 from __future__ import annotations

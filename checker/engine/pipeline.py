@@ -34,7 +34,7 @@ from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.hyperparameters import table as hp_tables
 from mlsubmit.checker.hyperparameters.apply import coverage_findings
-from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
+from mlsubmit.checker.logs.facts import TREE_KEYS, FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy, in_force
@@ -82,7 +82,7 @@ def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult |
 def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
     cache = _cache(options)
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
-    builder = FactsBuilder() if whole else None
+    builder = FactsBuilder(TREE_KEYS) if whole else None  # the keys the tree checks read
     whole_log = WholeLogReader(ref.path, ref.display, ref.unpack)
     started = [(check, check.start(ref, options, whole_log)) for check in run_by(options, "log")]
     log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
