@@ -53,6 +53,7 @@ PREFIX_BYTES = 64 << 20
 WHOLE_BYTES = 160 << 20  # ~100,000 records of mllog's usual 240 bytes (1.7 kB each as counted)
 HP_BYTES = 32 << 20
 FACTS_BYTES = 32 << 20  # the first record of each key and the series (facts.FactsBuilder)
+FACTS_TOTAL = 160 << 20  # the facts of all a check's logs together (engine.kept_facts)
 # One value (or metadata entry) the facts keep, and so everything made of them: run sets' names, messages, the
 # ledger. A longer one is kept clipped, with its length and digest so two long values stay apart (clip_value).
 # No value of the corpus passes 512 bytes; 10 logs with a 15 MiB submission_platform each took 1.4 GB (issue 49).

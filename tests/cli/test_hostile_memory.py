@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import tree_digest
@@ -30,7 +31,7 @@ RULESET = "1.1.0"
 _WRAPPER = (
     "import json, resource, subprocess, sys\n"
     "done = subprocess.run([sys.executable, '-m', 'mlsubmit', *sys.argv[1:]], capture_output=True, text=True)\n"
-    "print(json.dumps({'code': done.returncode, 'out': done.stdout[-20000:], 'err': done.stderr[-5000:],\n"
+    "print(json.dumps({'code': done.returncode, 'out': done.stdout, 'err': done.stderr[-5000:],\n"
     "                  'peak': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n"
 )
 
@@ -80,6 +81,11 @@ def _gzip_log(path: Path, lines: list[bytes], extra: list[bytes]) -> Path:
     return path
 
 
+def _findings(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every finding of a JSON report: each file's and the folders'."""
+    return [*(f for file in report["files"] for f in file["findings"]), *report["findings"]]
+
+
 def _folders(tmp_path: Path) -> tuple[Path, Path]:
     """The input folder and an empty working folder to run in (both checked unchanged afterwards)."""
     inputs, cwd = tmp_path / "in", tmp_path / "cwd"
@@ -119,6 +125,25 @@ def test_many_logs_of_many_keys_keep_only_what_the_tree_checks_read(tmp_path: Pa
     assert peak < PEAK_KB and seconds < 300, (peak, seconds)
     report = json.loads(out)
     assert len(report["files"]) == 40 and all(f["verdict"] == "pass" for f in report["files"])
-    assert not [f for f in report["findings"] if f["code"] == "LOG012"]  # nothing a check reads was left out
+    assert not [f for f in _findings(report) if f["code"] == "LOG012"]  # nothing a check reads was left out
     assert any("with 40 runs the median-window rule" in f["message"] for f in report["findings"])
+    assert tree_digest(tmp_path) == before
+
+
+def test_the_facts_of_all_logs_together_are_bounded(tmp_path: Path) -> None:
+    """Case 9 through a series key: 40 logs of 20,000 1,000-character seeds, each log's facts within its 32 MiB,
+    took 929 MB (20 logs, here: 470 MB). Past FACTS_TOTAL (160 MiB) in all, a log keeps the first record of each key
+    only, with LOG012."""
+    inputs, cwd = _folders(tmp_path)
+    for i in range(20):
+        extra = [_record("seed", f"{k:05d}" + "v" * 995) for k in range(20000)]
+        _gzip_log(
+            inputs / f"job-{i:02d}.out.gz", _run_lines(seed=i, start_ms=1_620_000_000_000 + i * 10_000_000), extra
+        )
+    before = tree_digest(tmp_path)
+    code, out, err, peak, seconds = _measured(cwd, "check", "-j", "1", "--ruleset", RULESET, "--format", "json", inputs)
+    assert code == 1 and "Traceback" not in err, err
+    assert peak < PEAK_KB and seconds < 400, (peak, seconds)
+    cuts = [f for f in _findings(json.loads(out)) if f["code"] == "LOG012" and "in all" in f["message"]]
+    assert 0 < len(cuts) < 20 and "the tree checks read this log's first record of each key only" in cuts[0]["message"]
     assert tree_digest(tmp_path) == before
