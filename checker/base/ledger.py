@@ -25,6 +25,7 @@ import glob
 import os
 import sqlite3
 import struct
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, fields
@@ -153,7 +154,8 @@ def _damage(conn: sqlite3.Connection) -> str | None:
     """Why the open ledger cannot be trusted, or None: SQLite's quick_check over every page (a table's root page
     overwritten read as an empty table: 2,010 entries shown as 0 run sets; issue 54), and no value longer than
     MAX_VALUE is ever loaded (SQLite refuses it, rather than take 400 MB, and hand it whole to Python)."""
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
+    if sys.version_info >= (3, 11):  # Python 3.10 cannot set it: SQLite loads such a value, Python gets its head
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
     try:
         found = conn.execute("PRAGMA quick_check(1)").fetchall()
     except sqlite3.Error as exc:

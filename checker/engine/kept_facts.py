@@ -69,4 +69,4 @@ class FactsBudget:
             "the tree checks read this log's first record of each key only, not its series (seeds, "
             "evaluations, run_stop) or the lines the RCP reader reads",
         )
-        return replace(got, findings=[*got.findings, cut], facts=small)  # type: ignore[no-any-return]
+        return replace(got, findings=[*got.findings, cut], facts=small)
