@@ -179,13 +179,19 @@ class Reader:
         """Which row holds a value longer than any mlsubmit writes, found row by row (only after SQLite refused
         one: a few seconds for 100,000 rows)."""
         ids = [i for (i,) in self.conn.execute("SELECT id FROM runs ORDER BY id")]
-        for row_id in ids:
-            try:
-                self.conn.execute(f"SELECT {_SELECT} FROM runs WHERE id = ?", (row_id,)).fetchall()
-            except sqlite3.DataError:
-                return (f"row {row_id} holds a value longer than {MAX_VALUE >> 20} MiB, far longer than any "
-                        "mlsubmit writes (written by another program)")
-        return None
+        row_id = next((i for i in ids if not self._loads(i)), None)
+        if row_id is None:
+            return None
+        return (f"row {row_id} holds a value longer than {MAX_VALUE >> 20} MiB, far longer than any mlsubmit "
+                "writes (written by another program)")
+
+    def _loads(self, row_id: int) -> bool:
+        """Whether SQLite hands over row `row_id` as entries() reads it (no value past ledger.MAX_VALUE)."""
+        try:
+            self.conn.execute(f"SELECT {_SELECT} FROM runs WHERE id = ?", (row_id,)).fetchall()
+        except sqlite3.DataError:
+            return False
+        return True
 
     def notes(self, limit: int = 10) -> list[str]:
         """The rows left out, in words (the first `limit` named)."""
