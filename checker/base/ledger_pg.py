@@ -259,13 +259,38 @@ def _insert_sql(columns: Sequence[str]) -> str:
             "ON CONFLICT (sha256, path) DO NOTHING")
 
 
+def _frozen(url: LedgerUrl) -> FatalError:
+    return FatalError(f"--ledger {url}: frozen (`mlsubmit runs freeze`: its round is submitted); nothing added "
+                      "(record new runs in the next round's ledger)")
+
+
+def ready(url: LedgerUrl) -> None:
+    """Exit 2 now, before a check's minutes of work, for a ledger the check could not add its runs to: no extra,
+    no server, not a ledger of this format, frozen, or a role that may not insert."""
+    pg = _psycopg()
+    try:
+        conn = _connect(url, read_only=False)
+    except _Lost as exc:
+        raise FatalError(f"--ledger {url}: cannot connect: {exc}") from None
+    try:
+        if _check_format(url, conn):
+            raise _frozen(url)
+        allowed = conn.execute("SELECT has_table_privilege('runs', 'INSERT')").fetchone()
+        if not (allowed and allowed[0]):
+            raise FatalError(f"--ledger {url}: this role may read the ledger but not add runs to it (docs/runs.md: "
+                             "the roles); nothing checked")
+    except pg.Error as exc:
+        raise FatalError(f"--ledger {url}: cannot be read: {_scrub(url, str(exc))}") from None
+    finally:
+        conn.close()
+
+
 def _once(url: LedgerUrl, columns: Sequence[str], rows: list[tuple[object, ...]]) -> int:
     pg = _psycopg()
     conn = _connect(url, read_only=False)
     try:
         if _check_format(url, conn):
-            raise FatalError(f"--ledger {url}: frozen (`mlsubmit runs freeze`: its round is submitted); nothing "
-                             "added (record new runs in the next round's ledger)")
+            raise _frozen(url)
         conn.commit()
         with conn.transaction(), conn.cursor() as cursor:
             # one writer at a time, as SQLite's BEGIN IMMEDIATE: no deadlock between writers of the same keys,

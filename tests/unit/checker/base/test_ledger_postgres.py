@@ -104,6 +104,9 @@ def test_the_server_keeps_it_append_only_for_every_role(pg_server: Any, url: str
     assert len(ledger_rows.read(location(reader))) == 5
     with pytest.raises(FatalError, match=r"cannot add the runs: permission denied.*none of them was added"):
         ledger_rows.record(location(reader), [_entry(9)])
+    with pytest.raises(FatalError, match="this role may read the ledger but not add runs to it"):
+        ledger_pg.ready(location(reader))
+    ledger_pg.ready(location(ci))
     assert main(["runs", "init", "--ledger", ci]) == 0  # already a ledger: left as it is
     assert len(ledger_rows.read(location(url))) == 5
 
@@ -341,6 +344,14 @@ def test_a_frozen_ledger_is_read_and_never_added_to(pg_server: Any, url: str, tm
                       "ruleset, verdict, converged, unit, first_seen FROM runs LIMIT 1", db=db)
     assert _show(url, "text", capsys)[1].startswith("3 ledger entries")
     assert main(["runs", "freeze", "--ledger", str(tmp_path / "ledger.db")]) == 2
+    from fixtures.demo import write_runs
+
+    write_runs(tmp_path / "runs", "bert", SYSTEM, 1)
+    capsys.readouterr()
+    assert main(["check", "--ruleset", "1.1.0", "--jobs", "1", "--ledger", url, "--format", "json", "-o",
+                 str(tmp_path / "r.json"), str(tmp_path / "runs")]) == 2
+    assert "frozen (`mlsubmit runs freeze`" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()  # said before the check, not after it
 
 
 def test_a_ledger_whose_append_only_triggers_are_gone_is_refused(pg_server: Any, url: str,
