@@ -17,6 +17,7 @@ from mlsubmit.submission.package_config import PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.ledger_url import location, named
 from mlsubmit.core.support.safe_io import sha256_file
 
 
@@ -25,24 +26,24 @@ def ledger_runs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
     if entry.ledger is None:
         return [], []
     latest: dict[str, LedgerEntry] = {}
-    with Reader(cfg.base / entry.ledger) as reader:  # exit 2 for a ledger that is not ours or not whole
+    with Reader(location(entry.ledger, cfg.base)) as reader:  # exit 2 for a ledger that is not ours or not whole
         for e in reader.entries():
             if e.system == entry.system and e.benchmark == entry.benchmark:
                 latest[e.path] = e  # rows are in the order they were added: a later entry for the path wins
-    where = f"/results/{entry.index}/ledger"
+    where, ledger = f"/results/{entry.index}/ledger", named(entry.ledger)  # a URL's password never shown
     paths, findings = [], []
-    findings += [finding("RUN008", str(cfg.path), f"{entry.ledger}: {note} (not a ledger entry; it may be one of "
+    findings += [finding("RUN008", str(cfg.path), f"{ledger}: {note} (not a ledger entry; it may be one of "
                          "this set's runs)", pointer=where) for note in reader.notes()]
     for path, e in sorted(latest.items()):
         try:
             now = sha256_file(Path(path))
         except OSError as exc:
-            findings.append(finding("RUN008", str(cfg.path), f"{e.path}: recorded in {entry.ledger}, but cannot "
+            findings.append(finding("RUN008", str(cfg.path), f"{e.path}: recorded in {ledger}, but cannot "
                                     f"be read now ({exc.strerror or exc}): the recorded run set cannot be "
                                     "packaged", pointer=where))
             continue
         if now != e.sha256:
-            findings.append(finding("RUN008", str(cfg.path), f"{e.path}: changed since {entry.ledger} recorded it "
+            findings.append(finding("RUN008", str(cfg.path), f"{e.path}: changed since {ledger} recorded it "
                                     f"(sha256 {e.sha256[:12]}, now {now[:12]}): the recorded run set cannot be "
                                     "packaged", pointer=where))
             continue

@@ -47,6 +47,16 @@ def corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A PostgreSQL server of this test process's own (tests/fixtures/pgserver.py), for the run ledger's
+    PostgreSQL backend; skipped, saying why, without PostgreSQL's binaries or psycopg."""
+    from fixtures.pgserver import running
+
+    with running() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """This test process's driver of the reference tools (tests/fixtures/summarizer_run.py), started at its first
     job; what it runs is kept once per session, for every worker (`package_check`, `summaries` there)."""

@@ -12,8 +12,9 @@ removes them, and switched back to the rollback journal by the next write. Where
 writer can change FILE either (a write needs its journal there): it is then opened immutable, taking no lock.
 
 A ledger is ours only when its header says so: SQLite's magic, our application_id and a user_version we know, read
-as bytes before SQLite opens the file, then the exact schema. Anything else (damaged, foreign, newer) is exit 2 and
-the file is never written to. Rows are read back through ledger_rows.py. Nothing read from a ledger is executed.
+as bytes before SQLite opens the file, then the exact schema, then SQLite's quick_check of every page, for a read
+or a write. Anything else (damaged, foreign, newer) is exit 2 and the file is never written to. Rows are read back
+through ledger_rows.py. Nothing read from a ledger is executed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import glob
 import os
 import sqlite3
 import struct
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, fields
@@ -46,6 +48,10 @@ _SCHEMA = (
     "UNIQUE (sha256, path))"
 )
 VERDICTS = ("pass", "fail")
+# The longest value (or row) SQLite hands over from a ledger: mlsubmit writes texts of at most 4 KiB
+# (ledger_rows.TEXT_BYTES) and before issue 49 wrote a log's value whole, which a line's limit kept within 16 MiB;
+# a longer one was written by another program, and a read refuses it (exit 2) without loading it.
+MAX_VALUE = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +140,30 @@ def _connect(path: Path, *, write: bool, wal: bool) -> sqlite3.Connection:
     if rows != [("table", "runs", _SCHEMA), ("index", "sqlite_autoindex_runs_1", None)]:
         conn.close()
         raise refuse(path, "its tables are not a ledger's (a foreign or altered database)")
+    why = _damage(conn)
+    if why is not None:
+        conn.close()
+        raise refuse(path, why)
     if write and wal:
         with contextlib.suppress(sqlite3.Error):  # another process still has it open: the next write switches it
             conn.execute("PRAGMA journal_mode = DELETE")
     return conn
+
+
+def _damage(conn: sqlite3.Connection) -> str | None:
+    """Why the open ledger cannot be trusted, or None: SQLite's quick_check over every page (a table's root page
+    overwritten read as an empty table: 2,010 entries shown as 0 run sets; issue 54), and no value longer than
+    MAX_VALUE is ever loaded (SQLite refuses it, rather than take 400 MB, and hand it whole to Python)."""
+    if sys.version_info >= (3, 11):  # Python 3.10 cannot set it: SQLite loads such a value, Python gets its head
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
+    try:
+        found = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.Error as exc:
+        return f"damaged ({exc})"
+    if found != [("ok",)]:
+        said = " ".join(str(found[0][0]).split()) if found and found[0] else "nothing"
+        return f"damaged: SQLite's quick_check says {said[:200]!r}"
+    return None
 
 
 def _clean(path: Path) -> None:

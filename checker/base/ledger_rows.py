@@ -1,8 +1,9 @@
 """The run ledger's values, stored and read back (ledger.py opens the file): `record` adds entries, `read` reads them.
 
 Stored: every text within a byte budget (a longer value, such as a 15 MiB `submission_platform`, is clipped with a
-note saying how long it was: never refused, and never a row that cannot be read back), lone surrogates written as
-escapes (SQLite stores UTF-8 only); every number finite, a seed within SQLite's 64 bits.
+note saying how long it was: never refused, and never a row that cannot be read back), lone surrogates and NULs
+written as escapes (SQLite stores UTF-8 only, PostgreSQL no NUL); every number finite, a seed within 64 bits.
+A ledger is a file (ledger.py) or a PostgreSQL URL (ledger_pg.py): the same values either way.
 
 Read: row by row from a cursor, a page at a time, so a ledger of any length is read in bounded memory; each value
 through the same guarded readers as the logs (core/support/numbers.py). A row that is no ledger entry (a wrong
@@ -21,10 +22,13 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
-from mlsubmit.checker.base.ledger import COLUMNS, VERDICTS, Entry, open_ledger, refuse
+from mlsubmit.checker.base import ledger_pg
+from mlsubmit.checker.base.ledger import COLUMNS, MAX_VALUE, VERDICTS, Entry, open_ledger, refuse
 
 from mlsubmit.core.errors import FatalError
+from mlsubmit.core.support.ledger_url import LedgerUrl
 from mlsubmit.core.support.numbers import finite
 
 TEXT_BYTES = 4096  # per stored text; paths and names are far shorter
@@ -39,13 +43,15 @@ _SEED = 1 << 63
 BY_SET = "system, benchmark, division, run_start_ms IS NULL, run_start_ms, shown, id"
 
 
-def clipped(text: str, budget: int = TEXT_BYTES) -> str:
-    """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note. Only
-    its head is encoded: a 400 MB value costs no second copy."""
-    head = text[: budget + 1].encode("utf-8", "backslashreplace")
-    if len(head) <= budget and len(text) <= budget:
+def clipped(text: str, budget: int = TEXT_BYTES, total: int | None = None) -> str:
+    """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note (of
+    `total` characters: the text is a head of it). Only its head is encoded: a 400 MB value costs no second copy.
+    A NUL is written as an escape (PostgreSQL's text holds none: either backend stores the same value)."""
+    total = len(text) if total is None else total
+    head = text[: budget + 1].replace("\x00", "\\x00").encode("utf-8", "backslashreplace")
+    if len(head) <= budget and total <= budget:
         return head.decode("utf-8")
-    note = f" ... [clipped: {len(text)} characters]"
+    note = f" ... [clipped: {total} characters]"
     return head[: budget - len(note.encode())].decode("utf-8", "ignore") + note
 
 
@@ -74,17 +80,29 @@ def _utc(text: str) -> bool:
     return True
 
 
-def _problem(got: dict[str, object]) -> str | None:
+# Each column as SQLite hands it over: a text or blob as its first HEAD characters (bytes) and its length, so a
+# long value written by another program (or by mlsubmit before issue 49) never reaches Python whole.
+HEAD = TEXT_BYTES + 1
+_SELECT = ", ".join(f"CASE WHEN typeof({c}) IN ('text', 'blob') THEN substr({c}, 1, {HEAD}) ELSE {c} END, "
+                    f"CASE WHEN typeof({c}) IN ('text', 'blob') THEN length({c}) ELSE 0 END" for c in COLUMNS)
+# The same from PostgreSQL, whose columns have one type each (ledger_pg.COLUMN_TYPES): a role that may insert
+# could still write a 1 GB text there
+_PG_SELECT = ", ".join(f"substr({c}, 1, {HEAD}), length({c})" if c in (*_TEXT, "sha256", "verdict", "first_seen")
+                       else f"{c}, 0" for c in COLUMNS)
+
+
+def _problem(got: dict[str, object], lengths: dict[str, int]) -> str | None:
     """Why a row read back is not a ledger entry, or None; its values made an entry's in place (numbers through
-    numbers.finite, texts within the budget: a longer one was written before values were clipped)."""
-    if not isinstance(got["sha256"], str) or not _HEX.fullmatch(got["sha256"]):
+    numbers.finite, texts within the budget: a longer one was written before values were clipped, and is read as
+    its head, `lengths` saying how long it is)."""
+    if lengths["sha256"] != 64 or not isinstance(got["sha256"], str) or not _HEX.fullmatch(got["sha256"]):
         return "sha256 is not 64 hex digits"
     for name in _TEXT:
         text = got[name]
         if not isinstance(text, str):
             return f"{name} is not text"
-        if len(text) > TEXT_BYTES // 4:
-            got[name] = clipped(text)
+        if lengths[name] > TEXT_BYTES // 4:
+            got[name] = clipped(text, total=lengths[name])
     for name in _NUMBERS:
         if got[name] is not None:
             got[name] = finite(got[name])
@@ -103,12 +121,27 @@ def _problem(got: dict[str, object]) -> str | None:
     return None
 
 
+def entry_of(values: dict[str, object]) -> Entry | str:
+    """An entry from its values as another program gave them (runs import's JSON lines), read as a ledger's row is:
+    the entry, or why it is none."""
+    if sorted(values) != sorted(COLUMNS):
+        return "not an entry's fields"
+    got = dict(values)
+    if type(got["converged"]) is bool:  # JSON's true and false: the entry's own type, stored as 1 and 0
+        got["converged"] = int(got["converged"])
+    lengths = {name: len(v) if isinstance(v, str) else 0 for name, v in got.items()}
+    why = _problem(got, lengths)
+    return Entry(**got) if why is None else why  # type: ignore[arg-type]
+
+
 class Reader:
     """One read of a ledger: its entries in id or run-set order, as often as asked, on one read-only connection."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | LedgerUrl) -> None:
         self.path = path
-        self.conn = open_ledger(path, write=False)
+        # either backend's connection: execute(query) gives a cursor read with fetchmany and fetchone
+        self.conn: Any = ledger_pg.ReadConnection(path) if isinstance(path, LedgerUrl) else \
+            open_ledger(path, write=False)
         self.left_out: dict[int, str] = {}  # row id -> why it is no entry
 
     def __enter__(self) -> Reader:
@@ -120,17 +153,45 @@ class Reader:
     def entries(self, order: str = "id") -> Iterator[Entry]:
         """Every row that is an entry, in `order` (an ORDER BY clause: "id", oldest first, or BY_SET)."""
         try:
-            cursor = self.conn.execute(f"SELECT id, {', '.join(COLUMNS)} FROM runs ORDER BY {order}")
+            select = _PG_SELECT if isinstance(self.path, LedgerUrl) else _SELECT
+            cursor = self.conn.execute(f"SELECT id, {select} FROM runs ORDER BY {order}")
             while rows := cursor.fetchmany(PAGE):
                 for row in rows:
-                    got = dict(zip(COLUMNS, row[1:], strict=True))
-                    why = _problem(got)
+                    got = dict(zip(COLUMNS, row[1::2], strict=True))
+                    why = _problem(got, dict(zip(COLUMNS, row[2::2], strict=True)))
                     if why is None:
                         yield Entry(**got)
                     else:
                         self.left_out[int(row[0])] = why
+        except sqlite3.DataError as exc:  # a value past ledger.MAX_VALUE: SQLite refused to load it
+            assert isinstance(self.path, Path)  # the PostgreSQL cursor's errors are exit 2 already
+            raise refuse(self.path, self._too_long() or f"damaged ({exc})") from None
         except sqlite3.Error as exc:
+            assert isinstance(self.path, Path)
             raise refuse(self.path, f"damaged ({exc})") from None
+
+    def count(self) -> int:
+        """How many rows the ledger holds (entries or not)."""
+        (total,) = self.conn.execute("SELECT count(*) FROM runs").fetchone()
+        return int(total)
+
+    def _too_long(self) -> str | None:
+        """Which row holds a value longer than any mlsubmit writes, found row by row (only after SQLite refused
+        one: a few seconds for 100,000 rows)."""
+        ids = [i for (i,) in self.conn.execute("SELECT id FROM runs ORDER BY id")]
+        row_id = next((i for i in ids if not self._loads(i)), None)
+        if row_id is None:
+            return None
+        return (f"row {row_id} holds a value longer than {MAX_VALUE >> 20} MiB, far longer than any mlsubmit "
+                "writes (written by another program)")
+
+    def _loads(self, row_id: int) -> bool:
+        """Whether SQLite hands over row `row_id` as entries() reads it (no value past ledger.MAX_VALUE)."""
+        try:
+            self.conn.execute(f"SELECT {_SELECT} FROM runs WHERE id = ?", (row_id,)).fetchall()
+        except sqlite3.DataError:
+            return False
+        return True
 
     def notes(self, limit: int = 10) -> list[str]:
         """The rows left out, in words (the first `limit` named)."""
@@ -139,10 +200,12 @@ class Reader:
         return named + ([f"and {more} more row(s)"] if more > 0 else [])
 
 
-def record(path: Path, entries: Iterable[Entry]) -> int:
+def record(path: Path | LedgerUrl, entries: Iterable[Entry]) -> int:
     """Add the entries not yet in the ledger, in one transaction; how many were new. Each value is stored as
     stored() makes it (text within a byte budget, numbers finite)."""
     rows = [stored(e) for e in entries]
+    if isinstance(path, LedgerUrl):
+        return ledger_pg.record(path, COLUMNS, rows)
     conn = open_ledger(path, write=True)
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -159,7 +222,7 @@ def record(path: Path, entries: Iterable[Entry]) -> int:
         conn.close()
 
 
-def read(path: Path) -> list[Entry]:
+def read(path: Path | LedgerUrl) -> list[Entry]:
     """Every entry that is one, oldest first (Reader says which rows were left out)."""
     with Reader(path) as reader:
         return list(reader.entries())

@@ -138,10 +138,12 @@ class _Receiver(threading.Thread):
     reader takes everything waiting in the pipe with one read, and frames are unpickled in a row while this
     thread holds the GIL: a busy main thread gives it up only every few ms."""
 
-    def __init__(self, proc: _Process, results: list[Any], counter: _Counter) -> None:
+    def __init__(self, proc: _Process, results: list[Any], counter: _Counter, keep: Callable[[int, Any], Any]
+                 ) -> None:
         super().__init__(name=f"mlsubmit-results-{proc.pid}", daemon=True)
         self.proc = proc
         self.results = results
+        self.keep = keep
         self.counter = counter
         self.failure: str | None = None
 
@@ -167,7 +169,7 @@ class _Receiver(threading.Thread):
             if message[0] == "error":
                 self._fail(str(message[1]))
                 return
-            self.results[message[0]] = message[1]
+            self.results[message[0]] = self.keep(message[0], message[1])
 
     def _fail(self, why: str) -> None:
         self.failure = why
@@ -206,12 +208,13 @@ def _fork_up_to(count: int, work: Callable[[int], object], counter: _Counter) ->
 
 
 def run_shared(count: int, work: Callable[[int], T], processes: int, prepare: Callable[[], None],
-               progress: Tracker, label: str) -> list[T]:
+               progress: Tracker, label: str, keep: Callable[[int, T], T] = lambda _, result: result) -> list[T]:
     """`work(i)` for every i below `count`, in order. `processes - 1` worker processes and this one take items
     one at a time from a shared counter, so all finish within about one item of each other, and this process's
     share is never pickled. Workers send each result as it is done; a thread per worker receives them. This
     process first does `prepare` (tree work that needs no log), then shows `progress` over its own share. Rule
-    files are compiled where they are needed, after the fork, so that is done in parallel too."""
+    files are compiled where they are needed, after the fork, so that is done in parallel too. `keep(i, result)`
+    is what this process keeps of each result as it arrives (from any thread)."""
     counter = _Counter(count)
     results: list[Any] = [None] * count
     gc.freeze()  # a forked worker's collector then never walks (and so copies) the pages it shares with us
@@ -219,14 +222,14 @@ def run_shared(count: int, work: Callable[[int], T], processes: int, prepare: Ca
         procs = _fork_up_to(processes - 1, work, counter)
     finally:
         gc.unfreeze()  # here, in the parent, everything is collectable again
-    receivers = [_Receiver(proc, results, counter) for proc in procs]
+    receivers = [_Receiver(proc, results, counter, keep) for proc in procs]
     for receiver in receivers:
         receiver.start()
     try:
         prepare()
         with progress(count, label) as advance:
             while (i := counter.take()) is not None:
-                results[i] = work(i)
+                results[i] = keep(i, work(i))
                 advance()
             for receiver in receivers:
                 receiver.join()

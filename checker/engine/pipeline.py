@@ -30,11 +30,12 @@ from mlsubmit.checker.base.targets import LogRef, OrgTree, Targets
 from mlsubmit.checker.engine.checks import plan as plan_of
 from mlsubmit.checker.engine.checks import run_by, stage
 from mlsubmit.checker.engine.discover import discover
+from mlsubmit.checker.engine.kept_facts import FactsBudget
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.hyperparameters import table as hp_tables
 from mlsubmit.checker.hyperparameters.apply import coverage_findings
-from mlsubmit.checker.logs.facts import FactsBuilder, LogFacts
+from mlsubmit.checker.logs.facts import TREE_KEYS, FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy, in_force
@@ -82,7 +83,7 @@ def _lookup(ref: LogRef, options: CheckOptions) -> tuple[str | None, LogResult |
 def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> LogResult:
     cache = _cache(options)
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
-    builder = FactsBuilder() if whole else None
+    builder = FactsBuilder(TREE_KEYS) if whole else None  # the keys the tree checks read
     whole_log = WholeLogReader(ref.path, ref.display, ref.unpack)
     started = [(check, check.start(ref, options, whole_log)) for check in run_by(options, "log")]
     log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
@@ -138,22 +139,23 @@ def check_jobs(tasks: list[Task], prepare: Callable[[], None], progress: Tracker
     """
     done: dict[int, LogResult] = {}
     todo: list[tuple[int, LogRef, CheckOptions, str | None]] = []
+    budget = FactsBudget()  # the facts of all the logs together
     for i, (ref, options) in enumerate(tasks):  # each file is hashed once; a miss carries its hash to its worker
         sha, hit = _lookup(ref, options)
         if hit is not None:
-            done[i] = hit
+            done[i] = budget.admit(hit)
         else:
             todo.append((i, ref, options, sha))
     scanned: list[Scanned] = []
     if todo or code:
-        checked = _check_uncached([t[1:] for t in todo], list(code), prepare, progress, jobs)
+        checked = _check_uncached([t[1:] for t in todo], list(code), prepare, progress, jobs, budget)
         done.update(zip((t[0] for t in todo), checked[: len(todo)], strict=True))
         scanned = checked[len(todo) :]
     return [done[i] for i in range(len(tasks))], scanned
 
 
 def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: list[CodeTask],
-                    prepare: Callable[[], None], progress: Tracker, jobs: int) -> list[Any]:
+                    prepare: Callable[[], None], progress: Tracker, jobs: int, budget: FactsBudget) -> list[Any]:
     """The logs' results, then the code files' (hygiene.scan_one), from one pool."""
     processes = max((options.jobs for _, options, _ in todo), default=jobs) or os.cpu_count() or 1
     count, label = len(todo) + len(code), "checking logs and code" if code else "checking logs"
@@ -161,12 +163,15 @@ def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: l
     def work(i: int) -> Any:  # _check_and_store is looked up when called: a worker runs what was here at the fork
         return _check_and_store(*todo[i]) if i < len(todo) else hygiene.scan_one(*code[i - len(todo)])
 
+    def keep(i: int, result: Any) -> Any:  # in this process, as each result arrives
+        return budget.admit(result) if i < len(todo) else result
+
     with hygiene.scanning() if code else nullcontext():
         # in-process (also where there is no fork): rule files load as the logs ask for them
         if processes == 1 or count < POOL_THRESHOLD or not hasattr(os, "fork"):
             with progress(count, label) as advance:  # the CLI's bar: on a terminal, after a few seconds
-                return [_advanced(work(i), advance) for i in range(count)]
-        return pool.run_shared(count, work, processes, prepare, progress, label)
+                return [_advanced(keep(i, work(i)), advance) for i in range(count)]
+        return pool.run_shared(count, work, processes, prepare, progress, label, keep)
 
 
 def _advanced(result: _R, advance: Callable[[], None]) -> _R:

@@ -28,24 +28,33 @@ Sink = Callable[[list["Record"]], None]  # takes each batch of records as it is 
 # of nothing but records holds about 5 M.
 MAX_RECORDS = 10_000_000
 # Records a log keeps when it is read without a sink (advise, package, power logs): what memory does follow, so
-# they are bounded by bytes too: the MLLOG lines kept plus KEPT_OVERHEAD a record (what a Record, its dict and a
-# short value take in memory) stay within MAX_KEPT_BYTES, ~120 MB of records whether they are small or wide (about
-# 120,000 records of the usual 200 bytes, 35,000 of 2 kB; real logs hold a few thousand).
+# they are bounded by bytes too: the MLLOG lines kept, as decoded_cost counts them (record_bytes), plus
+# KEPT_OVERHEAD a record (what a Record, its dict and a short value take in memory) stay within MAX_KEPT_BYTES
+# whether they are small, wide or nested (about 48,000 records of mllog's usual 240 bytes, 2.1 kB each as counted;
+# real logs hold a few thousand).
 MAX_KEPT = 1_000_000
 MAX_KEPT_BYTES = 96 << 20
 KEPT_OVERHEAD = 600
-# Records kept for the rule files that need the whole list (`loglines`, or asked for late: rules.engine): about
-# 150 MB of them. The corpus's largest log holds 1,492.
+# A decoded value takes far more than its JSON text: `[{},{}]` 24 times it, an object of 1,500 short keys 9 times
+# (5,800 such records kept 661 MB under budgets that counted 96 MiB of text; issue 54). Every budget here counts
+# ELEMENT_COST a list element, dict entry or container on top of the text (decoded_cost): measured with tracemalloc
+# on Python 3.11, no shape takes more than 69 bytes an element past its text (a list of {"a": 1.5}: 22 times its
+# text), floats and ints 29-31, [] and {} 31-35, short strings 55; 96 leaves a margin.
+ELEMENT_COST = 96
+# Records kept for the rule files that need the whole list (`loglines`, or asked for late: rules.engine), within
+# WHOLE_BYTES too. The corpus's largest log holds 1,492.
 WHOLE_RECORDS = 200_000
 MAX_BYTES = 4 << 30  # read from the file, or from what a gzip-compressed one expands to
 # What keeps values while `check` streams a log is bounded by their size as well as their count (a record may hold
 # a 16 MiB value: MAX_LINE): the records a rule file asked for early may still need (rules.engine's prefix), the
-# log read again for the whole-log rule files, the HP table's records and the facts. Sizes are the values' JSON text
-# plus KEPT_OVERHEAD a record (value_size); real logs stay far below each.
+# log read again for the whole-log rule files, the HP table's records and the facts. Sizes are what the values take
+# decoded, counted from their JSON text (decoded_cost), plus KEPT_OVERHEAD a record (value_size); real logs stay far
+# below each.
 PREFIX_BYTES = 64 << 20
-WHOLE_BYTES = 160 << 20  # ~200,000 records of the usual 200 bytes (WHOLE_RECORDS), 60,000 of 2 kB
+WHOLE_BYTES = 160 << 20  # ~100,000 records of mllog's usual 240 bytes (1.7 kB each as counted)
 HP_BYTES = 32 << 20
 FACTS_BYTES = 32 << 20  # the first record of each key and the series (facts.FactsBuilder)
+FACTS_TOTAL = 160 << 20  # the facts of all a check's logs together (engine.kept_facts)
 # One value (or metadata entry) the facts keep, and so everything made of them: run sets' names, messages, the
 # ledger. A longer one is kept clipped, with its length and digest so two long values stay apart (clip_value).
 # No value of the corpus passes 512 bytes; 10 logs with a 15 MiB submission_platform each took 1.4 GB (issue 49).
@@ -74,20 +83,30 @@ def keep_rcp_lines(log: ParsedLog, block: bytes, kept: list[bytes]) -> None:
                                     f"or {RCP_BYTES >> 20} MiB; it reads the first {len(kept):,}"))
 
 
+def decoded_cost(text: bytes) -> int:
+    """What the JSON `text` takes once decoded, as the budgets above count it: its bytes (four times over when any is
+    past ASCII: one wide character makes a whole str four bytes a character) plus ELEMENT_COST for each `,` `:` `[`
+    `{`, each an element, a dict entry or a container. Counted in C; a comma inside a string counts too (over)."""
+    size = len(text) if text.isascii() else 4 * len(text)
+    return size + ELEMENT_COST * (text.count(b",") + text.count(b":") + text.count(b"[") + text.count(b"{"))
+
+
 def value_size(values: list[Any]) -> int:
-    """What `values` (records' values, or anything decoded from a log) take, as the budgets above count it: their
-    JSON text (one C-level pass) plus KEPT_OVERHEAD each. A value msgspec cannot encode is measured by its repr, or
-    counted as the longest line when even that fails (an integer of more digits than str() allows)."""
+    """What `values` (records' values, or anything decoded from a log) take in memory, as the budgets above count
+    it: decoded_cost of their compact JSON text (one C-level pass) plus KEPT_OVERHEAD each. A value msgspec cannot
+    encode is measured by its repr, or counted as the longest line when even that fails (an integer of more digits
+    than str() allows)."""
     try:
-        return len(msgspec.json.encode(values)) + KEPT_OVERHEAD * len(values)
+        text = msgspec.json.encode(values)
     except (TypeError, ValueError, OverflowError, RecursionError):
-        pass
-    return sum(map(_repr_size, values))
+        return sum(map(_repr_size, values))
+    # the list's own `[` and commas are not the values'
+    return decoded_cost(text) + (KEPT_OVERHEAD - ELEMENT_COST) * len(values)
 
 
 def _repr_size(value: Any) -> int:
     try:
-        return len(repr(value)) + KEPT_OVERHEAD
+        return decoded_cost(repr(value).encode("utf-8", "surrogatepass")) + KEPT_OVERHEAD
     except (ValueError, RecursionError):
         return MAX_LINE
 
@@ -162,17 +181,26 @@ def cut_finding(path: str, count: int, limit: int, line: int | None, what: str |
 _MARKS = frozenset({"run_start", "run_stop"})
 
 
+# `,` `:` `[` `{` that every record line holds and a Record does not keep as elements: its object and the separators
+# of time_ms, key, value and metadata (KEPT_OVERHEAD covers the Record, its dict and a short value)
+ENVELOPE_ELEMENTS = 8
+
+
 def record_bytes(block: bytes) -> int:
-    """The bytes of the MLLOG lines in `block`: the block itself when records are on most lines (a little over),
-    else each record's line measured (few of them: a Python step each)."""
+    """What the records read from `block` take once decoded (decoded_cost of their MLLOG lines, less each line's
+    ENVELOPE_ELEMENTS): the whole block's when records are on most lines (a little over), else each record's line
+    measured (few of them: a Python step each)."""
     hits = block.count(BTOKEN)
-    if not hits or hits * 2 >= block.count(b"\n"):
-        return len(block) if hits else 0
+    if not hits:
+        return 0
+    if hits * 2 >= block.count(b"\n"):
+        return max(len(block), decoded_cost(block) - ELEMENT_COST * ENVELOPE_ELEMENTS * hits)
     total, pos = 0, block.find(BTOKEN)
     while pos >= 0:
         end = block.find(b"\n", pos)
         end = len(block) if end < 0 else end
-        total += end - block.rfind(b"\n", 0, pos)
+        line = block[block.rfind(b"\n", 0, pos) + 1 : end + 1]
+        total += max(len(line), decoded_cost(line) - ELEMENT_COST * ENVELOPE_ELEMENTS)
         pos = block.find(BTOKEN, end)
     return total
 

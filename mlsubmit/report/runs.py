@@ -107,8 +107,7 @@ def views(reader: Reader) -> tuple[dict[Key, SetView], int]:
         if n is not None and len(view.minutes) >= n:
             view.window = median_window(view.minutes, n, view.benchmark)
         view.risk = _risk(view)
-    (total,) = reader.conn.execute("SELECT count(*) FROM runs").fetchone()
-    return sets, int(total) - len(reader.left_out)
+    return sets, reader.count() - len(reader.left_out)
 
 
 def _risk(view: SetView) -> Any:

@@ -19,6 +19,7 @@ from mlsubmit.cli.rulesets import rulesets_for, say_round_data
 from mlsubmit.cli.waiver_options import waive, waivers_for
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
+from mlsubmit.core.support.ledger_url import LedgerUrl
 from mlsubmit.core.support.safe_io import read_bounded
 
 
@@ -59,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
         run_select=args.run_select,
         rcp_risk_limit=fail_on_limit(args.fail_on, config),
     )
+    if isinstance(args.ledger, LedgerUrl):  # a server that cannot take the runs is said now, not after the check
+        from mlsubmit.checker.base import ledger_pg
+
+        ledger_pg.ready(args.ledger)
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])
     if args.ledger is not None:

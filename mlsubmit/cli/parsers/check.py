@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from mlsubmit.cli.parsers import add_output_options, add_policy_options, add_ruleset_option, add_waiver_options
+from mlsubmit.core.support.ledger_url import location
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,9 +25,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sets.add_argument("--system", metavar="NAME", help="the results folder (system) of every run given as raw output")
     sets.add_argument("--package-config", type=Path, metavar="CONFIG",
                       help="a package.toml whose [[results]] logs name each raw run's system")
-    sets.add_argument("--ledger", type=Path, metavar="FILE",
-                      help="record every log read in this run ledger (SQLite; made when missing); "
-                           "`mlsubmit runs show --ledger FILE` shows it")
+    sets.add_argument("--ledger", type=location, metavar="FILE|URL",
+                      help="record every log read in this run ledger: an SQLite FILE (made when missing) or a "
+                           "postgresql:// URL (the postgres extra; docs/runs.md); "
+                           "`mlsubmit runs show --ledger FILE|URL` shows it")
     sets.add_argument("--fail-on", action="append", default=[], metavar="rcp-risk=P",
                       help="for CI: a closed run set whose chance of failing its RCP once complete is above P "
                            "(RUN009) is an error; default: mlsubmit.toml [check] fail-on, else information only")

@@ -25,7 +25,8 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[3]
 PRODUCT = ("mlsubmit", "checker", "submission", "schemas")  # the folders the wheel installs as mlsubmit
 # an extra's package -> the only product modules that may import it (each catches the ImportError)
-EXTRAS = {"mlperf_sysinfo": {"checker/systems/host.py"}, "openpyxl": {"mlsubmit/report/summary_files.py"}}
+EXTRAS = {"mlperf_sysinfo": {"checker/systems/host.py"}, "openpyxl": {"mlsubmit/report/summary_files.py"},
+          "psycopg": {"checker/base/ledger_pg.py"}}
 
 
 # `from a.b import c` -> a; `import a.b as c, d` -> "a.b as c, d". A line, not a syntax tree: parsing the product

@@ -22,6 +22,7 @@ from fixtures.demo import write_runs
 from mlsubmit.checker.base import ledger, ledger_rows
 
 from mlsubmit.cli import main
+from mlsubmit.core.errors import FatalError
 
 RULESET = "1.1.0"
 SYSTEM = "ipu-pod16-POPART-closed"
@@ -247,3 +248,61 @@ def test_a_check_with_every_report_in_a_file_says_its_summary(tmp_path: Path,
     assert out.count("\n") == 1 and "0 error(s)," in out and str(upload / "r.sarif") in out
     assert main(["runs", "show", "--ledger", str(upload / "ledger.db"), "-o", str(upload / "runs.txt")]) == 0
     assert sorted(p.name for p in upload.iterdir()) == ["ledger.db", "r.json", "r.sarif", "runs.txt"]
+
+
+def _overwrite_root(db: Path) -> None:
+    """The runs table's root page header overwritten (8 bytes) by another program: SQLite read it as an empty
+    table, and `runs show` said "2010 ledger entries, 0 run set(s)", exit 0 (issue 54)."""
+    raw = sqlite3.connect(db)
+    (root,) = raw.execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").fetchone()
+    (size,) = raw.execute("PRAGMA page_size").fetchone()
+    raw.close()
+    with open(db, "r+b") as stream:
+        stream.seek((root - 1) * size)
+        stream.write(b"\x0d" + bytes(7))
+
+
+def test_a_damaged_page_is_exit_2_on_read_and_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "ledger.db"
+    ledger_rows.record(db, [_entry(k) for k in range(2010)])
+    assert _show(db, capsys)[0] == 0
+    _overwrite_root(db)
+    before = db.read_bytes()
+    code, out, err = _show(db, capsys)
+    assert code == 2 and out == "" and "damaged: SQLite's quick_check says" in err and "Traceback" not in err
+    with pytest.raises(FatalError, match="quick_check"):
+        ledger_rows.record(db, [_entry(5000)])
+    assert db.read_bytes() == before and _beside(db) == []
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10's sqlite3 cannot set SQLite's length limit")
+def test_a_value_no_mlsubmit_writes_is_never_loaded(tmp_path: Path) -> None:
+    """A `shown` of 400 MB written by another program: `runs show` took 3.1 GB and 66 s, exit 0. SQLite now refuses
+    any value past ledger.MAX_VALUE without loading it, and the row is named; a long value within it (an older
+    mlsubmit wrote a log's value whole) reaches Python as its head and its length."""
+    db = tmp_path / "ledger.db"
+    ledger_rows.record(db, [_entry(k) for k in range(20)])
+    raw = sqlite3.connect(db)
+    raw.execute("UPDATE runs SET shown = ? WHERE id = 7", ("s" * (ledger.MAX_VALUE + 1),))
+    raw.execute("UPDATE runs SET system = ? WHERE id = 3", ("q" * (8 << 20),))
+    raw.commit()
+    raw.close()
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", _PEAK, "runs", "show", "--ledger", str(db)], capture_output=True,
+                          text=True, check=False, timeout=120)
+    peak = int(done.stdout.splitlines()[-1])
+    assert done.returncode == 2 and "row 7 holds a value longer than 64 MiB" in done.stderr, done.stderr[-2000:]
+    assert peak < 300 << 10 and time.monotonic() - started < 60  # KiB: ru_maxrss
+    raw = sqlite3.connect(db)
+    raw.execute("UPDATE runs SET shown = 'short' WHERE id = 7")
+    raw.commit()
+    raw.close()
+    with ledger_rows.Reader(db) as reader:
+        shown = {e.shown: e.system for e in reader.entries()}
+    assert shown["short"] == SYSTEM and any(s.endswith("[clipped: 8388608 characters]") for s in shown.values())
+    assert max(len(s) for s in shown.values()) <= ledger_rows.TEXT_BYTES
+
+
+# runs mlsubmit in this process and prints its peak memory (KiB) last, whatever it exits with
+_PEAK = ("import resource, sys\nfrom mlsubmit.cli import main\ntry:\n    code = main(sys.argv[1:])\nfinally:\n"
+         "    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)\nsys.exit(code)")

@@ -65,3 +65,27 @@ def test_long_values_are_kept_clipped_with_their_length_and_digest() -> None:
     assert stop["epoch_num"] == 3 and stop["status"].startswith("s" * VALUE_CHARS + "... [clipped: 5,000")
     (note,) = builder.cut("x.txt")
     assert note.code == "LOG012" and note.line == 5 and "'submission_platform'" in note.message
+
+
+def test_a_check_keeps_the_first_record_of_the_keys_the_tree_checks_read(tmp_path: Path) -> None:
+    """40 logs of 9,000 keys each kept every key's first record: 517 MB in all (issue 54). A check keeps the first
+    record of TREE_KEYS only, and the earliest record of the others when it starts the run (a log with no
+    run_start is put in order by it)."""
+    from mlsubmit.checker.logs.facts import TREE_KEYS, FactsBuilder
+
+    log = write_run(tmp_path / "result_0.txt", RunSpec(evals=3))
+    extra = "".join(f':::MLLOG {{"namespace": "", "time_ms": {5 + k}, "event_type": "POINT_IN_TIME", "key": '
+                    f'"extra_{k}", "value": "{"v" * 1000}", "metadata": {{}}}}\n' for k in range(500))
+    log.write_text(log.read_text() + extra)
+    whole = extract(read_log(log, str(log)))
+    builder = FactsBuilder(TREE_KEYS)
+    kept = builder.facts(read_log(log, str(log), sink=builder.feed))
+    assert len(whole.first) > 500 and set(kept.first) == (set(whole.first) & TREE_KEYS) | {"extra_0"}  # earliest
+    assert kept.series == whole.series and kept.started_ms == whole.started_ms
+    assert {"submission_platform", "config_filename", "seed", "global_batch_size"} <= TREE_KEYS
+    no_start = tmp_path / "result_1.txt"
+    no_start.write_text("".join(line for line in log.read_text().splitlines(keepends=True) if "run_start" not in line))
+    whole = extract(read_log(no_start, str(no_start)))
+    builder = FactsBuilder(TREE_KEYS)
+    kept = builder.facts(read_log(no_start, str(no_start), sink=builder.feed))
+    assert kept.run_start_ms is None and kept.started_ms == whole.started_ms == 5.0

@@ -245,3 +245,28 @@ def test_log_content_in_messages_and_budgets_is_bounded_too() -> None:
     said = {f.code: f.message for f in log.findings}
     assert {"LOG006", "LOG007", "LOG008"} <= set(said) and all(len(m) < 400 for m in said.values())
     assert limits.records_size(log.records[:1]) > 100_000
+
+
+@pytest.mark.parametrize("shape", [
+    [{} for _ in range(5000)], [[] for _ in range(5000)], [{"a": 1.5} for _ in range(5000)],
+    {f"k{i:04d}": i for i in range(1500)}, [f"{i:x}" for i in range(5000)], [1.5] * 5000, [[0]] * 5000,
+    ["é" * 500 + "\U0001f600"] * 3,
+])
+def test_a_value_is_counted_at_least_at_what_it_takes_decoded(shape: object) -> None:
+    """Budgets counted JSON text, and decoded objects took 10-24 times it: 5,800 records of 1,500-key objects kept
+    661 MB under `check` (issue 54). value_size counts ELEMENT_COST an element on top of the text: never less than
+    what json or msgspec build from it (tracemalloc), for the costliest shapes per byte."""
+    import json
+    import tracemalloc
+
+    import msgspec
+    from mlsubmit.checker.logs import limits
+
+    text = msgspec.json.encode(shape)
+    for decode in (json.loads, msgspec.json.decode):
+        tracemalloc.start()
+        value = decode(text)
+        taken, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert limits.value_size([value]) - limits.KEPT_OVERHEAD >= taken, decode
+        del value
