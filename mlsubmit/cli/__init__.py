@@ -22,6 +22,7 @@ from typing import Any
 from mlsubmit import __version__
 from mlsubmit.cli.commands import COMMANDS, PARSERS
 from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.core.support.names import did_you_mean
 
 
@@ -97,7 +98,7 @@ def _crash_log(exc: BaseException) -> str:
 def _internal_error(exc: Exception, debug: bool) -> int:
     _reserve.clear()
     if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
-        print(f"mlsubmit: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        notice(f"mlsubmit: error: cannot write the output: {exc.strerror or exc}")
         return 2
     if debug:
         traceback.print_exc()
@@ -105,7 +106,7 @@ def _internal_error(exc: Exception, debug: bool) -> int:
         where = _crash_log(exc)
     except (OSError, MemoryError):
         where = "(could not write a crash log)"
-    print(f"mlsubmit: internal error: {type(exc).__name__}: {exc}; details in {where}", file=sys.stderr)
+    notice(f"mlsubmit: internal error: {type(exc).__name__}: {exc}; details in {where}")
     return 3
 
 
@@ -125,13 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a full disk under stdout is met here, while it can still be told as exit 2
         return code
     except UsageError as exc:
-        print(f"mlsubmit: error: {exc}", file=sys.stderr)
+        notice(f"mlsubmit: error: {exc}")
         return 2
     except FatalError as exc:
-        print(f"mlsubmit: error: {exc}", file=sys.stderr)
+        notice(f"mlsubmit: error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print("mlsubmit: interrupted", file=sys.stderr)
+        notice("mlsubmit: interrupted")
         return 130
     except SystemExit as exc:  # argparse --help/--version
         return exc.code if isinstance(exc.code, int) else 0

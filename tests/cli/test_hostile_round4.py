@@ -4,8 +4,10 @@ nothing written outside and inert output. Memory is the peak of the command run 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,3 +73,52 @@ def test_case7_a_waiver_file_that_builds_too_much_is_refused(tmp_path: Path, log
     assert ran.code == 2, ran.err
     assert "waivers.toml: not TOML: more tables, keys and values than allowed" in ran.err
     assert ran.peak_mb < PEAK_LIMIT_MB
+
+
+_RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # what no output may carry
+
+
+def test_case5_names_in_notices_and_usage_errors_are_inert(
+        tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., tuple[int, str, str]]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    hostile = "note\x1b[2J\nx: PASS.txt"
+    (tmp_path / hostile).write_text("notes, no records\n")
+    code, out, err = run_cli("check", "--ruleset", "4.1.0", "--skip-non-logs", hostile, log.name)
+    assert code == 1, err  # one run of five: the olympic score's finding
+    assert "passed over 1 file(s) without :::MLLOG records: note\\x1b[2J\\nx: PASS.txt\n" in err
+    assert not _RAW.search(out + err) and err.count("\n") == 1
+    code, _, err = run_cli("check", "--ruleset", "4.1.0", "gone\x1b[31m\nred.txt")
+    assert code == 2
+    assert err == "mlsubmit: error: gone\\x1b[31m\\nred.txt: no such file or folder\n"
+
+
+def _adoc(cells: str) -> str:
+    return f"== Hyperparameters\n|===\n|Model |Name |Constraint\n{cells}\n|===\n"
+
+
+def test_case13_a_long_heading_is_read_in_linear_time(tmp_path: Path) -> None:
+    # `= x`, 60,000 spaces, `y`: 37-54 s before (the heading pattern backtracked); 1 MiB of them would take hours
+    rules = tmp_path / "training_rules_v9.9.adoc"
+    # and a row continued on 100,000 lines (each joined to the row so far: quadratic too)
+    rules.write_text("= x" + " " * (1 << 20) + "y\n" + _adoc("|bert |lr |odd" + "\nx" * 100_000))
+    ran = measured("rounds", "draft", "--from", "5.0", "-o", tmp_path / "d.yaml", rules, cwd=tmp_path, timeout=60)
+    assert ran.code == 1, ran.err
+    assert "1 rows, 0 carried" in ran.out
+    assert "unread L5 bert lr: odd x x x" in ran.out
+    assert ran.peak_mb < PEAK_LIMIT_MB
+
+
+def test_case14_draft_cells_are_inert_on_stdout_and_in_the_draft(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., tuple[int, str, str]]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    rules = tmp_path / "training_rules_v9.9.adoc"
+    rules.write_text(_adoc("|bert\x1b[31m |lr\x1b]8;;http://x\x1b\\ |odd \x1b[2J\u202e text"))
+    code, out, err = run_cli("rounds", "draft", "--from", "5.0", "-o", "d.yaml", rules)
+    assert code == 1, err
+    assert "  unread L4 bert\\x1b[31m lr\\x1b]8;;http://x\\x1b\\: odd \\x1b[2J\\u202e text\n" in out
+    draft = (tmp_path / "d.yaml").read_text(encoding="utf-8")
+    assert "#   UNREAD L4 bert\\x1b[31m lr\\x1b]8;;http://x\\x1b\\: odd \\x1b[2J\\u202e text\n" in draft
+    assert not _RAW.search(out + err + draft)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", rules.name]

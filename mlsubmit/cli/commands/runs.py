@@ -8,6 +8,7 @@ import sys
 from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.atomic import replacing
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.report.runs import WRITERS
 
 
@@ -28,5 +29,5 @@ def run(args: argparse.Namespace) -> int:
                 raise FatalError(f"--output {args.output}: cannot write it: {exc.strerror or exc}; left as it "
                                  "was") from None
     for note in reader.notes():
-        print(f"mlsubmit: ledger {args.ledger}: left out {note} (not a ledger entry)", file=sys.stderr)
+        notice(f"mlsubmit: ledger {args.ledger}: left out {note} (not a ledger entry)")
     return 1 if reader.left_out else 0
