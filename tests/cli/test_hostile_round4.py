@@ -3,10 +3,13 @@ nothing written outside and inert output. Memory is the peak of the command run 
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import re
 import subprocess
 import sys
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,12 +31,12 @@ class Ran:
     peak_mb: float
 
 
-def measured(*args: str | Path, cwd: Path, timeout: float = 300) -> Ran:
-    """`mlsubmit ARGS` in a child process: exit code, output, and its peak memory."""
+def measured(*args: str | Path, cwd: Path, timeout: float = 300, tmp: Path | None = None) -> Ran:
+    """`mlsubmit ARGS` in a child process (with `tmp` as its temporary folder): exit code, output, peak memory."""
     peak = cwd / ".peak"
     done = subprocess.run([sys.executable, "-c", _PEAK, str(peak), sys.executable, "-m", "mlsubmit",
                            *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**os.environ, "NO_COLOR": "1", **({"TMPDIR": str(tmp)} if tmp else {})})
     kb = int(peak.read_text())
     peak.unlink()
     return Ran(done.returncode, done.stdout, done.stderr, kb / 1024)
@@ -122,3 +125,23 @@ def test_case14_draft_cells_are_inert_on_stdout_and_in_the_draft(
     assert "#   UNREAD L4 bert\\x1b[31m lr\\x1b]8;;http://x\\x1b\\: odd \\x1b[2J\\u202e text\n" in draft
     assert not _RAW.search(out + err + draft)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml", rules.name]
+
+
+def test_case16_an_archive_of_long_member_names_is_refused_from_its_headers(tmp_path: Path) -> None:
+    # 3,000 members of 100 KB PAX names (556 KB): 651 MB and 105 s before, and a 301 MB JSON report
+    archive = tmp_path / "long.tar.gz"
+    with tarfile.open(archive, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for i in range(3000):
+            tar.addfile(tarfile.TarInfo(f"org/{i}/" + "a" * 100_000), io.BytesIO(b""))
+    report = tmp_path / "report.json"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    ran = measured("verify", "--format", "json", "-o", report, archive, cwd=tmp_path, timeout=120, tmp=scratch)
+    assert ran.code == 1, ran.err
+    found = json.loads(report.read_text())["findings"]
+    assert [(f["code"], f["message"]) for f in found if f["severity"] == "error"] == [
+        ("PKG044", "not unpacked: a member's name has 100,006 bytes (more than 4,096)")]
+    assert report.stat().st_size < 10_000
+    assert ran.peak_mb < PEAK_LIMIT_MB
+    assert not any(scratch.iterdir())  # its private folder is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.tar.gz", "report.json", "tmp"]
