@@ -76,6 +76,21 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+HOOK_FILES = "--hook-files"
+
+
+def hook_files(argv: list[str]) -> list[str]:
+    """pre-commit runs a hook as its entry, then the user's args, then the staged file names, so a staged file named
+    `--output=notes.txt` would be an option (the report would replace notes.txt), and a `--` in the entry would make
+    the user's args file names. After HOOK_FILES, which ends the hooks' entry, an argument starting with `-` that
+    names an existing file is that file, written ./NAME. The user's options name no file; a staged file named like
+    one makes the run a usage error, never a write."""
+    if HOOK_FILES not in argv:
+        return argv
+    at = argv.index(HOOK_FILES) + 1
+    return argv[:at] + [f"./{a}" if a.startswith("-") and os.path.lexists(a) else a for a in argv[at:]]
+
+
 def _command_in(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
@@ -111,7 +126,7 @@ def _internal_error(exc: Exception, debug: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = hook_files(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in argv
     if not _reserve:
         _reserve.append(bytearray(b"\xff") * _RESERVE_BYTES)  # written, so its pages are really held

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
+from conftest import ROOT
 from fixtures.synth import write_run
 
 PEAK_LIMIT_MB = 300
@@ -145,3 +148,32 @@ def test_case16_an_archive_of_long_member_names_is_refused_from_its_headers(tmp_
     assert ran.peak_mb < PEAK_LIMIT_MB
     assert not any(scratch.iterdir())  # its private folder is gone
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.tar.gz", "report.json", "tmp"]
+
+
+def _pre_commit_argv(hook_id: str, args: list[str], staged: list[str]) -> list[str]:
+    """What pre-commit runs for a hook of ours: its entry, then the user's args, then the staged files its `files`
+    and `exclude` patterns select."""
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    hook = hooks[hook_id]
+    picked = [f for f in staged if re.search(hook["files"], f) and not re.search(hook.get("exclude", "^$"), f)]
+    entry = shlex.split(hook["entry"])
+    assert entry[0] == "mlsubmit"
+    return [*entry[1:], *args, *picked]
+
+
+def test_case4_a_staged_file_named_like_an_option_is_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., tuple[int, str, str]]
+) -> None:
+    # the raw hook takes root *.txt/*.out/*.log: `--output=notes.txt` replaced notes.txt with the report before
+    monkeypatch.chdir(tmp_path)
+    write_run(tmp_path / "job-01.out")
+    (tmp_path / "notes.txt").write_text("the team's notes\n")
+    staged = ["--output=notes.txt", "job-01.out", "notes.txt"]
+    (tmp_path / staged[0]).write_text("not a log\n")
+    argv = _pre_commit_argv("mlsubmit-raw", ["--ruleset", "4.1.0", "--format", "json"], staged)
+    code, out, err = run_cli(*argv)
+    assert code == 1, err  # job-01.out's findings (one run of five), reported on stdout
+    assert (tmp_path / "notes.txt").read_text() == "the team's notes\n"  # the report did not replace it
+    assert json.loads(out)["tool"]["ruleset"] == "4.1.0"  # the user's --format json and --ruleset held
+    assert "passed over 2 file(s) without :::MLLOG records: ./--output=notes.txt, notes.txt" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(staged)
