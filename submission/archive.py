@@ -234,7 +234,7 @@ def _streamed(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     """The members of a tar stream, one at a time: tarfile keeps every member it has read (its name, its PAX
     headers) in `members`, which a stream never needs again."""
     while (member := tar.next()) is not None:
-        tar.members.clear()
+        tar.members.clear()  # type: ignore[attr-defined]  # tarfile's list, not in its stubs
         yield member
 
 
