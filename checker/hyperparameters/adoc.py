@@ -6,12 +6,10 @@ here; `mlsubmit rounds draft` (draft.py) carries their rows from the previous ro
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 MAIN_SECTION = "Hyperparameters"
 _SECTIONS = (MAIN_SECTION, "Deprecated benchmarks hyperparameters")
-_HEADING = re.compile(r"^(=+)\s+(.*?)\s*$")
 _MARK = "$$*$$"  # how the documents write an asterisk in a name (one per asterisk)
 _COLUMNS = ("model", "optimizer", "name", "constraint")
 
@@ -45,16 +43,25 @@ def _cells(text: str) -> list[str]:
     return [c.strip() for c in text.split("|")[1:]]
 
 
+def heading(text: str) -> tuple[int, str] | None:
+    """(level, title) of a section heading (`== Title`), None for any other line. Read without a regular expression:
+    a lazy title before optional trailing spaces looked for the line's end from each position, quadratic (`= x`,
+    60,000 spaces and `y` took 37 s)."""
+    level = len(text) - len(text.lstrip("="))
+    if level == 0 or not text[level:level + 1].isspace():
+        return None
+    return level, text[level:].strip()
+
+
 def _sections(lines: list[str]) -> list[tuple[int, int, str]]:
     """(first, end, heading) of each section whose tables are read, by 0-based line index."""
+    levels = [heading(text) for text in lines]
     out: list[tuple[int, int, str]] = []
-    for i, text in enumerate(lines):
-        m = _HEADING.match(text)
-        if m and m.group(2) in _SECTIONS:
-            level = len(m.group(1))
-            end = next((j for j in range(i + 1, len(lines)) if (h := _HEADING.match(lines[j]))
-                        and len(h.group(1)) <= level), len(lines))
-            out.append((i, end, m.group(2)))
+    for i, found in enumerate(levels):
+        if found and found[1] in _SECTIONS:
+            level = found[0]
+            end = next((j for j in range(i + 1, len(lines)) if (h := levels[j]) and h[0] <= level), len(lines))
+            out.append((i, end, found[1]))
     return out
 
 
@@ -83,13 +90,14 @@ def read_rows(text: str) -> list[Row]:
 
 
 def _table_rows(lines: list[str], start: int, stop: int, section: str) -> list[Row]:
-    pieces: list[tuple[int, str]] = []
+    parts: list[tuple[int, list[str]]] = []  # each row's line and its text line by line (joined once: linear)
     for i in range(start + 1, stop):
-        text = lines[i]
-        if text.strip().startswith("|"):
-            pieces.append((i + 1, text.strip()))
-        elif text.strip() and pieces:
-            pieces[-1] = (pieces[-1][0], f"{pieces[-1][1]} {text.strip()}")
+        text = lines[i].strip()
+        if text.startswith("|"):
+            parts.append((i + 1, [text]))
+        elif text and parts:
+            parts[-1][1].append(text)
+    pieces = [(line, " ".join(texts)) for line, texts in parts]
     if not pieces:
         return []
     columns = _columns(_cells(pieces[0][1]))

@@ -22,6 +22,7 @@ from typing import Any
 from mlsubmit import __version__, version_line
 from mlsubmit.cli.commands import COMMANDS, PARSERS
 from mlsubmit.core.errors import FatalError, UsageError
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.core.support.names import did_you_mean
 
 
@@ -75,6 +76,21 @@ def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+HOOK_FILES = "--hook-files"
+
+
+def hook_files(argv: list[str]) -> list[str]:
+    """pre-commit runs a hook as its entry, then the user's args, then the staged file names, so a staged file named
+    `--output=notes.txt` would be an option (the report would replace notes.txt), and a `--` in the entry would make
+    the user's args file names. After HOOK_FILES, which ends the hooks' entry, an argument starting with `-` that
+    names an existing file is that file, written ./NAME. The user's options name no file; a staged file named like
+    one makes the run a usage error, never a write."""
+    if HOOK_FILES not in argv:
+        return argv
+    at = argv.index(HOOK_FILES) + 1
+    return argv[:at] + [f"./{a}" if a.startswith("-") and os.path.lexists(a) else a for a in argv[at:]]
+
+
 def _command_in(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
@@ -97,7 +113,7 @@ def _crash_log(exc: BaseException) -> str:
 def _internal_error(exc: Exception, debug: bool) -> int:
     _reserve.clear()
     if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
-        print(f"mlsubmit: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        notice(f"mlsubmit: error: cannot write the output: {exc.strerror or exc}")
         return 2
     if debug:
         traceback.print_exc()
@@ -105,12 +121,12 @@ def _internal_error(exc: Exception, debug: bool) -> int:
         where = _crash_log(exc)
     except (OSError, MemoryError):
         where = "(could not write a crash log)"
-    print(f"mlsubmit: internal error: {type(exc).__name__}: {exc}; details in {where}", file=sys.stderr)
+    notice(f"mlsubmit: internal error: {type(exc).__name__}: {exc}; details in {where}")
     return 3
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = hook_files(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in argv
     if not _reserve:
         _reserve.append(bytearray(b"\xff") * _RESERVE_BYTES)  # written, so its pages are really held
@@ -125,13 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a full disk under stdout is met here, while it can still be told as exit 2
         return code
     except UsageError as exc:
-        print(f"mlsubmit: error: {exc}", file=sys.stderr)
+        notice(f"mlsubmit: error: {exc}")
         return 2
     except FatalError as exc:
-        print(f"mlsubmit: error: {exc}", file=sys.stderr)
+        notice(f"mlsubmit: error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print("mlsubmit: interrupted", file=sys.stderr)
+        notice("mlsubmit: interrupted")
         return 130
     except SystemExit as exc:  # argparse --help/--version
         return exc.code if isinstance(exc.code, int) else 0

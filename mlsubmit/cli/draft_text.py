@@ -1,6 +1,7 @@
 """`mlsubmit rounds draft`'s words: the draft as YAML in the curated tables' layout (one flow mapping per rule),
 its validation against our table schema, what changed since the round drafted from, and the comparison with a
-curated table."""
+curated table. Every line for a person (the summary, the comparison, the draft's comments) quotes the document's
+cells and names as `inert` text: a cell holding an escape sequence shows it, it does not reach the terminal."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from mlsubmit.checker.hyperparameters.draft import SCHEMA, Draft
 from mlsubmit.checker.hyperparameters.draft_compare import compare
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.support.atomic import write_text
+from mlsubmit.core.support.display_escape import inert
 
 
 def _flow(value: Any) -> str:
@@ -23,13 +25,15 @@ def _flow(value: Any) -> str:
 def render(made: Draft, document: str, previous: str) -> str:
     """The draft as a table file; the unread rows as comments where a person writes them."""
     table = made.table
-    out = [f"# DRAFT of the closed-division hyperparameter table of round {table['round']}, written by `mlsubmit "
-           f"rounds draft` from {document} with --from {previous}.",
-           "# Review every row against the rules before it goes to checker/tables/ (the checker never reads a draft).",
-           f"# Rows carried from round {previous} (same text): {len(made.carried)}; read from their constraint text: "
-           f"{len(made.read)}; unread, left for a person: {len(made.unread)}."]
-    out.extend(f"#   UNREAD L{r.line} {r.model} {r.name}{r.marks}: {' '.join(r.constraint.split())}"
-               for r in made.unread)
+    comments = [f"# DRAFT of the closed-division hyperparameter table of round {table['round']}, written by "
+                f"`mlsubmit rounds draft` from {document} with --from {previous}.",
+                "# Review every row against the rules before it goes to checker/tables/ (the checker never reads a "
+                "draft).",
+                f"# Rows carried from round {previous} (same text): {len(made.carried)}; read from their constraint "
+                f"text: {len(made.read)}; unread, left for a person: {len(made.unread)}."]
+    comments.extend(f"#   UNREAD L{r.line} {r.model} {r.name}{r.marks}: {' '.join(r.constraint.split())}"
+                    for r in made.unread)
+    out = [inert(line) for line in comments]  # a file name's newline would end the comment and start YAML
     out.extend(f"{key}: {_flow(table[key])}"
                for key in ("round", "rulesets", "source", "tolerance", "benchmark_aliases", "aliases"))
     out.append("benchmarks:")
@@ -69,7 +73,12 @@ def summary(made: Draft, round_: str, previous: str, before: Path | None, output
     lines.extend(f"  unread L{r.line} {r.model} {r.name}{r.marks}: {' '.join(r.constraint.split())}"
                  for r in made.unread)
     lines.extend(f"  schema: {p}" for p in problems)
-    return "\n".join(lines) + "\n"
+    return _shown(lines)
+
+
+def _shown(lines: list[str]) -> str:
+    """Lines for the terminal, each inert."""
+    return "".join(inert(line) + "\n" for line in lines)
 
 
 def comparison(made: Draft, curated: Any) -> str:
@@ -81,4 +90,4 @@ def comparison(made: Draft, curated: Any) -> str:
              f"exactly ({f.share:.1%}); {len(f.different)} different, {len(f.missing)} not drafted"]
     lines.extend(f"  different {d}" for d in f.different)
     lines.extend(f"  not drafted {m}" for m in f.missing)
-    return "\n".join(lines) + "\n"
+    return _shown(lines)

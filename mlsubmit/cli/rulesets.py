@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 
 from mlsubmit.checker import (
@@ -18,6 +17,7 @@ from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import AUTO, group_by_round, spelled_ruleset
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
+from mlsubmit.core.support.display_escape import notice
 
 
 def _known() -> list[str]:
@@ -44,12 +44,12 @@ def rulesets_for(given: str, paths: list[str]) -> dict[str, list[str]]:
     if given != AUTO:
         ruleset = validate_ruleset(given)
         if ruleset != given:
-            print(f"mlsubmit: ruleset {ruleset} (--ruleset {given})", file=sys.stderr)
+            notice(f"mlsubmit: ruleset {ruleset} (--ruleset {given})")
         return {ruleset: list(paths)}
     why: dict[str, set[str]] = {}
     groups = group_by_round(paths, _known(), why)
     for ruleset in groups:
-        print(f"mlsubmit: ruleset {ruleset} (from {', '.join(sorted(why.get(ruleset, ())))})", file=sys.stderr)
+        notice(f"mlsubmit: ruleset {ruleset} (from {', '.join(sorted(why.get(ruleset, ())))})")
     return groups
 
 
@@ -72,4 +72,4 @@ def say_round_data(report: Report, rulesets: Iterable[str]) -> None:
     if notes:
         report.meta["round_data"] = " | ".join(notes)
         for note in notes:
-            print(f"mlsubmit: {note}", file=sys.stderr)
+            notice(f"mlsubmit: {note}")

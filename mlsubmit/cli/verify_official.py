@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from mlsubmit.cli.rulesets import rulesets_for, validate_ruleset
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Tally
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.core.support.scratch import scratch_folder
 from mlsubmit.report.against import compare_with_chair, read_chair
 from mlsubmit.report.data import collect
@@ -120,7 +120,7 @@ def _finish(args: argparse.Namespace, report: Report, steps: list[chair.Step], r
     code = emit(report, args)
     verdict = "every step passed" if code == 0 and all(s.passed for s in steps) else "FAILED"
     where = "" if confine.available().confined else " (NOT confined: --unconfined)"
-    print(f"mlsubmit: {display}: the chair's flow with mlperf-logging {release}{where}: {verdict}", file=sys.stderr)
+    notice(f"mlsubmit: {display}: the chair's flow with mlperf-logging {release}{where}: {verdict}")
     return code if all(s.passed for s in steps) or code else 1
 
 
@@ -174,11 +174,10 @@ def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, displ
 
 def _print_steps(steps: list[chair.Step], release: str, ruleset: str | None) -> None:
     script = chair.script_name(ruleset) if ruleset else "the verify script"
-    print(f"the results chair's flow: pack_submission.sh --unpack, {script} with mlperf-logging {release}",
-          file=sys.stderr)
+    notice(f"the results chair's flow: pack_submission.sh --unpack, {script} with mlperf-logging {release}")
     for number, step in enumerate(steps, 1):
         where = f" [{step.org}]" if step.org else ""
         verdict = "PASS" if step.passed else "FAIL"
-        print(f"  {number}. {step.name}{where}: {verdict}  ({step.command})", file=sys.stderr)
+        notice(f"  {number}. {step.name}{where}: {verdict}  ({step.command})")
         for line in step.last:
-            print(f"       | {line}", file=sys.stderr)
+            notice(f"       | {line}")

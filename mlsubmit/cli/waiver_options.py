@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_
 from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
 from mlsubmit.checker.policy.waivers import project_waivers, shown_path
 from mlsubmit.core.findings import Report
+from mlsubmit.core.support.display_escape import notice
 
 WAIVER_HEADER = "\n[[waiver]]\n"  # how the starting file opens each table
 
@@ -43,7 +43,7 @@ def waive(report: Report, args: argparse.Namespace, waivers: Sequence[Waiver], *
         text = starting_waiver_file(report.all_findings(), today=today or dt.date.today(),
                                     base=file.absolute().parent, anchor=Path.cwd(), command=command)
         write_waiver_file(file, text)
-        print(f"mlsubmit: wrote {text.count(WAIVER_HEADER)} waiver(s) to {file}, one per error or warning no waiver "
-              f"covers, each 'to review'; their paths are relative to its folder, so `--waivers {file}` applies "
-              "them from any folder", file=sys.stderr)
+        notice(f"mlsubmit: wrote {text.count(WAIVER_HEADER)} waiver(s) to {file}, one per error or warning no waiver "
+               f"covers, each 'to review'; their paths are relative to its folder, so `--waivers {file}` applies "
+               "them from any folder")
     return report

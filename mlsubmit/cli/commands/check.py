@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from mlsubmit.cli.rulesets import rulesets_for, say_round_data
 from mlsubmit.cli.waiver_options import waive, waivers_for
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.core.support.ledger_url import LedgerUrl
 from mlsubmit.core.support.safe_io import read_bounded
 
@@ -32,8 +32,8 @@ def logs_among(paths: list[str]) -> list[str]:
     """--skip-non-logs: the PATHs less the files without MLLOG records, which are named on stderr."""
     passed = set(without_records(paths))
     if passed:
-        print(f"mlsubmit: passed over {len(passed)} file(s) without :::MLLOG records: "
-              + ", ".join(p for p in paths if p in passed), file=sys.stderr)  # fmt: skip
+        notice(f"mlsubmit: passed over {len(passed)} file(s) without :::MLLOG records: "
+               + ", ".join(p for p in paths if p in passed))  # fmt: skip
     return [p for p in paths if p not in passed]
 
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.skip_non_logs:
         args.paths = logs_among(list(args.paths))
         if not args.paths:
-            print("mlsubmit: nothing to check: no file with :::MLLOG records", file=sys.stderr)
+            notice("mlsubmit: nothing to check: no file with :::MLLOG records")
             return 0
     groups = rulesets_for(args.ruleset, list(args.paths))
     policy, config = policy_for(list(args.paths), flags_of(args))
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         entries = [e for ruleset, run in zip(groups, runs, strict=True)
                    for e in ledger_entries(run, replace(options, ruleset=ruleset))]
         added = record_runs(args.ledger, entries)
-        print(f"mlsubmit: ledger {args.ledger}: {added} new of {len(entries)} run log(s) read", file=sys.stderr)
+        notice(f"mlsubmit: ledger {args.ledger}: {added} new of {len(entries)} run log(s) read")
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
     say_round_data(report, groups)  # a round only the installed mlperf-logging knows: said once

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from mlsubmit.cli.rulesets import validate_ruleset
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.submission import encryption as enc
 from mlsubmit.submission.build import PackageOptions, package
 from mlsubmit.submission.package_config import load_config
@@ -88,7 +88,7 @@ def _passphrase(args: argparse.Namespace) -> tuple[bytes | None, tuple[Finding, 
         return None, ()
     if args.generate_passphrase:
         phrase = enc.generate_passphrase(args.passphrase_file)
-        print(f"mlsubmit: wrote a new random passphrase to {args.passphrase_file} (mode 0600)", file=sys.stderr)
+        notice(f"mlsubmit: wrote a new random passphrase to {args.passphrase_file} (mode 0600)")
         return phrase, ()
     phrase = enc.read_passphrase(args.passphrase_file)
     if not enc.readable_by_others(args.passphrase_file):
@@ -108,17 +108,17 @@ def _run(cfg: PackageConfig, options: PackageOptions, args: argparse.Namespace) 
     code = emit(result.report, args)
     counts = result.report.counts()
     if result.finalised:
-        print(f"mlsubmit: packaged {result.results} result file(s) and {result.implementation_files} "
-              f"implementation file(s) into {result.out}", file=sys.stderr)
+        notice(f"mlsubmit: packaged {result.results} result file(s) and {result.implementation_files} "
+               f"implementation file(s) into {result.out}")
         for path in result.outputs:
-            print(f"mlsubmit: wrote {path}", file=sys.stderr)
+            notice(f"mlsubmit: wrote {path}")
         if options.passphrase is not None and result.outputs:
             line = enc.open_command(options.kdf, str(result.outputs[0]), "plain.tar.gz", str(args.passphrase_file))
-            print(f"mlsubmit: to open it: {line}", file=sys.stderr)
+            notice(f"mlsubmit: to open it: {line}")
     else:
         what = f"{counts['error']} error(s)" + (f", {counts['warning']} warning(s) (--strict)" if args.strict else "")
-        print(f"mlsubmit: {what}: the tree was NOT written to {result.out} "
-              "(fix them, or give --allow-findings to keep it anyway)", file=sys.stderr)
+        notice(f"mlsubmit: {what}: the tree was NOT written to {result.out} "
+               "(fix them, or give --allow-findings to keep it anyway)")
     return code
 
 
@@ -130,12 +130,12 @@ def _run_split(cfg: PackageConfig, options: PackageOptions, args: argparse.Names
     code = emit(result.report, args)
     if result.finalised:
         for number, done in enumerate(result.uploads, 1):
-            print(f"mlsubmit: upload {number}: packaged {done.results} result file(s) and {done.implementation_files}"
-                  f" implementation file(s) into {result.out / upload_name(cfg.org, number)}", file=sys.stderr)
-        print(f"mlsubmit: the {cfg.uploads} uploads together were checked as {cfg.org}", file=sys.stderr)
+            notice(f"mlsubmit: upload {number}: packaged {done.results} result file(s) and {done.implementation_files}"
+                   f" implementation file(s) into {result.out / upload_name(cfg.org, number)}")
+        notice(f"mlsubmit: the {cfg.uploads} uploads together were checked as {cfg.org}")
         for path in result.outputs:
-            print(f"mlsubmit: wrote {path}", file=sys.stderr)
+            notice(f"mlsubmit: wrote {path}")
     else:
-        print(f"mlsubmit: errors in an upload or in the uploads together: nothing was written to {result.out} "
-              "(fix them, or give --allow-findings to keep it anyway)", file=sys.stderr)
+        notice(f"mlsubmit: errors in an upload or in the uploads together: nothing was written to {result.out} "
+               "(fix them, or give --allow-findings to keep it anyway)")
     return code

@@ -19,6 +19,7 @@ from mlsubmit.cli.rulesets import rulesets_for
 from mlsubmit.cli.waiver_options import waive, waivers_for
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.formats import text
 from mlsubmit.report.against import compare_with_chair, read_chair
 from mlsubmit.report.compare import unknown_baseline
@@ -89,7 +90,7 @@ def _private_ids(out: Path, result: CheckRun) -> dict[tuple[str, str], str]:
     for item in made.findings:
         result.report.add(item)
     kept = f"; {len(made.kept)} system(s) already have one in the tree" if made.kept else ""
-    print(f"mlsubmit: wrote {len(made.written)} privateid.json file(s) under {out}{kept}", file=sys.stderr)
+    notice(f"mlsubmit: wrote {len(made.written)} privateid.json file(s) under {out}{kept}")
     return made.ids
 
 
@@ -116,4 +117,4 @@ def _list_on_stderr(found: list[Finding], chair: Path) -> None:
     if found:
         text(Report(files={str(chair): list(found)}), sys.stderr)  # filed under the chair's file: its verdict
     else:
-        print(f"every result agrees with {chair}", file=sys.stderr)
+        notice(f"every result agrees with {chair}")

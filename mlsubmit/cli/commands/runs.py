@@ -13,6 +13,7 @@ from mlsubmit.checker.base import ledger_copy, ledger_pg
 from mlsubmit.checker.base.ledger_rows import Reader
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.atomic import replacing
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.core.support.ledger_url import LedgerUrl
 from mlsubmit.report.runs import WRITERS
 
@@ -81,5 +82,5 @@ def _show(args: argparse.Namespace) -> int:
                 raise FatalError(f"--output {args.output}: cannot write it: {exc.strerror or exc}; left as it "
                                  "was") from None
     for note in reader.notes():
-        print(f"mlsubmit: ledger {args.ledger}: left out {note} (not a ledger entry)", file=sys.stderr)
+        notice(f"mlsubmit: ledger {args.ledger}: left out {note} (not a ledger entry)")
     return 1 if reader.left_out else 0

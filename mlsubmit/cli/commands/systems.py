@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 from mlsubmit import __version__
@@ -31,6 +30,7 @@ from mlsubmit.cli.rulesets import rulesets_for
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report, Severity
 from mlsubmit.core.support.atomic import replacing
+from mlsubmit.core.support.display_escape import notice
 
 _SYSTEM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # one file name, no path, no hidden file
 
@@ -65,7 +65,7 @@ def _read(args: argparse.Namespace) -> tuple[Capture | None, list[Finding]]:
     if args.from_file is not None:
         return read_capture(args.from_file, str(args.from_file))
     raw, version = capture_here(args.sysinfo_config, allow_partial=args.draft)
-    print(f"mlsubmit: captured this host with mlperf-sysinfo {version}", file=sys.stderr)
+    notice(f"mlsubmit: captured this host with mlperf-sysinfo {version}")
     return parse_capture(raw, f"capture of this host ({args.sysinfo_config})")
 
 
@@ -97,12 +97,11 @@ def run(args: argparse.Namespace) -> int:
     errors = [f for f in [*found, *described.findings, *checked] if f.severity is Severity.ERROR]
     to_fill = _fields_to_fill(errors)
     if errors and not args.draft:
-        print(f"mlsubmit: {dest} not written: the description has errors{to_fill} (--draft writes it anyway)",
-              file=sys.stderr)
+        notice(f"mlsubmit: {dest} not written: the description has errors{to_fill} (--draft writes it anyway)")
     else:
         _write(dest, raw, force=args.force)
         if errors:
-            print(f"mlsubmit: {dest} is a draft with errors{to_fill}", file=sys.stderr)
+            notice(f"mlsubmit: {dest} is a draft with errors{to_fill}")
     return emit(report, args)
 
 
@@ -126,8 +125,8 @@ def _fields_to_fill(errors: list[Finding]) -> str:
 def _notes(filled: list[str], request: CaptureRequest) -> None:
     if request.pod is not None:
         pod = request.pod
-        print(f"mlsubmit: {pod.family} {pod.size} ({pod.machines} × {pod.machine}, {pod.nodes} node(s)) filled: "
-              + ", ".join(filled), file=sys.stderr)  # fmt: skip
+        notice(f"mlsubmit: {pod.family} {pod.size} ({pod.machines} × {pod.machine}, {pod.nodes} node(s)) filled: "
+               + ", ".join(filled))  # fmt: skip
 
 
 def _write(dest: Path, raw: bytes, *, force: bool) -> None:
@@ -137,7 +136,7 @@ def _write(dest: Path, raw: bytes, *, force: bool) -> None:
             raise FatalError(f"{dest} exists and is not a regular file; not replaced")
         if dest.is_file():
             if dest.read_bytes() == raw:
-                print(f"mlsubmit: {dest} unchanged", file=sys.stderr)
+                notice(f"mlsubmit: {dest} unchanged")
                 return
             if not force:
                 raise FatalError(f"{dest} exists with other contents; --force replaces it")
@@ -146,5 +145,5 @@ def _write(dest: Path, raw: bytes, *, force: bool) -> None:
             stream.write(raw)
     except OSError as exc:
         raise FatalError(f"cannot write {dest}: {exc.strerror or exc}") from None
-    print(f"mlsubmit: wrote {dest}", file=sys.stderr)
+    notice(f"mlsubmit: wrote {dest}")
 

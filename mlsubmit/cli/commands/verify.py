@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mlsubmit import __version__
 from mlsubmit.checker import mlperf_logging_version
@@ -12,6 +11,7 @@ from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import validate_ruleset
 from mlsubmit.cli.verify_official import run as official
 from mlsubmit.core.errors import UsageError
+from mlsubmit.core.support.display_escape import notice
 from mlsubmit.submission.verify import verify
 
 
@@ -30,6 +30,5 @@ def run(args: argparse.Namespace) -> int:
     code = emit(result.report, args)
     verdict = "FAILED" if code else "OK"
     sums = ", ".join(result.checked) or "none"
-    print(f"mlsubmit: {args.archive}: {verdict} ({result.files} file(s) unpacked; checksums matched: {sums})",
-          file=sys.stderr)
+    notice(f"mlsubmit: {args.archive}: {verdict} ({result.files} file(s) unpacked; checksums matched: {sums})")
     return code

@@ -38,5 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="pass over a file PATH without :::MLLOG records (named on stderr), as a folder of raw "
                              "job output does, instead of LOG009; nothing left to check is exit 0 (for hooks that "
                              "pass every staged *.out, *.log and *.txt)")
+    parser.add_argument("--hook-files", action="store_true",
+                        help="as the pre-commit hooks run it (their entry ends with it): a later argument starting "
+                             "with - that names an existing file is that file (./NAME), never an option, so a "
+                             "staged file named --output=notes.txt is checked, not obeyed")
     add_output_options(parser)
     add_waiver_options(parser)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 
 # C0 controls but tab, DEL, C1 controls, line/paragraph separators, bidi embeddings/overrides/isolates, surrogates.
 _UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -47,3 +48,9 @@ def spreadsheet_cell(text: str) -> str:
     if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
         return "'" + shown
     return shown
+
+
+def notice(line: str) -> None:
+    """One line on stderr for the person running mlsubmit (a note, a usage error), inert: it may name files of a
+    tree, whose names can hold escape sequences and newlines."""
+    print(inert(line), file=sys.stderr)

@@ -1,14 +1,29 @@
-"""User TOML (mlsubmit.toml, prices.toml, package configs) is parsed within a nesting bound."""
+"""User TOML (mlsubmit.toml, prices.toml, package configs, waiver files) is parsed within bounds: nesting, dotted
+key parts, and what tomllib would build."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
+from mlsubmit.checker.policy.waiverfile import starting_file
+from mlsubmit.checker.policy.waivers import MAX_WAIVERS
 from mlsubmit.checker.rounds.detect import stated_round
 
+from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
-from mlsubmit.core.support.tomlfile import MAX_CHARS, MAX_DEPTH, MAX_KEY_PARTS, TOMLDecodeError, loads
+from mlsubmit.core.support.tomlfile import (
+    MAX_BUILT,
+    MAX_CHARS,
+    MAX_DEPTH,
+    MAX_KEY_PARTS,
+    TABLE,
+    TOMLDecodeError,
+    _Scan,
+    _scan,
+    loads,
+)
 
 
 def test_ordinary_nesting_is_read() -> None:
@@ -67,3 +82,45 @@ def test_a_many_parted_key_in_mlsubmit_toml_is_a_usage_error(tmp_path: Path) -> 
     (tmp_path / "mlsubmit.toml").write_text(f"[check]\n{_MANY} = 1\n")
     with pytest.raises(UsageError, match="dotted parts"):
         stated_round(tmp_path)
+
+
+def _weight(text: str) -> int:
+    scan = _Scan(text)
+    while scan.at < len(scan.text) and scan.step():
+        pass
+    return scan.built
+
+
+# Shapes that each build a lot from little text (issue 54: 4 MiB of 30-part dotted keys took tomllib 851 MB).
+_HEAVY = {
+    "dotted-keys": lambda n: "".join(f"k{i}." + ".".join(["a"] * 29) + " = 1\n" for i in range(n // 234)),
+    "table-headers": lambda n: "".join(f"[t{i}]\n" for i in range(n // 8)),
+    "dotted-headers": lambda n: "".join(f"[k{i}." + ".".join(["a"] * 29) + "]\n" for i in range(n // 240)),
+    "inline-tables": lambda n: "x = [" + ",".join(["{}"] * (n // 8)) + "]\n",
+    "arrays": lambda n: "x = [" + ",".join(["[]"] * (n // 2)) + "]\n",
+    "values": lambda n: "x = [" + ",".join(["1"] * n) + "]\n",
+    "keys": lambda n: "".join(f"k{i} = 1\n" for i in range(n // 2)),
+    "array-of-tables": lambda n: "[[t]]\n" * (n // 2),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_HEAVY))
+def test_what_tomllib_would_build_is_bounded_before_it_builds_it(shape: str) -> None:
+    text = _HEAVY[shape](MAX_BUILT + 1000)
+    with pytest.raises(TOMLDecodeError, match=f"weigh more than {MAX_BUILT:,}"):
+        _scan(text)
+
+
+@pytest.mark.parametrize("shape", sorted(_HEAVY))
+def test_the_weight_counts_what_is_built(shape: str) -> None:
+    text = _HEAVY[shape](1000)
+    assert 900 <= _weight(text) <= 1100  # each shape's generator spends `n` as the scan weighs it
+    assert loads(text) is not None
+
+
+def test_a_written_waiver_file_of_the_most_waivers_is_within_the_bound() -> None:
+    findings = [finding("SYS016", f"org/systems/s{i}.json", f"value {i} of thing is wrong") for i in range(20)]
+    text = starting_file(findings, today=dt.date(2026, 1, 1), base=Path("/t"), anchor=Path("/t"))
+    per_waiver = _weight(text) / 20
+    assert per_waiver * MAX_WAIVERS < MAX_BUILT * 0.7  # room for the other tables of an mlsubmit.toml
+    assert _weight(text) > TABLE * 20  # the weight sees the tables

@@ -174,3 +174,38 @@ def test_an_archive_of_too_many_members_or_bytes_is_not_unpacked(tmp_path: Path,
     result = arch.unpack(big, dest, "big.tar.gz")
     assert [f.message for f in result.findings or []] == ["not unpacked: its members hold more than 10 bytes"]
     assert not any(dest.iterdir())
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("Org/" + "a" * 5000, "a member's name has 5,004 bytes (more than 4,096)"),
+    ("Org/" + "a" * 256 + "/f", "a member's name has a part of 256 bytes (more than 255)"),
+], ids=["name", "component"])
+def test_a_name_no_file_system_holds_refuses_the_archive_from_its_headers(tmp_path: Path, name: str,
+                                                                         said: str) -> None:
+    """Issue 54: 3,000 members of 100 KB PAX names (556 KB) took verify 651 MB and wrote a 301 MB JSON report."""
+    archive = hostile_archive(tmp_path / "long.tar.gz", [(member("Org/ok"), b"x"), (member(name), b"")])
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    result = arch.unpack(archive, dest, "long.tar.gz")
+    assert [(f.code, f.message) for f in result.findings or []] == [("PKG044", f"not unpacked: {said}")]
+    assert result.files == 0 and not any(dest.iterdir())
+    fits = hostile_archive(tmp_path / "fits.tar.gz", [(member("Org/" + "a" * 255), b"x")])
+    assert arch.unpack(fits, dest, "fits.tar.gz").files == 1
+
+
+def test_refusals_of_many_members_are_folded(tmp_path: Path) -> None:
+    links = [(member(f"Org/l{i}", tarfile.SYMTYPE, f"/etc/{i}"), None) for i in range(3000)]
+    archive = hostile_archive(tmp_path / "links.tar.gz", links)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    found = arch.unpack(archive, dest, "links.tar.gz").findings or []
+    assert len(found) == 1001  # 1,000 kept whole, one fold for the rest, each message quoting its own link
+    assert sum(1 + f.repeats for f in found) == 3000
+    assert "and 1,999 more PKG042 findings with other messages" in found[-1].message
+
+
+def test_a_stream_keeps_no_member_it_has_read(tmp_path: Path) -> None:
+    archive = hostile_archive(tmp_path / "a.tar.gz", [(member(f"Org/f{i}"), b"x") for i in range(50)])
+    with tarfile.open(archive, mode="r|gz") as tar:
+        sizes = [len(tar.members) for _ in arch._streamed(tar)]
+    assert sizes == [0] * 50
