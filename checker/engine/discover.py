@@ -90,12 +90,13 @@ def _add_file(targets: Targets, path: Path, given: str) -> None:
     """A regular file given as a PATH: a system description (.json), a document passed over, or a run log."""
     if not os.access(path, os.R_OK):
         raise UsageError(f"{given}: not readable")
+    if path.suffix.lower() == ".json":  # a system description: whatever its bytes, the JSON reader's findings say
+        targets.system_files.append(SystemFileRef(path, given))
+        return
     kind = archive_kind(path)
     if kind is not None:  # read as a log, a zip or tarball gives only LOG009 and LOG002: say what it is instead
         raise UsageError(archive_advice(given, kind))
-    if path.suffix.lower() == ".json":
-        targets.system_files.append(SystemFileRef(path, given))
-    elif path.suffix.lower() in DOCUMENT_SUFFIXES:
+    if path.suffix.lower() in DOCUMENT_SUFFIXES:
         targets.documents.append(given)
     else:
         targets.loose_logs.append(LogRef(path, given, unpack=not is_result_log(path.name)))

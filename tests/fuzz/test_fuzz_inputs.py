@@ -136,6 +136,18 @@ def test_check_of_a_system_file_exits_0_or_1(scratch: Path, raw: bytes) -> None:
     json.loads(out)
 
 
+@pytest.mark.parametrize("magic", [b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x1f\x8b\x08\x00"])
+def test_a_system_file_that_starts_like_an_archive_is_a_finding_not_a_usage_error(tmp_path: Path,
+                                                                                  magic: bytes) -> None:
+    # found by the property test above: a .json given on its own is a system description whatever its bytes
+    path = tmp_path / "systems" / "ipu-pod16-POPART-closed.json"
+    path.parent.mkdir()
+    path.write_bytes(magic + b"{}")
+    code, out, err = _run(["check", "--ruleset", "1.0.0", "--format", "json", str(path)])
+    assert code == 1, err
+    assert [f["code"] for f in json.loads(out)["files"][0]["findings"]] in (["SYS002"], ["SYS003"])
+
+
 def test_a_system_file_nested_10000_deep_is_a_finding() -> None:
     doc = parse_json(b'{"hw_notes": ' + DEEP_JSON + b"}", "x.json")
     assert [f.code for f in doc.findings] == ["SYS003"]
