@@ -300,7 +300,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             block = data[:cut]
             if rcp_lines:  # the lines the RCP check reads (logs/rcp_lines.py), where one follows
                 keep_rcp_lines(reader.log, block, kept)
-            line += reader.feed(block, line)
+            line += reader.feed(_decodable(reader.log, block, line), line)
             hand(reader.log, sink, block)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
@@ -325,6 +325,32 @@ def _ends_over_limit(rest: bytes, chunk: bytes) -> int:
     only while it is still unfinished at a chunk's end."""
     end = chunk.find(b"\n")
     return end + 1 if end >= 0 and len(rest) + end > MAX_LINE else -1
+
+
+# `,` `:` `[` `{` in one record line (limits.decoded_cost's elements, ~96 bytes each decoded): a line of more is
+# skipped (LOG010) before it is decoded. One gzip line of 15 MiB of `[],` (17 KB compressed) took 467 MB to decode.
+# Only a block longer than DENSE_BLOCK (a chunk and a long line) can hold such a line, and only that is counted.
+MAX_ELEMENTS = 1_000_000
+DENSE_BLOCK = CHUNK + (64 << 10)
+
+
+def _elements(data: bytes) -> int:
+    return data.count(b",") + data.count(b":") + data.count(b"[") + data.count(b"{")
+
+
+def _decodable(log: ParsedLog, block: bytes, first_line: int) -> bytes:
+    """`block` with each record line of more than MAX_ELEMENTS elements emptied (its newline kept), and a LOG010
+    for each: decoded, such a line would take hundreds of MB at once."""
+    if len(block) <= DENSE_BLOCK or _elements(block) <= MAX_ELEMENTS:
+        return block
+    lines = block.split(b"\n")
+    for n, text in enumerate(lines):
+        if len(text) > MAX_ELEMENTS and _BTOKEN in text and (many := _elements(text)) > MAX_ELEMENTS:
+            lines[n] = b""
+            log.findings.append(finding("LOG010", log.path, f"record line holds {many:,} JSON elements, more than "
+                                        f"{MAX_ELEMENTS:,} (hundreds of MB once decoded); skipped",
+                                        line=first_line + n))
+    return b"\n".join(lines)
 
 
 def _too_long(display: str, line: int) -> Finding:
