@@ -37,10 +37,10 @@ demo: $(STAMP)
 # supported mlperf-logging, in a venv of their own under build/. Rounds that release has no rules for (6.0, 6.1)
 # are left out by the tests that ask for them.
 COMPAT_VENV := build/compat-venv
-COMPAT_TESTS := tests/e2e/test_reference_folders.py tests/e2e/test_reference_package.py \
-	tests/e2e/test_reference_parity.py tests/unit/checker/rcp/test_rcp.py tests/unit/checker/logs/test_rcp_lines.py \
+COMPAT_TESTS := tests/differential/test_reference_folders.py tests/differential/test_reference_package.py \
+	tests/differential/test_reference_parity.py tests/unit/checker/rcp/test_rcp.py tests/differential/test_rcp_lines.py \
 	tests/unit/checker/rcp/test_rcp_fallback.py tests/unit/checker/rules/test_engine.py \
-	tests/unit/checker/rules/test_safe_eval.py tests/unit/checker/hyperparameters/test_hyperparameters_corpus.py \
+	tests/unit/checker/rules/test_safe_eval.py tests/differential/test_hyperparameters_corpus.py \
 	tests/unit/project/test_mlperf_logging_range.py
 test-compat: $(COMPAT_VENV)/.installed
 	MLSUBMIT_CORPUS=$(CORPUS) $(COMPAT_VENV)/bin/python -m pytest -q -rs $(COMPAT_TESTS)
@@ -103,4 +103,4 @@ demo-advise: $(STAMP)
 # The HTML report in a real browser (issue #7): installs Debian's chromium when it is missing, then runs the test.
 test-browser: $(STAMP)
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
-	$(PY) -m pytest -q -m browser tests/e2e/test_browser_report.py
+	$(PY) -m pytest -q -m browser tests/browser/test_browser_report.py

@@ -1,7 +1,7 @@
 """The chair's summary (`report --summary-csv`, `--summary-xlsx`, `--against`): formats, rows and findings.
 
 The reference summarizer is the judge where it runs in seconds (one small synthetic tree, on a copy); the corpus
-differential is tests/e2e/test_chair_summary.py.
+differential is tests/differential/test_chair_summary.py.
 """
 
 from __future__ import annotations
