@@ -90,7 +90,8 @@ SHOWING = [e for e in ALL if e.shown]
 SKIPPED: dict[str, str] = {
     "mlsubmit check --ruleset 1.0.0 --format sarif uploads": "shows an excerpt (runs[0].results), not the output; "
     "the SARIF report is checked against the schema in tests/unit/formats and tests/install/test_ci_examples.py",
-    "make check": "runs make and the repository's venv; tests/install/test_ci_examples.py runs the gate (tools/gate.py)",
+    "make check": "runs make and the repository's venv; tests/install/test_ci_examples.py runs the gate "
+    "(tools/gate.py)",
     "mlsubmit verify build/demo/modern/": "the results chair's own flow with the reference tools on make demo's "
     "modern tree (about a minute); tests/differential/test_verify_official.py and test_official_flow.py run it",
     "mlsubmit verify ../shared/corpus/training_results_v4.0/Intel-HabanaLabs --official": "the reference package "
