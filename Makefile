@@ -61,7 +61,7 @@ demo: $(STAMP)
 COMPAT_VENV := build/compat-venv
 COMPAT_TESTS := tests/differential/test_reference_folders.py tests/differential/test_reference_package.py \
 	tests/differential/test_reference_parity.py tests/differential/test_rcp.py tests/differential/test_rcp_lines.py \
-	tests/unit/checker/rcp/test_rcp_fallback.py tests/unit/checker/rules/test_engine.py \
+	tests/differential/test_rcp_fallback.py tests/unit/checker/rules/test_engine.py \
 	tests/unit/checker/rules/test_safe_eval.py tests/differential/test_hyperparameters_corpus.py \
 	tests/unit/project/test_mlperf_logging_range.py
 test-compat: $(COMPAT_VENV)/.installed
