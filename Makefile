@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CORPUS ?= $(or $(MLSUBMIT_CORPUS),../shared/corpus)
 RULESET ?= 1.1.0
-# The supported mlperf-logging range (pyproject.toml) is tested at both ends: `make test` with the newest, `make
+# The supported mlperf-logging range (pyproject.toml) is tested at both ends: `make test-all` with the newest, `make
 # test-compat` the differential tests with the oldest. checker/upstream/rcp_fit.py names the same two.
 NEWEST_MLPERF_LOGGING := 4.1.68
 OLDEST_MLPERF_LOGGING := 4.1.30
@@ -13,7 +13,8 @@ OLDEST_MLPERF_LOGGING := 4.1.30
 # again (~50 ms) when PYTHONDONTWRITEBYTECODE is set. Python ignores a .pyc older than its source.
 COMPILE = $(PY) -m compileall -q mlsubmit checker submission
 
-.PHONY: install test test-compat demo check bench bench-tree lint test-browser clean
+.PHONY: install test test-all test-differential test-install test-browser test-compat demo check bench bench-tree lint \
+	clean
 
 install: $(STAMP)
 
@@ -24,11 +25,32 @@ $(STAMP): pyproject.toml
 	$(COMPILE)
 	touch $(STAMP)
 
-# -n auto: one test process per core (pytest-xdist); --dist worksteal so that a core left without work takes some
-# from the other at the end. The differential tests run the reference's checkers one process at a time, so a second
-# worker is most of the gain.
+# The tests in tiers, one folder each (docs/architecture.md, "Tests"): `make test` runs the fast ones (unit, cli),
+# `make test-all` every tier in one run (the session-wide reference runs are shared by all its tests), and each slow
+# tier has its own target. -n auto: one test process per core (pytest-xdist); --dist worksteal so that a core left
+# without work takes some from the other at the end.
+FAST_TIERS := tests/unit tests/cli
+ALL_TIERS  := $(FAST_TIERS) tests/differential tests/install tests/browser
+# PYTHONDONTWRITEBYTECODE= : pytest keeps each test module with its asserts rewritten in __pycache__, as it does by
+# default; with the variable set it rewrites all of them on every run (most of the collection's time).
+# Exit 5 is pytest's "no test ran": a tier with nothing in it (or all deselected) passes.
+pytest_tier = code=0; MLSUBMIT_CORPUS=$(CORPUS) PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -rs $(1) || code=$$?; \
+	if [ $$code -eq 5 ]; then echo "no test ran in $(2)"; code=0; fi; exit $$code
 test: $(STAMP)
-	MLSUBMIT_CORPUS=$(CORPUS) $(PY) -m pytest -q -rs -n auto --dist worksteal
+	@$(call pytest_tier,-n auto --dist worksteal $(FAST_TIERS),$(FAST_TIERS))
+
+test-all: $(STAMP)
+	@$(call pytest_tier,-n auto --dist worksteal $(ALL_TIERS),$(ALL_TIERS))
+
+# mlperf-logging's own tools (package checker, summarizer, compliance and RCP checkers) and the corpus, compared with
+# ours; they run the reference's checkers one process at a time, so a second worker is most of the gain.
+test-differential: $(STAMP)
+	@$(call pytest_tier,-n auto --dist worksteal tests/differential,tests/differential)
+
+# What builds a wheel, makes a venv or clones the repository (the installed package, pre-commit, CI examples, the
+# newcomer's steps).
+test-install: $(STAMP)
+	@$(call pytest_tier,-n auto --dist worksteal tests/install,tests/install)
 
 demo: $(STAMP)
 	$(PY) tools/demo.py build/demo
@@ -37,13 +59,13 @@ demo: $(STAMP)
 # supported mlperf-logging, in a venv of their own under build/. Rounds that release has no rules for (6.0, 6.1)
 # are left out by the tests that ask for them.
 COMPAT_VENV := build/compat-venv
-COMPAT_TESTS := tests/e2e/test_reference_folders.py tests/e2e/test_reference_package.py \
-	tests/e2e/test_reference_parity.py tests/unit/checker/rcp/test_rcp.py tests/unit/checker/logs/test_rcp_lines.py \
-	tests/unit/checker/rcp/test_rcp_fallback.py tests/unit/checker/rules/test_engine.py \
-	tests/unit/checker/rules/test_safe_eval.py tests/unit/checker/hyperparameters/test_hyperparameters_corpus.py \
+COMPAT_TESTS := tests/differential/test_reference_folders.py tests/differential/test_reference_package.py \
+	tests/differential/test_reference_parity.py tests/differential/test_rcp.py tests/differential/test_rcp_lines.py \
+	tests/differential/test_rcp_fallback.py tests/unit/checker/rules/test_engine.py \
+	tests/unit/checker/rules/test_safe_eval.py tests/differential/test_hyperparameters_corpus.py \
 	tests/unit/project/test_mlperf_logging_range.py
 test-compat: $(COMPAT_VENV)/.installed
-	MLSUBMIT_CORPUS=$(CORPUS) $(COMPAT_VENV)/bin/python -m pytest -q -rs $(COMPAT_TESTS)
+	MLSUBMIT_CORPUS=$(CORPUS) PYTHONDONTWRITEBYTECODE= $(COMPAT_VENV)/bin/python -m pytest -q -rs $(COMPAT_TESTS)
 
 $(COMPAT_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(COMPAT_VENV)
@@ -100,7 +122,8 @@ demo-advise: $(STAMP)
 	@$(call expect_findings,advise --ruleset 1.0.0 --color never $(ADVISE_DEMO)/ipu-pod16-open/resnet/result_0.txt,as expected: the run breaks the closed table)
 	@if [ -d "$(CORPUS)/training_results_v1.0" ]; then printf '\n=== The same advice on a published open Graphcore BERT run\n'; $(call expect_findings,advise --ruleset 1.0.0 --color never $(CORPUS)/training_results_v1.0/Graphcore/results/ipu-pod16-POPART-open/bert,advice found); fi
 
-# The HTML report in a real browser (issue #7): installs Debian's chromium when it is missing, then runs the test.
+# The HTML report in a real browser (issue #7): installs Debian's chromium when it is missing, then runs the tier.
+# `make test-all` runs the tier without installing anything: without chromium its tests skip and say so.
 test-browser: $(STAMP)
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
-	$(PY) -m pytest -q -m browser tests/e2e/test_browser_report.py
+	@$(call pytest_tier,tests/browser,tests/browser)

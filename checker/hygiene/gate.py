@@ -14,7 +14,7 @@ so each pattern is handed to it relaxed: a pattern accepting every string the or
 
 A relaxed pattern that could match the empty string is ungated too (it would match everywhere). A line that a
 pattern matches is a stretch of the joined text that its relaxed form matches, so when the gate reports nothing
-for a pattern, no line is its candidate. tests/unit/checker/hygiene/test_codescan.py checks this on generated matches.
+for a pattern, no line is its candidate. tests/differential/test_codescan.py checks this on generated matches.
 
 Hyperscan (the `hyperscan` package) is optional: without it the pre-filter runs every pattern itself.
 

@@ -13,7 +13,7 @@ rejected sets. A match within one line is therefore also a match within the join
 
 Case-insensitive literals are searched in a folded copy of the text: ASCII lowercased, plus the four non-ASCII
 characters that Python's re matches to an ASCII letter under IGNORECASE (İ ı → i, K → k, ſ → s;
-tests/unit/checker/hygiene/test_codescan.py re-derives this list from re itself).
+tests/differential/test_codescan.py re-derives this list from re itself).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ Req = frozenset[tuple[str, bool]]  # literals, each with whether it is matched i
 def fold(text: str) -> str:
     """The text with every character re's IGNORECASE matches to an ASCII letter replaced by its lowercase; same
     length, so offsets agree with the text's. (str.lower changes no other character's length than İ's and maps no
-    other non-ASCII character to ASCII than K: tests/unit/checker/hygiene/test_codescan.py checks both, all Unicode.)"""
+    other non-ASCII character to ASCII than K: tests/differential/test_codescan.py checks both, all Unicode.)"""
     if text.isascii():
         return text.lower()
     out = text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")

@@ -6,7 +6,7 @@ whether one can is decided by the plugins' own patterns. So each file goes throu
 (its file filters, its transformers, its line-level filters and plugins, its stop after the first pass that finds
 something), except that a line reaches the plugins only when the pre-filter of checker/hygiene/prefilter.py, built
 from those plugins' patterns, says some plugin could report it. The results are the same, secret for secret
-(tests/unit/checker/hygiene/test_codescan.py checks it against plain detect-secrets: corpus code, a generated tree).
+(tests/differential/test_codescan.py checks it against plain detect-secrets: corpus code, a generated tree).
 
 This module is the one that calls detect-secrets' private scanning functions (core.scan's `_is_filtered_out` and
 `_scan_line`), so pyproject pins it below its next minor version; CPython's private re parser is reached only by

@@ -4,7 +4,7 @@ The reference's `read_submission_file` opens the log again (latin-1, universal n
 that hold one of a few words (`"global_batch_size" in line` and so on); every other line leaves its state as it
 was. Keeping each physical line that holds one of those words, in order, and giving the reader just those lines
 therefore gives the reader's own answer without reading the file twice. TRIGGERS is checked against the
-installed reader's source by tests/unit/checker/logs/test_rcp_lines.py: a new word in a later mlperf-logging fails
+installed reader's source by tests/differential/test_rcp_lines.py: a new word in a later mlperf-logging fails
 a test instead of being missed.
 """
 

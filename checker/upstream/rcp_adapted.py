@@ -10,7 +10,7 @@ It runs in a private copy of the reference's module whose outside world is ours:
 - `logging` is silent: the reference logs warnings to the root logger, which would print on our stderr.
 - `re.sub` answers the reader's one call, `re.sub(".*" + TOKEN, TOKEN, line)`, with string operations (`_sub`):
   the pattern backtracks over the rest of the line at every position after its last token (~25 us a log line,
-  most of the reader's time); any other call goes to the real `re.sub`. tests/unit/checker/rcp/test_rcp.py holds the two
+  most of the reader's time); any other call goes to the real `re.sub`. tests/differential/test_rcp.py holds the two
   equal on generated lines.
 - `scipy.stats` is our t-test (`tstat.py`, within 1e-11 of scipy's) and `numpy` our mean and interpolation in
   numpy's own floating-point order (`npstats.py`, bit for bit): importing scipy.stats costs about a second.

@@ -1,6 +1,6 @@
 """Every shell line of README.md and docs/*.md is run by a test or says why not (issue 57 item 8).
 
-A `$ ` session is run by tests/e2e/test_doc_examples.py (output and exit status). Any other fenced block holding
+A `$ ` session is run by tests/cli/test_doc_examples.py (output and exit status). Any other fenced block holding
 commands is a synopsis (its options in brackets or choices), or is listed here with the test that runs the same
 commands, or why they cannot run on a test machine. A new block of commands must be one of these."""
 
@@ -16,28 +16,28 @@ COMMANDS = ("mlsubmit", ".venv/bin/mlsubmit", "make", "pip", "python", "cd", "sh
 
 # (page, the block's first line as it starts) -> where its commands are run, or why they are not
 NOT_RUN: dict[tuple[str, str], str] = {
-    ("README.md", "make demo"): "tests/e2e/test_newcomer.py runs make demo from a fresh clone",
-    ("README.md", "cd build/demo"): "tests/e2e/test_newcomer.py runs the newcomer:package block",
+    ("README.md", "make demo"): "tests/install/test_newcomer.py runs make demo from a fresh clone",
+    ("README.md", "cd build/demo"): "tests/install/test_newcomer.py runs the newcomer:package block",
     ("README.md", ".venv/bin/mlsubmit report --ruleset 1.0.0 --prices prices.toml"): "two published trees; "
-    "tests/e2e/test_report_per_dollar.py",
-    ("README.md", "make install"): "make targets; tests/e2e/test_newcomer.py and CI run them",
+    "tests/cli/test_report_per_dollar.py",
+    ("README.md", "make install"): "make targets; tests/install/test_newcomer.py and CI run them",
     ("docs/hyperparameters.md", "mlsubmit advise [--ruleset X.Y.Z|auto]"): "a synopsis, with `mlsubmit explain "
-    "HP001` (tests/unit/core codes tests) and make demo-advise (tests/e2e/test_newcomer.py)",
+    "HP001` (tests/unit/core codes tests) and make demo-advise (tests/install/test_newcomer.py)",
     ("docs/packaging.md", "sha1sum mlperf_submission_Graphcore.tar.gz"): "the chair's by-hand steps; "
-    "tests/e2e/test_package.py runs sha1sum and openssl on a packaged archive",
-    ("docs/packaging.md", "openssl enc -d -aes256 -pbkdf2"): "the chair's by-hand step; tests/e2e/test_package.py",
+    "tests/cli/test_package.py runs sha1sum and openssl on a packaged archive",
+    ("docs/packaging.md", "openssl enc -d -aes256 -pbkdf2"): "the chair's by-hand step; tests/cli/test_package.py",
     ("docs/report.md", "mlsubmit report --ruleset 5.1.0 Graphcore/ --summary-csv"): "a published tree; "
     "tests/unit/report/test_chair_summary.py writes the same file",
     ("docs/report.md", "mlsubmit report --ruleset 5.0.0 ../shared/corpus/training_results_v5.0/Lenovo"): "the "
-    "corpus; tests/e2e/test_private_ids.py",
+    "corpus; tests/differential/test_private_ids.py",
     ("docs/systems.md", "mlsubmit check --ruleset 1.1.0 systems/"): "the same checks as the page's $ sessions, "
-    "run by tests/e2e/test_doc_examples.py; path/to/Graphcore stands for the reader's tree",
-    ("docs/systems.md", "pip install '/path/to/mlsubmit-clone[capture]'"): "installs; tests/e2e/"
+    "run by tests/cli/test_doc_examples.py; path/to/Graphcore stands for the reader's tree",
+    ("docs/systems.md", "pip install '/path/to/mlsubmit-clone[capture]'"): "installs; tests/install/"
     "test_installed_wheel.py installs the wheel with the capture extra",
     ("docs/tree-checks.md", "mlsubmit check --ruleset 1.0.0 ../shared/corpus/training_results_v1.0/Graphcore"):
-    "the corpus; tests/e2e/test_reference_package.py checks every corpus tree",
+    "the corpus; tests/differential/test_reference_package.py checks every corpus tree",
     ("docs/waivers.md", "mlsubmit check tree --write-waivers waivers.toml"): "tree stands for the reader's tree; "
-    "tests/e2e/test_waivers_cli.py and tests/cli/test_waivers_real_path.py run the round trip",
+    "tests/cli/test_waivers_cli.py and tests/cli/test_waivers_real_path.py run the round trip",
 }
 
 

@@ -1,14 +1,13 @@
 """The chair's summary (`report --summary-csv`, `--summary-xlsx`, `--against`): formats, rows and findings.
 
-The reference summarizer is the judge where it runs in seconds (one small synthetic tree, on a copy); the corpus
-differential is tests/e2e/test_chair_summary.py.
+The reference summarizer is the judge on one small synthetic tree (tests/differential/test_chair_summary_synthetic.py)
+and on the corpus (tests/differential/test_chair_summary.py).
 """
 
 from __future__ import annotations
 
 import random
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,6 @@ from fixtures.synth_org import runs, system, write_org
 from mlsubmit.core.errors import UsageError
 from mlsubmit.report.summary import Table, spec_cells, url_prefix
 from mlsubmit.report.summary_files import json_float, summary_paths, table_csv, table_json
-
-SUFFIXES = (".csv", ".json", "_detailed.csv", "_detailed.json")
 
 
 def test_json_floats_are_pandas_to_json_floats() -> None:
@@ -70,40 +67,6 @@ def _tree(root: Path) -> Path:
                                   hyperparameters={"global_batch_size": 3264}),
         ("pod64", "resnet"): runs([4.0, 4.5, 5.0, 4.25, 4.75], ruleset="1.1.0", evals=40),
     })  # fmt: skip
-
-
-_REFERENCE = """
-import contextlib, io, runpy, sys  # run with cwd=tmp_path: the package checker writes package_checker.log there
-tree, usage, out = sys.argv[1:4]
-for name, argv, must_run in (("mlperf_logging.package_checker", [tree, usage, "1.1.0"], False),
-                             ("mlperf_logging.result_summarizer", [tree, usage, "1.1.0", "--csv", out], True)):
-    sys.argv = [name, *argv]
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            runpy.run_module(name, run_name="__main__", alter_sys=False)
-        except SystemExit:
-            pass
-        except Exception:  # the package checker raises on some of the edge cases below; the summarizer must run
-            if must_run:
-                raise
-"""
-
-
-@pytest.mark.slow
-def test_summary_files_equal_the_reference_on_a_synthetic_tree(run_cli: Any, tmp_path: Path) -> None:
-    tree = _tree(tmp_path / "src")
-    (tree / "results" / "pod16" / "bert").mkdir()  # closed, no logs: the reference's RCP step raises, no columns
-    (tree / "results" / "pod4").mkdir()  # a system folder without a system file: no row
-    (tree / "results" / "pod64" / "resnet" / "scaling.json").write_text('{"scaling_factor": 1.5}')  # open: kept
-    copy = tmp_path / "copy" / "Org"
-    shutil.copytree(tree, copy)
-    subprocess.run([sys.executable, "-c", _REFERENCE, str(copy), "training", str(tmp_path / "ref.csv")],
-                   check=True, capture_output=True, cwd=tmp_path)  # fmt: skip
-    code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-csv", tmp_path / "ours.csv")
-    assert code in (0, 1), err
-    for suffix in SUFFIXES:
-        assert (tmp_path / f"ours{suffix}").read_bytes() == (tmp_path / f"ref{suffix}").read_bytes(), suffix
-    assert not (tree / "results" / "pod16" / "resnet" / "scaling.json").exists()  # nothing written into the tree
 
 
 @pytest.fixture

@@ -62,13 +62,6 @@ def test_cli_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "not held" in page and "time x chips" in page
 
 
-@pytest.mark.corpus
-def test_corpus_v10_previews_have_no_available_v11_result(corpus: Path) -> None:
-    # v1.1's only Available TPU v4 bert is Google's open 4096-core run: not the closed Preview's division.
-    _, found = check_preview([str(corpus / "training_results_v1.0")], [str(corpus / "training_results_v1.1")])
-    assert [f.code for f in found] == ["REV021"] * 15
-
-
 @pytest.mark.parametrize(("before", "now"), [("1.1", "1.0"), ("1.0", "1.0")])
 def test_previous_not_of_an_earlier_round_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                     before: str, now: str) -> None:

@@ -91,25 +91,25 @@ SHOWING = [e for e in ALL if e.shown]
 # Examples not run, by the start of their command, with why. Each must still match an example (checked below).
 SKIPPED: dict[str, str] = {
     "mlsubmit check --ruleset 1.0.0 --format sarif uploads": "shows an excerpt (runs[0].results), not the output; "
-    "the SARIF report is checked against the schema in tests/unit/formats and tests/e2e/test_ci_examples.py",
-    "make check": "runs make and the repository's venv; tests/e2e/test_ci_examples.py runs the gate (tools/gate.py)",
+    "the SARIF report is checked against the schema in tests/unit/formats and tests/install/test_ci_examples.py",
+    "make check": "runs make and the repository's venv; tests/install/test_ci_examples.py runs the gate (tools/gate.py)",
     "git ls-remote https://example.invalid/mlsubmit.git": "needs a git host; tests/unit/project/test_release.py "
     "reads the pinned commit from this repository's history",
     "git -C mlsubmit rev-parse main": "needs a clone named mlsubmit; tests/unit/project/test_release.py reads the "
     "pinned commit from this repository's history",
     "mlsubmit verify build/demo/modern/": "the results chair's own flow with the reference tools on make demo's "
-    "modern tree (about a minute); tests/e2e/test_verify_official.py and test_official_flow.py run it",
+    "modern tree (about a minute); tests/differential/test_verify_official.py and test_official_flow.py run it",
     "mlsubmit verify ../shared/corpus/training_results_v4.0/Intel-HabanaLabs --official": "the reference package "
-    "checker over a published tree (minutes); tests/e2e/test_verify_official.py",
+    "checker over a published tree (minutes); tests/differential/test_verify_official.py",
     "mlsubmit package package.toml --archive --encrypt": "packages the demo's implementation repository and "
-    "encrypts it (tens of seconds); tests/e2e/test_package.py and test_installed_wheel.py run the same",
+    "encrypts it (tens of seconds); tests/cli/test_package.py and test_installed_wheel.py run the same",
     "cat build/submission/mlperf_submission_Graphcore.sha1": "differs on every run: the salt is random",
     "mlsubmit verify build/submission/mlperf_submission_Graphcore.tar.gz --passphrase-file": "needs the encrypted "
     "archive of the package example above (skipped)",
     "mlsubmit verify build/submission/Graphcore.tar.gz": "an older build with one flipped bit; "
-    "tests/e2e/test_package.py flips the bit",
+    "tests/cli/test_package.py flips the bit",
     "mlsubmit report --ruleset 1.0.0 --prices prices.toml": "shows an excerpt (the per-dollar lines) of a report on "
-    "two published trees; tests/e2e/test_report_per_dollar.py",
+    "two published trees; tests/cli/test_report_per_dollar.py",
 }
 # `echo $?` after a skipped command is skipped with it.
 

@@ -29,7 +29,7 @@ from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene import secrets as codescan
 from mlsubmit.checker.hygiene.scan import SECRET_PLUGINS
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = ("training_results_v4.0", "training_results_v5.0", "training_results_v5.1")
 
 
