@@ -13,10 +13,16 @@ OLDEST_MLPERF_LOGGING := 4.1.30
 # again (~50 ms) when PYTHONDONTWRITEBYTECODE is set. Python ignores a .pyc older than its source.
 COMPILE = $(PY) -m compileall -q mlsubmit checker submission
 
-.PHONY: install test test-all test-differential test-install test-browser test-compat demo check bench bench-tree lint \
+.PHONY: install install-machine test test-all test-differential test-install test-browser test-compat demo check bench bench-tree lint \
 	clean
 
 install: $(STAMP)
+
+# What the tests and the demo need beyond Python packages: bubblewrap (verify --official confines mlperf-logging's
+# tools with it) and PostgreSQL (the shared ledger's tests start a server of their own). apt-get installs what is
+# missing when run as root; otherwise the script names what to install.
+install-machine:
+	@bash tools/setup_machine.sh
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,23 +42,23 @@ ALL_TIERS  := $(FAST_TIERS) tests/differential tests/install tests/browser
 # Exit 5 is pytest's "no test ran": a tier with nothing in it (or all deselected) passes.
 pytest_tier = code=0; MLSUBMIT_CORPUS=$(CORPUS) PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -rs $(1) || code=$$?; \
 	if [ $$code -eq 5 ]; then echo "no test ran in $(2)"; code=0; fi; exit $$code
-test: $(STAMP)
+test: $(STAMP) install-machine
 	@$(call pytest_tier,-n auto --dist worksteal $(FAST_TIERS),$(FAST_TIERS))
 
-test-all: $(STAMP)
+test-all: $(STAMP) install-machine
 	@$(call pytest_tier,-n auto --dist worksteal $(ALL_TIERS),$(ALL_TIERS))
 
 # mlperf-logging's own tools (package checker, summarizer, compliance and RCP checkers) and the corpus, compared with
 # ours; they run the reference's checkers one process at a time, so a second worker is most of the gain.
-test-differential: $(STAMP)
+test-differential: $(STAMP) install-machine
 	@$(call pytest_tier,-n auto --dist worksteal tests/differential,tests/differential)
 
 # What builds a wheel, makes a venv or clones the repository (the installed package, pre-commit, CI examples, the
 # newcomer's steps).
-test-install: $(STAMP)
+test-install: $(STAMP) install-machine
 	@$(call pytest_tier,-n auto --dist worksteal tests/install,tests/install)
 
-demo: $(STAMP)
+demo: $(STAMP) install-machine
 	$(PY) tools/demo.py build/demo
 
 # The differential tests (rule files, RCP checker, package checker against the installed reference) with the oldest
