@@ -345,7 +345,7 @@ def _decodable(log: ParsedLog, block: bytes, first_line: int) -> bytes:
         return block
     lines = block.split(b"\n")
     for n, text in enumerate(lines):
-        if len(text) > MAX_ELEMENTS and _BTOKEN in text and (many := _elements(text)) > MAX_ELEMENTS:
+        if len(text) > MAX_ELEMENTS and BTOKEN in text and (many := _elements(text)) > MAX_ELEMENTS:
             lines[n] = b""
             log.findings.append(finding("LOG010", log.path, f"record line holds {many:,} JSON elements, more than "
                                         f"{MAX_ELEMENTS:,} (hundreds of MB once decoded); skipped",

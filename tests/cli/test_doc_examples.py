@@ -92,7 +92,8 @@ SHOWING = [e for e in ALL if e.shown]
 SKIPPED: dict[str, str] = {
     "mlsubmit check --ruleset 1.0.0 --format sarif uploads": "shows an excerpt (runs[0].results), not the output; "
     "the SARIF report is checked against the schema in tests/unit/formats and tests/install/test_ci_examples.py",
-    "make check": "runs make and the repository's venv; tests/install/test_ci_examples.py runs the gate (tools/gate.py)",
+    "make check": "runs make and the repository's venv; tests/install/test_ci_examples.py runs the gate "
+    "(tools/gate.py)",
     "git ls-remote https://example.invalid/mlsubmit.git": "needs a git host; tests/unit/project/test_release.py "
     "reads the pinned commit from this repository's history",
     "git -C mlsubmit rev-parse main": "needs a clone named mlsubmit; tests/unit/project/test_release.py reads the "
