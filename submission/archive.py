@@ -188,8 +188,7 @@ def unpack(archive: Path, dest: Path, display: str, too_big: Bound | None = None
     findings = Capped()  # a refusal per member, folded past a bound: 50,000 of them quote 50,000 names
     result = Unpacked(findings=[])
     written: set[str] = set()
-    total = 0
-    problem = _gzip_problem(archive)
+    total, problem = 0, _gzip_problem(archive)
     problem = f"not a complete gzip file: {problem}" if problem else _size_problem(archive)
     if problem:
         result.findings = [finding("PKG044", display, problem)]
