@@ -393,8 +393,9 @@ def _server_findings(doc: JsonDocument, s: SystemSummary, proc: Processor) -> It
 
 
 MEMORY_FIELDS = ("host_memory_capacity", "accelerator_memory_capacity")
-# A size unit as published descriptions write one: "32GB", "2.0 TB", "183359 MiB", "24 x 32GB RDIMM".
-_MEMORY_UNIT = re.compile(r"\d\s*[KMGTP]i?B\b|\b[KMGTP]i?B\b|\bbytes?\b", re.IGNORECASE)
+# A size unit as published descriptions write one ("32GB", "2.0 TB", "183359 MiB", "24 x 32GB RDIMM") or as
+# mlperf-sysinfo captures it ("25G", "1.0T", free -h's letters).
+_MEMORY_UNIT = re.compile(r"\d\s*[KMGTP](?:i?B)?\b|\b[KMGTP]i?B\b|\bbytes?\b", re.IGNORECASE)
 
 
 def _unitless_memory(doc: JsonDocument) -> Iterator[Finding]:

@@ -66,8 +66,12 @@ def _commands(lines: list[str]) -> list[str]:
 
 
 def _synopsis(commands: list[str]) -> bool:
-    """A usage line: its options in brackets or alternatives, not a command to run as written."""
-    return all("[" in c or " | " in c or "ARCHIVE|TREE" in c for c in commands)
+    """A usage line: its options in brackets or alternatives, or a placeholder in capitals standing for an argument
+    (`--ledger URL`), not a command to run as written."""
+    return all("[" in c or " | " in c or any(_PLACEHOLDER.fullmatch(w) for w in c.split()) for c in commands)
+
+
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z_.|]+(?:\.\.\.)?")
 
 
 def test_every_block_of_commands_is_run_or_says_why_not() -> None:

@@ -144,10 +144,13 @@ def test_a_memory_capacity_without_a_unit_is_a_warning(key: str) -> None:
     data = base()
     data[key] = "512"
     assert found(check(data)) == [("SYS049", f"/{key}")]
+    data[key] = "3200 MT/s"  # a speed is no capacity
+    assert found(check(data)) == [("SYS049", f"/{key}")]
     assert check(data)[0].severity is Severity.WARNING and check(data)[0].line == line_of(data, key)
 
 
-@pytest.mark.parametrize("value", ["32GB", "2.0 TB", "183359 MiB", "24 x 32GB RDIMM, 3200MT/s", "512 gb", "N/A"])
+@pytest.mark.parametrize("value", ["32GB", "2.0 TB", "183359 MiB", "24 x 32GB RDIMM, 3200MT/s", "512 gb", "N/A",
+                                   "25G", "1.0T"])
 def test_a_memory_capacity_with_a_unit_or_no_number_is_fine(value: str) -> None:
     data = base()
     data["host_memory_capacity"] = value
