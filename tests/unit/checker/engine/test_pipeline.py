@@ -201,7 +201,7 @@ def test_the_command_runs_without_the_cyclic_collector_and_main_leaves_it_alone(
                                                                                 ) -> None:
     import gc
 
-    from mlsubmit import cli
+    from mlsubmit.cli import entry as cli
 
     seen: list[bool] = []
     monkeypatch.setattr(cli, "main", lambda argv=None: seen.append(gc.isenabled()) or 0)
