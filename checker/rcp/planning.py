@@ -166,10 +166,14 @@ def strictness_findings(ruleset: str, asked: str) -> list[Finding]:
     if not rows:
         raise UsageError(f"--strictness {asked!r}: no measured RCP record at global batch size {size}")
     unit, where = benchmarks.unit(benchmark, ruleset), f"rcp_checker/training_{ruleset}/rcps_{benchmark}.json"
-    return [finding("HP011", where, f"{r.name} (batch size {r.batch_size:g}, {r.reference_runs} reference runs): "
-                    f"RCP mean {r.rcp_mean:.6g} {unit}, Min Epochs {r.min_epochs:.6g}, max speedup "
-                    f"{r.max_speedup:.4f}; P(score < min) {r.p_below:.4f} for a reference-like set of "
-                    f"{benchmarks.runs(benchmark)} runs (rcp_viewer --bootstrap; seed {r.seed}, {r.draws:,} draws)")
+    # the batch size first, right-aligned: findings of one file are listed by message, so the records come out in
+    # batch-size order, as a column
+    width = max(len(f"{r.batch_size:g}") for r in rows)
+    return [finding("HP011", where, f"batch size {r.batch_size:>{width}g}: {r.name} ({r.reference_runs} reference "
+                    f"runs), RCP mean {amount(r.rcp_mean, unit)}, fastest allowed (the record's Min Epochs) "
+                    f"{amount(r.min_epochs, unit)}, max speedup {r.max_speedup:.4f}; P(score < fastest allowed) "
+                    f"{r.p_below:.4f} for a reference-like set of {benchmarks.runs(benchmark)} runs (rcp_viewer "
+                    f"--bootstrap; seed {r.seed}, {r.draws:,} draws)")
             for r in rows]
 
 

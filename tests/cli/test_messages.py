@@ -51,5 +51,12 @@ def test_the_hint_of_a_count_names_the_field_it_is_about(tmp_path: Path, run_cli
 
 def test_the_strictness_query_says_what_it_measured(run_cli: Cli) -> None:
     code, out, _ = run_cli("advise", "--ruleset", "5.0.0", "--strictness", "bert:448", "--color", "never")
-    assert code == 0 and "info HP011 bert_ref_448 (batch size 448" in out
+    assert code == 0 and "info HP011 batch size 448: bert_ref_448 (" in out
+    assert "fastest allowed (the record's Min Epochs) " in out and " samples, max speedup" in out
     assert out.splitlines()[-1] == "1 measured RCP record(s) compared, 0 failed; 0 error(s), 0 warning(s), 1 info"
+
+
+def test_the_strictness_records_come_in_batch_size_order(run_cli: Cli) -> None:
+    code, out, _ = run_cli("advise", "--ruleset", "4.0.0", "--strictness", "bert", "--color", "never")
+    sizes = [int(line.split("batch size")[1].split(":")[0]) for line in out.splitlines() if "HP011" in line]
+    assert code == 0 and len(sizes) == 13 and sizes == sorted(sizes)  # were 12288, 13056, 1536, 16384, 256, ...

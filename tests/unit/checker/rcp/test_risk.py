@@ -190,7 +190,7 @@ def test_the_bootstrap_trims_ceil_ten_percent() -> None:
 def test_advise_strictness_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["advise", "--ruleset", "6.0.0", "--strictness", "llama31_8b:32"]) == 0
     out = capsys.readouterr().out
-    assert "info HP011 llama31_8b_ref_32" in out and "max speedup 1.0300" in out and "seed 48" in out
+    assert "info HP011 batch size 32: llama31_8b_ref_32 (" in out and "max speedup 1.0300" in out and "seed 48" in out
     assert main(["advise", "--ruleset", "6.0.0", "--strictness", "llama31_8b:33"]) == 2
     assert main(["advise", "--ruleset", "6.0.0", "--strictness", "resnet"]) == 2
     assert main(["advise", "--strictness", "llama31_8b"]) == 2  # the round must be named
