@@ -206,14 +206,19 @@ class ReadConnection:
         self.conn.close()
 
 
+def _owner_connection(url: LedgerUrl) -> psycopg.Connection[Any]:
+    """A read-write connection for the commands that change the ledger itself (init, freeze), or exit 2."""
+    try:
+        return _connect(url, read_only=False)
+    except _Lost as exc:
+        raise FatalError(f"--ledger {url}: cannot connect: {exc}") from None
+
+
 def init(url: LedgerUrl) -> str:
     """Make the ledger's tables in an empty database (the one command that changes a ledger's schema); what it
     did, in words. A ledger already of this format is left as it is."""
     pg = _psycopg()
-    try:
-        conn = _connect(url, read_only=False)
-    except _Lost as exc:
-        raise FatalError(f"--ledger {url}: cannot connect: {exc}") from None
+    conn = _owner_connection(url)
     try:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))  # two inits at once: one makes it
@@ -236,10 +241,7 @@ def init(url: LedgerUrl) -> str:
 def freeze(url: LedgerUrl) -> str:
     """Freeze the ledger (its owner's role): from now on no role adds a run; what it did, in words."""
     pg = _psycopg()
-    try:
-        conn = _connect(url, read_only=False)
-    except _Lost as exc:
-        raise FatalError(f"--ledger {url}: cannot connect: {exc}") from None
+    conn = _owner_connection(url)
     try:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))  # after every write under way
@@ -268,10 +270,7 @@ def ready(url: LedgerUrl) -> None:
     """Exit 2 now, before a check's minutes of work, for a ledger the check could not add its runs to: no extra,
     no server, not a ledger of this format, frozen, or a role that may not insert."""
     pg = _psycopg()
-    try:
-        conn = _connect(url, read_only=False)
-    except _Lost as exc:
-        raise FatalError(f"--ledger {url}: cannot connect: {exc}") from None
+    conn = _owner_connection(url)
     try:
         if _check_format(url, conn):
             raise _frozen(url)

@@ -25,20 +25,9 @@ from mlsubmit.checker.upstream.rcp_adapted import Window, checker, window
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support import numbers
 
 __all__ = ["amount", "percent"]  # runs show writes chances and amounts as RUN009 does
-
-
-def _number(value: object) -> float | None:
-    """A log's number as a finite float, or None (a bool, a string, NaN, infinity, or an integer too large for a
-    float: a 4,001-digit epoch_num is no convergence point the risk can use)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def runs_of(facts: Sequence[LogFacts], ruleset: str, *, train_samples: bool = False
@@ -48,12 +37,12 @@ def runs_of(facts: Sequence[LogFacts], ruleset: str, *, train_samples: bool = Fa
     out, batch = [], None
     for f in facts:
         conv = run_convergence(f, ruleset, train_samples=train_samples)
-        size = _number(conv.batch_size)
+        size = numbers.finite(conv.batch_size)
         if batch is None and size is not None and size > 0:
             batch = size
-        value = _number(conv.epochs)
+        value = numbers.finite(conv.epochs)
         ok = conv.converged and value is not None and value != NOT_CONVERGED
-        out.append(Run(value if ok else None, _number(f.minutes)))
+        out.append(Run(value if ok else None, numbers.finite(f.minutes)))
     return out, batch
 
 
