@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-
-
-def _installed_version(name: str) -> str:
-    """The version pip recorded for `name` (pyproject.toml's, at install time); "unknown" when not installed."""
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-# One source: pyproject.toml's [project] version, read from the installed metadata (an editable install records it
-# when installed: reinstall after tools/release.py changes it). CHANGELOG.md says what each version changed.
-__version__ = _installed_version("mlsubmit")
+# pyproject.toml's [project] version, written here too so that start-up does not pay for importlib.metadata (about
+# 25 ms, a sixth of checking one log). tools/release.py prepare sets both; tests/unit/project/test_release.py holds
+# them equal. CHANGELOG.md says what each version changed.
+__version__ = "0.2.0"
 
 
 def version_line() -> str:
     """What `mlsubmit --version` prints: this release and the mlperf-logging it runs with, whose rules and RCP data
     decide verdicts as much as our own code does."""
-    return f"mlsubmit {__version__} (mlperf-logging {_installed_version('mlperf-logging')})"
+    # lazy: importlib.metadata, ~25 ms to import; only --version asks
+    import importlib.metadata
+
+    try:
+        mlperf_logging = importlib.metadata.version("mlperf-logging")
+    except importlib.metadata.PackageNotFoundError:
+        mlperf_logging = "unknown"
+    return f"mlsubmit {__version__} (mlperf-logging {mlperf_logging})"

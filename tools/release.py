@@ -25,11 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHANGELOG = "CHANGELOG.md"
 PYPROJECT = "pyproject.toml"
+PACKAGE_INIT = "mlsubmit/__init__.py"
 # Every file that pins mlsubmit's commit for a user to copy; each holds at least one pin.
 PIN_FILES = (".pre-commit-hooks.yaml", "docs/ci.md", "examples/ci/github-actions.yml", "examples/ci/gitlab-ci.yml")
 # A pin as written: pre-commit's `rev: <id>` or the CI examples' `MLSUBMIT_REV: "<id>"`, the id in full.
 PIN = re.compile(r"(?P<lead>\brev: |\bMLSUBMIT_REV: \")(?P<commit>[0-9a-f]{40})\b")
 VERSION_LINE = re.compile(r'^version = "(?P<version>[^"]+)"$', re.MULTILINE)
+PACKAGE_VERSION = re.compile(r'^__version__ = "[^"]+"$', re.MULTILINE)
 RELEASED = re.compile(r"^## (?P<version>\d+\.\d+\.\d+)\b", re.MULTILINE)
 UNRELEASED = "## Unreleased"
 # the sections of an entry that make a minor step (before 1.0); "Fixes" alone make a patch step
@@ -144,6 +146,10 @@ def prepare(root: Path, wanted: str | None, today: datetime.date) -> str:
     text = text[:body_start] + "\n" + fresh + entry + text[body_end:]
     (root / CHANGELOG).write_text(text, encoding="utf-8")
     (root / PYPROJECT).write_text(VERSION_LINE.sub(f'version = "{version}"', pyproject, count=1), encoding="utf-8")
+    package = root / PACKAGE_INIT
+    if package.is_file():  # the same version as a literal, read at start-up without importlib.metadata
+        text = package.read_text(encoding="utf-8")
+        package.write_text(PACKAGE_VERSION.sub(f'__version__ = "{version}"', text, count=1), encoding="utf-8")
     return version
 
 

@@ -62,11 +62,19 @@ def _option_suggestion(unknown: list[str], known: list[str]) -> str:
     return ""
 
 
+class _Version(argparse.Action):
+    """--version, worked out only when asked (the installed mlperf-logging's version costs an import)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        sys.stdout.write(version_line() + "\n")  # on stdout, as argparse's own version action writes it
+        parser.exit()
+
+
 def build_parser(wanted: str | None = None) -> argparse.ArgumentParser:
     """The parser; only the chosen command's options are imported (mlsubmit/cli/parsers/: `check --help` loads no
     checker), and main() imports the command itself once they are parsed."""
     parser = _Parser(prog="mlsubmit", description="Check, package and score MLPerf Training submissions.")
-    parser.add_argument("--version", action="version", version=version_line())
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (_, summary) in COMMANDS.items():

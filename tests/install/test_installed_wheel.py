@@ -65,6 +65,16 @@ def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
     assert done.stdout.startswith(str(installed.venv)), done.stdout  # not the source tree
 
 
+def test_the_wheel_says_the_version_its_metadata_and_the_changelog_say(installed: Installed) -> None:
+    done = installed.run("-c", "import importlib.metadata as m; print(m.version('mlsubmit'))", tool="python")
+    recorded = done.stdout.strip()
+    newest = re.search(r"^## (\d+\.\d+\.\d+) ", (installed.clone / "CHANGELOG.md").read_text(encoding="utf-8"),
+                       re.MULTILINE)
+    assert newest is not None and recorded == newest.group(1), (recorded, newest)
+    version = installed.run("--version")
+    assert version.returncode == 0 and version.stdout.startswith(f"mlsubmit {recorded} (mlperf-logging "), version
+
+
 WRITE_DEMO = """
 import sys
 from pathlib import Path

@@ -57,6 +57,13 @@ def _all_pins() -> dict[str, set[str]]:
     return found
 
 
+def test_the_package_says_the_same_version_as_pyproject() -> None:
+    # mlsubmit/__init__.py keeps the version as a literal (start-up without importlib.metadata)
+    import mlsubmit
+
+    assert mlsubmit.__version__ == _version((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
 def test_the_version_is_the_changelogs_newest_release() -> None:
     """Needs no git: a source archive holds these two together as well."""
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
@@ -102,7 +109,9 @@ def _shallow() -> bool:
 def test_version_prints_the_installed_release_and_mlperf_logging(run_cli) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = run_cli("--version")
     assert code == 0
-    wanted = (f"mlsubmit {importlib.metadata.version('mlsubmit')} "
+    import mlsubmit  # its literal version, held to pyproject.toml above (the wheel's metadata: tests/install)
+
+    wanted = (f"mlsubmit {mlsubmit.__version__} "
               f"(mlperf-logging {importlib.metadata.version('mlperf-logging')})\n")  # fmt: skip
     assert out == wanted
 
@@ -142,6 +151,8 @@ def _made_repo(tmp_path: Path, verdicts: str) -> tuple[Path, str]:
     repo.mkdir()
     _git(repo, "init", "-q")
     (repo / "pyproject.toml").write_text('[project]\nname = "mlsubmit"\nversion = "0.1.0"\n', encoding="utf-8")
+    (repo / "mlsubmit").mkdir()
+    (repo / "mlsubmit" / "__init__.py").write_text('"""x"""\n\n__version__ = "0.1.0"\n', encoding="utf-8")
     (repo / "CHANGELOG.md").write_text(CHANGELOG.format(verdicts=verdicts), encoding="utf-8")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "release 0.1.0")
@@ -161,6 +172,7 @@ def test_a_release_with_verdicts_is_a_minor_step_and_its_pins_move(tmp_path: Pat
     with pytest.raises(tool.ReleaseError, match="patch step"):
         tool.prepare(repo, "0.1.1", datetime.date(2026, 11, 28))  # a new error is not a patch
     assert tool.prepare(repo, None, datetime.date(2026, 11, 28)) == "0.2.0"
+    assert '__version__ = "0.2.0"' in (repo / "mlsubmit" / "__init__.py").read_text(encoding="utf-8")
     text = (repo / "CHANGELOG.md").read_text(encoding="utf-8")
     assert text.index("## Unreleased") < text.index("## 0.2.0 (2026-11-28)") < text.index("TREE999")
     assert "- a message reworded" not in text.split("## 0.2.0")[0]  # the fresh Unreleased section is empty
