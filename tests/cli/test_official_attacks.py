@@ -17,27 +17,13 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
-from fixtures.flowfix import BENCHMARK, MODERN_SYSTEM, ORG, fast_tree
-from mlsubmit.submission import archive as arch
-from mlsubmit.submission import encryption as enc
+from fixtures.flowfix import BENCHMARK, MODERN_SYSTEM, ORG, archived, fast_tree
 from mlsubmit.submission import handover
 
 Cli = Callable[..., tuple[int, str, str]]
 RESULTS = Path("results") / MODERN_SYSTEM / BENCHMARK
 
 
-def archived(root: Path) -> tuple[Path, Path]:
-    """`root/<ORG>` packed as pack_submission.sh packs it: tar.gz, openssl-encrypted, its .sha1 beside it."""
-    plain = root / "plain.tar.gz"
-    arch.write_tar_gz(root, [ORG], plain)
-    archive = root / "upload" / arch.archive_name(ORG)
-    archive.parent.mkdir()
-    passphrase = root / "passphrase.txt"
-    passphrase.write_text("a passphrase\n", encoding="utf-8")
-    passphrase.chmod(0o600)
-    enc.encrypt_file(plain, archive, b"a passphrase")
-    arch.write_sha1(archive, archive.with_name(arch.sha1_name(ORG)))
-    return archive, passphrase
 
 
 def official(run_cli: Cli, target: Path, *extra: str | Path) -> tuple[int, str, str]:

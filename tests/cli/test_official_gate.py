@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 import pytest
 from conftest import ROOT
-from fixtures.flowfix import BENCHMARK, MODERN_SYSTEM, ORG, fast_tree
+from fixtures.flowfix import BENCHMARK, MODERN_SYSTEM, ORG, archived, fast_tree
 from mlsubmit.submission import archive as arch
-from mlsubmit.submission import encryption as enc
 from mlsubmit.submission import handover
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -25,24 +23,6 @@ RESULTS = Path("results") / MODERN_SYSTEM / BENCHMARK
 DIVISION = '"submission_division", "value": "closed"'
 
 
-def archived(root: Path, links: bool = False) -> tuple[Path, Path]:
-    """`root/<ORG>` packed as pack_submission.sh packs it: tar.gz, openssl-encrypted, its .sha1 beside it (`links`:
-    by tar itself, which keeps a link as a link member; our own writer archives files and folders only)."""
-    plain = root / "plain.tar.gz"
-    if links:
-        with tarfile.open(plain, "w:gz") as tar:
-            tar.add(root / ORG, ORG)
-    else:
-        arch.write_tar_gz(root, [ORG], plain)
-    archive = root / "upload" / arch.archive_name(ORG)
-    archive.parent.mkdir()
-    passphrase = root / "passphrase.txt"
-    passphrase.write_text("a passphrase\n", encoding="utf-8")
-    passphrase.chmod(0o600)
-    enc.encrypt_file(plain, archive, b"a passphrase")
-    plain.unlink()
-    arch.write_sha1(archive, archive.with_name(arch.sha1_name(ORG)))
-    return archive, passphrase
 
 
 def official(run_cli: Cli, target: Path, *extra: str | Path) -> tuple[int, str, str]:
