@@ -170,9 +170,10 @@ class Risk:
         sure = "; certain from the runs in hand" if self.certain else ""
         drift = "" if self.drift is None else (
             f"; the converged runs so far trend by {self.drift:+.1%} a run, which the model does not follow")
-        own = "" if self.certain or self.p_model is None else (
-            f"; the draws' own {percent(self.p_model, False)} before calibration")
-        return (f"with {self.required - self.runs} more run(s): P(RCP fail) {percent(self.p_fail, self.certain)}"
+        chance = percent(self.p_fail, self.certain)
+        drawn = "" if self.certain or self.p_model is None else percent(self.p_model, False)
+        own = f"; the draws' own {drawn} before calibration" if drawn and drawn != chance else ""
+        return (f"with {self.required - self.runs} more run(s): P(RCP fail) {chance}"
                 f"{sure} (too many runs not converging {percent(self.p_insufficient, self.certain)}, olympic mean "
                 f"below the fastest allowed {percent(self.p_fast, self.certain)}{own}), P(normalised) "
                 f"{percent(self.p_normalised, self.certain)}; {shown}{drift}; {self.draws:,} draws of model "
