@@ -21,6 +21,13 @@ else the olympic mean of the sorted values, less the round's drop at each end, f
 mean and is normalised below the RCP mean (factor RCP mean / mean). The score is the olympic mean of the minutes
 (TR1.1 §Scoring: a run that did not converge counts as infinitely slow) times that factor, over passing draws.
 
+The draws' chance is then mapped by the calibration the table ships (logit p -> a + b logit p, fitted by
+tools/rcp_risk_fit.py on predictions for sets the model was not fitted on, docs/runs.md). The continuous model is
+pessimistic between 1 % and 90 % on published sets: they were tuned to converge at the first evaluation at or
+just above their fastest allowed mean, and none that published a run that did not converge published a second
+(7 resnet sets with exactly one), which neither the normal spread nor the Beta prior knows. The parts keep their
+shares of the mapped chance; a certain verdict is not mapped; `p_model` keeps the draws' own chance.
+
 `certain` is true only when the runs in hand already decide the verdict (more runs that did not converge than
 tolerated, or all N runs in); only then is a chance shown as 100 %. `drift` flags converged runs that trend from
 first to last (the model assumes they do not).
@@ -49,7 +56,7 @@ from mlsubmit.core.support.datafiles import load_validated
 
 SEED = 48  # fixed, shown with every figure: the same set gives the same figures on every machine
 DRAWS = 10_000
-MODEL = "predictive-1"  # the model's name and version, in every figure: a refit table keeps it, a new model not
+MODEL = "predictive-2"  # the model's name and version, in every figure: a refit table keeps it, a new model not
 BINS = 12  # the score histogram's bars
 TABLE = "tables/rcp-risk.yaml"
 # Convergence values are taken on a log scale within these bounds: a value of 0, a subnormal or a 4,000-digit
@@ -83,6 +90,31 @@ class Prior:
     def to_dict(self) -> dict[str, float]:
         return {"alpha": self.alpha, "beta": self.beta, "spread": self.spread, "dof": self.dof,
                 "margin": self.margin, "margin_sd": self.margin_sd, "time_spread": self.time_spread}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The map from the draws' chance of an RCP fail to the one shown: logit p -> a + b logit p."""
+
+    a: float = 0.0
+    b: float = 1.0
+
+    def __call__(self, p: float) -> float:
+        if self.a == 0.0 and self.b == 1.0:
+            return p
+        q = min(max(p, EDGE), 1.0 - EDGE)
+        z = self.a + self.b * math.log(q / (1.0 - q))
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+IDENTITY = Calibration()
+EDGE = 1e-4  # a chance is taken at least this far from 0 and 1 before the map: 10,000 draws cannot tell closer
+
+
+def calibration(fitted: Mapping[str, Any] | None = None) -> Calibration:
+    """The table's calibration map (the identity when it ships none)."""
+    row = (table() if fitted is None else fitted).get("calibration")
+    return IDENTITY if not row else Calibration(float(row["a"]), float(row["b"]))
 
 
 @functools.cache
@@ -122,6 +154,7 @@ class Risk:
     certain: bool = False
     drift: float | None = None
     prior: Prior | None = None
+    p_model: float | None = None  # the draws' own chance, before the calibration map
 
     @property
     def p_fast(self) -> float:
@@ -137,9 +170,12 @@ class Risk:
         sure = "; certain from the runs in hand" if self.certain else ""
         drift = "" if self.drift is None else (
             f"; the converged runs so far trend by {self.drift:+.1%} a run, which the model does not follow")
-        return (f"with {self.required - self.runs} more run(s): P(RCP fail) {percent(self.p_fail, self.certain)}"
+        chance = percent(self.p_fail, self.certain)
+        drawn = "" if self.certain or self.p_model is None else percent(self.p_model, False)
+        own = f"; the draws' own {drawn} before calibration" if drawn and drawn != chance else ""
+        return (f"with {self.required - self.runs} more run(s): P(RCP fail) {chance}"
                 f"{sure} (too many runs not converging {percent(self.p_insufficient, self.certain)}, olympic mean "
-                f"below the fastest allowed {percent(self.p_fast, self.certain)}), P(normalised) "
+                f"below the fastest allowed {percent(self.p_fast, self.certain)}{own}), P(normalised) "
                 f"{percent(self.p_normalised, self.certain)}; {shown}{drift}; {self.draws:,} draws of model "
                 f"{self.model} (the benchmark's published rates, updated by the set's {self.runs} run(s)), seed "
                 f"{self.seed}")
@@ -152,6 +188,7 @@ class Risk:
                                                           "p90": self.score[2], "unit": "min"},
                 "histogram": [{"low": lo, "high": hi, "count": c} for lo, hi, c in self.histogram],
                 "seed": self.seed, "draws": self.draws,
+                "p_model": self.p_fail if self.p_model is None else self.p_model,
                 "prior": None if self.prior is None else self.prior.to_dict()}
 
 
@@ -260,9 +297,10 @@ def _minutes(conv: Sequence[Run], more: int, prior: Prior, rng: np.random.Genera
 
 
 def assess(seen: Sequence[Run], window: Window, benchmark: str, *, seed: int = SEED, draws: int = DRAWS,
-           prior: Prior | None = None) -> Risk | None:
+           prior: Prior | None = None, calibrate: Calibration | None = None) -> Risk | None:
     """The figures of a set whose runs so far are `seen` (in start order; the rules' scored runs). None when no
-    run converged yet (nothing to say where the runs to come converge)."""
+    run converged yet (nothing to say where the runs to come converge). `calibrate`: the map applied to the
+    chance of a fail (the table's when None)."""
     if not any(r.to_converge is not None for r in seen):
         return None
     prior = prior_for(benchmark) if prior is None else prior
@@ -284,9 +322,11 @@ def assess(seen: Sequence[Run], window: Window, benchmark: str, *, seed: int = S
         score = (_olympic(minutes, drop)[0] * factor)[~fail]
     score = score[np.isfinite(score)]
     certain = more == 0 or missed > drop
-    return Risk(len(seen), n, MODEL, float(fail.mean()), float(short.mean()),
-                float((~fail & (factor > 1.0)).mean()), _quantiles(score), _histogram(score), seed, rows,
-                certain, drift(seen), prior)
+    raw, insufficient = float(fail.mean()), float(short.mean())
+    p = raw if certain else (calibration() if calibrate is None else calibrate)(raw)
+    share = insufficient / raw if raw > 0 else 0.0  # the parts keep their shares of the mapped chance
+    return Risk(len(seen), n, MODEL, p, p * share, float((~fail & (factor > 1.0)).mean()), _quantiles(score),
+                _histogram(score), seed, rows, certain, drift(seen), prior, raw)
 
 
 def _olympic(values: np.ndarray, drop: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,9 @@ def _in_start_order(folder: Path) -> list[LogFacts]:
 
 
 @pytest.mark.parametrize(("system", "benchmark", "kind", "fails", "bound"), [
-    ("ipu-pod64-POPART-closed", "bert", "found", True, 0.85),  # the reference's RCP check fails it: likely from 3
+    # the reference's RCP check fails it: likely from 3 (0.81 at k = 5 since predictive-2, whose calibration
+    # takes the middle down: its 50-90 % band saw half fail)
+    ("ipu-pod64-POPART-closed", "bert", "found", True, 0.8),
     ("ipu-pod16-POPART-closed", "bert", "found", False, 0.2),
     ("ipu-pod16-TF1", "resnet", "interpolation", False, 0.01),
 ])

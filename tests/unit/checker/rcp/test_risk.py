@@ -71,18 +71,40 @@ def test_runs_far_from_the_window_are_near_certain_but_never_certain(tmp_path: P
 
 def test_a_set_at_the_fastest_allowed_mean_is_a_coin_toss_leaning_to_pass(tmp_path: Path) -> None:
     """At the fastest allowed mean the set's own runs say one half; the published sets' margin above the window
-    (the prior on where a set's centre sits) leans it towards a pass."""
+    (the prior on where a set's centre sits) leans the draws towards a pass, and the calibration map (published
+    sets sit just above their line far more often than below it) leans the chance shown further."""
     two = assess(write_set(tmp_path / "a", [FASTEST / 4] * 2))
     spread = [FASTEST / 4 * (1 + d) for d in (-0.03, 0.011, -0.017, 0.03, 0.017, -0.011)]  # symmetric about it
     six = assess(write_set(tmp_path / "b", spread))
     for found in (two, six):
-        assert 0.2 < found.p_fail < 0.5 and 0.0 < found.p_normalised < 1.0
+        assert found.p_model is not None and 0.2 < found.p_model < 0.5 and 0.0 < found.p_normalised < 1.0
+        assert found.p_fail == pytest.approx(risk.calibration()(found.p_model)) and 0.05 < found.p_fail < found.p_model
+
+
+def test_the_calibration_map_is_monotone_and_leaves_the_ends_and_certainty_alone(tmp_path: Path) -> None:
+    """The table's map (logit p -> a + b logit p) keeps the order of chances, keeps 0-1 % and 99-100 % where
+    they are within a band, and is not applied to a verdict the runs in hand decide; the identity map gives the
+    draws' own chance."""
+    cal = risk.calibration()
+    chances = [0.0, 0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.999, 1.0]
+    mapped = [cal(p) for p in chances]
+    assert mapped == sorted(mapped) and all(0.0 <= q <= 1.0 for q in mapped)
+    assert mapped[1] < 0.01 and mapped[-2] > 0.99
+    assert risk.IDENTITY(0.37) == 0.37 and risk.Calibration(0.0, 1.0)(0.2) == 0.2
+    paths = write_set(tmp_path / "a", [FASTEST / 4 * (1 + d) for d in (0.02, -0.01, 0.0)])
+    assert assess(paths, calibrate=risk.IDENTITY).p_fail == assess(paths).p_model
+    certain = assess(write_set(tmp_path / "b", [660_000] * 8, failed=(2, 5)))
+    assert certain.p_fail == certain.p_model == 1.0
 
 
 def test_runs_that_do_not_converge_update_the_benchmarks_beta_prior(tmp_path: Path) -> None:
     """8 runs, one did not converge: a run's chance of not converging is Beta(alpha + 1, beta + 7), and one more
     of the 2 to come is one too many: P = 1 - E[(1-p)^2] = 1 - b(b+1)/((a+b)(a+b+1)), within Monte-Carlo error."""
-    found = assess(write_set(tmp_path / "a", [660_000] * 8, failed=(5,)))
+    paths = write_set(tmp_path / "a", [660_000] * 8, failed=(5,))
+    found = assess(paths, calibrate=risk.IDENTITY)  # the draws' own chance
+    shown = assess(paths)
+    assert shown.p_model == found.p_fail and shown.p_fail == pytest.approx(risk.calibration()(found.p_fail))
+    assert shown.p_insufficient / shown.p_fail == pytest.approx(found.p_insufficient / found.p_fail)
     prior = risk.prior_for("bert")
     a, b = prior.alpha + 1, prior.beta + 7
     expected = 1 - b * (b + 1) / ((a + b) * (a + b + 1))
@@ -207,17 +229,18 @@ def test_runs_show_gives_the_risk_in_text_json_and_a_histogram(tmp_path: Path,
     _check("--ledger", db, tmp_path / "runs")
     capsys.readouterr()
     assert main(["runs", "show", "--ledger", str(db)]) == 0
-    assert "  risk: with 2 more run(s): P(RCP fail) 2." in capsys.readouterr().out
+    shown_text = capsys.readouterr().out
+    assert "  risk: with 2 more run(s): P(RCP fail) 0." in shown_text and "the draws' own 2." in shown_text
     assert main(["runs", "show", "--ledger", str(db), "--format", "json"]) == 0
     (shown,) = json.loads(capsys.readouterr().out)["sets"]
     assert shown["risk"]["model"] == risk.MODEL and shown["risk"]["seed"] == risk.SEED
     assert shown["risk"]["runs"] == 8 and shown["risk"]["required"] == 10 and shown["risk"]["certain"] is False
-    assert abs(shown["risk"]["p_insufficient"] - 0.028) < 0.01
+    assert abs(shown["risk"]["p_model"] - 0.028) < 0.01 and shown["risk"]["p_fail"] < shown["risk"]["p_model"]
     assert sum(bar["count"] for bar in shown["risk"]["histogram"]) > 0
     page_path = tmp_path / "runs.html"
     assert main(["runs", "show", "--ledger", str(db), "--format", "html", "-o", str(page_path)]) == 0
     page = page_path.read_text(encoding="utf-8")
-    assert "final score once 10 runs are in: P(RCP fail) 2." in page and ">median " in page
+    assert "final score once 10 runs are in: P(RCP fail) 0." in page and ">median " in page
     assert "run, in start order" in page and "did not converge" in page and "fastest allowed 2.411e6" in page
     assert ">2.64e6</text>" in page  # each run's value written beside its point
 
