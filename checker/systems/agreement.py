@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,7 +139,7 @@ def _benchmark_finding(log: _LogSide, org: OrgTree) -> Iterator[Finding]:
                       f"submission_benchmark is {ours!r} but the log is in the folder {folder!r}", Location(shown))
 
 
-def agreement_findings(org: OrgTree, facts: dict[str, LogFacts], docs: dict[str, JsonDocument]) -> list[Finding]:
+def agreement_findings(org: OrgTree, facts: Mapping[str, LogFacts], docs: dict[str, JsonDocument]) -> list[Finding]:
     out: list[Finding] = []
     for ref in org.logs:
         log_facts = facts.get(ref.display)
@@ -162,7 +162,7 @@ def prepare_org(org: OrgTree, options: CheckOptions) -> None:
     }
 
 
-def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
+def check_org(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
     """System files of the tree, their pairing with results/, and the logs' agreement with them."""
     findings: list[Finding] = []
     docs: dict[str, JsonDocument] = {}
