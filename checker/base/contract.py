@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
+from mlsubmit.core.codes import family_codes
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -89,12 +91,26 @@ class Check(Generic[Run]):
         return self.load()
 
     def emits(self, code: str) -> bool:
-        return code in self.declared
+        return covers(self.declared, code)
 
     @property
     def codes(self) -> frozenset[str]:
-        """Every code the check may emit."""
-        return self.declared
+        """Every code the check may emit, a whole family declared read from the catalogue."""
+        return expand(self.declared)
+
+
+def covers(declared: frozenset[str], code: str) -> bool:
+    """Whether a declaration holds `code`: named, or its whole family named ("SYS": every SYS code, for a family
+    one check or command emits alone, so a new code of it needs no line in the declaration)."""
+    return code in declared or code.rstrip("0123456789") in declared
+
+
+def expand(declared: frozenset[str]) -> frozenset[str]:
+    """The codes a declaration holds, each family named read from the catalogue (only those families load)."""
+    out = {code for code in declared if not code.isalpha()}
+    for family in (code for code in declared if code.isalpha()):
+        out |= set(family_codes(family))
+    return frozenset(out)
 
 
 # The codes each check and command declares, by name: the registry (checker/engine/checks.py) hands them over
@@ -110,9 +126,4 @@ def declare(name: str, codes: frozenset[str]) -> None:
 
 def may_emit(name: str, code: str) -> bool:
     """Whether the check or command of that name declares `code`."""
-    return code in _DECLARED.get(name, frozenset())
-
-
-def declared() -> Mapping[str, frozenset[str]]:
-    """Every check's and command's declared codes, by name."""
-    return dict(_DECLARED)
+    return covers(_DECLARED.get(name, frozenset()), code)

@@ -47,11 +47,14 @@ def test_the_catalogues_emitters_are_derived_from_the_declarations() -> None:
     assert checks.emitters("TREE007") == ("results-folders", "reference-tree", "run-sets")
     assert checks.emitters("PKG045") == ("package", "verify")
     assert checks.emitters("TREE029") == ()
+    assert checks.emitters("SYS016") == ("systems",)  # a family declared whole ("SYS"), read from the catalogue
+    assert checks.command_codes()["review"] == {code for code in catalogue() if code.startswith("REV")}
 
 
 def test_the_policy_sees_the_declarations_without_the_engine() -> None:
     assert may_emit("rules", "RULE004") and may_emit("hyperparameters", "RULE001")
     assert not may_emit("read", "RULE004") and not may_emit("nosuch", "RULE004")
+    assert may_emit("read", "LOG011") and may_emit("systems", "SYS049")  # whole families: no catalogue read
 
 
 def test_the_catalogue_files_hold_no_hand_written_emitters() -> None:
