@@ -77,18 +77,28 @@ class FileCheck(Protocol):
 Run = TypeVar("Run", covariant=True)
 
 
+def no_codes() -> frozenset[str]:
+    return frozenset()
+
+
 @dataclass(frozen=True)
 class Check(Generic[Run]):
-    """One check at one stage: its registered name, the codes it declares, and how to load what runs it (loaded
-    when first run, so a check's heavy imports, such as jsonschema, SQLite or numpy, cost nothing until then)."""
+    """One check at one stage: its registered name, the codes it declares, and how to load what runs it. Both are
+    loaded when first asked for, so a check's module, and its heavy imports (jsonschema, SQLite, numpy), cost a
+    check run that does not run it nothing; its declaration sits beside it in its module all the same."""
 
     name: str
     stage: str  # one of STAGES
     load: Callable[[], Run]
-    declared: frozenset[str] = frozenset()  # the codes it may emit (a preparation's: none, its org check's)
+    declares: Callable[[], frozenset[str]] = no_codes  # the codes it may emit (a preparation's: none, its org check's)
 
     def function(self) -> Run:
         return self.load()
+
+    @property
+    def declared(self) -> frozenset[str]:
+        """Its declaration as written: codes, and families named whole."""
+        return self.declares()
 
     def emits(self, code: str) -> bool:
         return covers(self.declared, code)
@@ -115,15 +125,15 @@ def expand(declared: frozenset[str]) -> frozenset[str]:
 
 # The codes each check and command declares, by name: the registry (checker/engine/checks.py) hands them over
 # as it is imported (the checker package imports it first), so a module under the engine, such as the policy, can
-# ask what a check may emit without importing the engine.
-_DECLARED: dict[str, frozenset[str]] = {}
+# ask what a check may emit without importing the engine. Each is read when first asked for.
+_DECLARED: dict[str, list[Callable[[], frozenset[str]]]] = {}
 
 
-def declare(name: str, codes: frozenset[str]) -> None:
-    """Record that the check or command `name` may emit `codes` (added to what it declared at other stages)."""
-    _DECLARED[name] = _DECLARED.get(name, frozenset()) | codes
+def declare(name: str, codes: Callable[[], frozenset[str]]) -> None:
+    """Record that the check or command `name` may emit `codes()` (besides what it declared at other stages)."""
+    _DECLARED.setdefault(name, []).append(codes)
 
 
 def may_emit(name: str, code: str) -> bool:
     """Whether the check or command of that name declares `code`."""
-    return covers(_DECLARED.get(name, frozenset()), code)
+    return any(covers(codes(), code) for codes in _DECLARED.get(name, ()))

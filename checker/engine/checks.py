@@ -2,20 +2,19 @@
 runs it, typed by its stage's Protocol (checker/base/contract.py).
 
 A profile (checker/policy/profiles.py, data in checker/tables/profile-<name>.yaml) lists checks by their registered
-name. The modules of the full profile's log checks and tree checks are imported here (a check of one log loads them
-all anyway), and the reference profile's; those of the system descriptions (jsonschema) and of run sets (SQLite) are
-imported when their check first runs, their declarations from modules of their own.
+name. The modules of the log checks are imported here (a check of one log runs them); those of the checks of trees,
+system descriptions (jsonschema) and run sets (SQLite) when their check first runs, or its codes are first asked for.
 
 Each check declares the codes it may emit beside it (a `CODES` constant in its module), each command other than
-`check` in COMMAND_CODES below; the catalogue's view of who emits a code (`emitters`, `explain`'s "emitted by") is
-worked out from these declarations, and a test holds declarations and catalogue equal.
+`check` in COMMAND_CODES below; the catalogue's view of who emits a code (`emitters`) is worked out from these
+declarations, and a test holds declarations and catalogue equal.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from mlsubmit.checker.base.contract import (
     Check,
@@ -35,27 +34,11 @@ from mlsubmit.checker.logs.sinks import RecordsOfKeys
 from mlsubmit.checker.policy.profiles import ProfileSpec, load
 from mlsubmit.checker.rules import engine as rules_engine
 from mlsubmit.checker.rules.files import get_ruleset
-from mlsubmit.checker.systems import emits as systems_emits
-from mlsubmit.checker.tree import (
-    configfile,
-    convergence,
-    eval_cadence,
-    hygiene,
-    implementations,
-    init_time,
-    layout,
-    power,
-    reference,
-    resultfile,
-    results_folders,
-    runset_emits,
-    seeds,
-    shared,
-)
+from mlsubmit.checker.tree import resultfile
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
-    from mlsubmit.checker.base.targets import LogRef, OrgTree
+    from mlsubmit.checker.base.targets import LogRef
     from mlsubmit.checker.logs.reader import ParsedLog
     from mlsubmit.checker.logs.sinks import WholeLogReader
 
@@ -128,21 +111,110 @@ class _ResultFile:
         return [*found, *resultfile.check_log(log, options)]
 
 
-# --- the lazily imported checks ------------------------------------------------------------------------------
+# --- the checks of trees, system files and run sets: imported when first run -----------------------------------
+# A check of logs alone imports none of them (the power logs' reader, the RCP statistics, jsonschema, SQLite,
+# numpy); each loader below imports its check's module, whose `CODES` sit beside the check.
 
 
-def _systems_prepare() -> PrepareCheck:
+class TreeCheck(Protocol):
+    """A module holding an org-stage check and the codes it declares (checker/tree/<check>.py)."""
+
+    @property
+    def CODES(self) -> frozenset[str]: ...
+
+    @property
+    def check(self) -> OrgCheck: ...
+
+
+class PreparedTreeCheck(TreeCheck, Protocol):
+    """...with work that needs no log, done beside the log checks."""
+
+    @property
+    def prepare(self) -> PrepareCheck: ...
+
+
+def _layout() -> PreparedTreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import layout
+
+    return layout
+
+
+def _results_folders() -> TreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import results_folders
+
+    return results_folders
+
+
+def _power() -> PreparedTreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import power
+
+    return power
+
+
+def _init_time() -> TreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import init_time
+
+    return init_time
+
+
+def _config_names() -> TreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import configfile
+
+    return configfile
+
+
+def _seeds() -> TreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import seeds
+
+    return seeds
+
+
+def _eval_cadence() -> TreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import eval_cadence
+
+    return eval_cadence
+
+
+def _convergence() -> PreparedTreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import convergence
+
+    return convergence
+
+
+def _implementations() -> PreparedTreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import implementations
+
+    return implementations
+
+
+def _hygiene_code() -> CodeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import hygiene
+
+    return hygiene.code
+
+
+def _hygiene() -> PreparedTreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import hygiene
+
+    return hygiene
+
+
+def _systems() -> PreparedTreeCheck:
     # jsonschema (the system descriptions) only when a system file is checked (start-up)
-    from mlsubmit.checker.systems.agreement import prepare_org
+    from mlsubmit.checker.systems import agreement
 
-    return prepare_org
-
-
-def _systems_org() -> OrgCheck:
-    # jsonschema (the system descriptions) only when a system file is checked (start-up)
-    from mlsubmit.checker.systems.agreement import check_org
-
-    return check_org
+    return agreement
 
 
 def _systems_file() -> FileCheck:
@@ -152,8 +224,18 @@ def _systems_file() -> FileCheck:
     return lambda path, display, ruleset: check_system_file(path, display, ruleset)[1]  # the findings, not the doc
 
 
-def _reference_prepare(org: OrgTree, options: CheckOptions) -> None:
-    shared.prepare_folders(org, options)  # the folder listing and the RCP statistics
+def _reference() -> PreparedTreeCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree import reference
+
+    return reference
+
+
+def _reference_file() -> FileCheck:
+    # a tree check only for an organisation tree (start-up)
+    from mlsubmit.checker.tree.reference import check_system_file
+
+    return check_system_file
 
 
 def _run_sets() -> RawCheck:
@@ -163,57 +245,34 @@ def _run_sets() -> RawCheck:
     return check_raw_folder
 
 
+def _run_sets_codes() -> frozenset[str]:
+    # SQLite (the run ledger's storage) only when the run sets' codes are asked for (start-up)
+    from mlsubmit.checker.tree.runset import CODES
+
+    return CODES
+
+
 # --- the registry --------------------------------------------------------------------------------------------
 
 # Any org check may meet a folder or file of the tree it cannot read: the pipeline files TREE048 for it.
 UNREADABLE = frozenset({"TREE048"})
-NONE: frozenset[str] = frozenset()  # a preparation's codes: its org check reports what it found
 
 
 def _log(name: str, run: LogCheck[Any], codes: frozenset[str]) -> Check[LogCheck[Any]]:
-    return Check(name, "log", lambda: run, codes)
+    return Check(name, "log", lambda: run, lambda: codes)
 
 
-def _prepare(name: str, load: Callable[[], PrepareCheck]) -> Check[PrepareCheck]:
-    return Check(name, "prepare", load, NONE)
+def _tree(name: str, load: Callable[[], TreeCheck]) -> Check[OrgCheck]:
+    return Check(name, "org", lambda: load().check, lambda: load().CODES | UNREADABLE)
 
 
-def _code(name: str, load: Callable[[], CodeCheck]) -> Check[CodeCheck]:
-    return Check(name, "code", load, NONE)
+def _prepared(name: str, load: Callable[[], PreparedTreeCheck]) -> tuple[Check[PrepareCheck], Check[OrgCheck]]:
+    """A tree check with a preparation: the preparation reports nothing, its org check what it found."""
+    return Check(name, "prepare", lambda: load().prepare), _tree(name, load)
 
 
-def _org(name: str, load: Callable[[], OrgCheck], codes: frozenset[str]) -> Check[OrgCheck]:
-    return Check(name, "org", load, codes | UNREADABLE)
-
-
-def _raw(name: str, load: Callable[[], RawCheck], codes: frozenset[str]) -> Check[RawCheck]:
-    return Check(name, "raw", load, codes)
-
-
-def _file(name: str, load: Callable[[], FileCheck], codes: frozenset[str]) -> Check[FileCheck]:
-    return Check(name, "file", load, codes)
-
-
-# The full profile's tree checks, each in its module with its `CODES` beside it: the org-stage `check`, and a
-# `prepare` where it has work that needs no log, a `code` where the pool scans files for it.
-TREE_CHECKS: tuple[Check[Any], ...] = (
-    _prepare("layout", lambda: layout.prepare),
-    _org("layout", lambda: layout.check, layout.CODES),
-    _org("results-folders", lambda: results_folders.check, results_folders.CODES),
-    _prepare("power", lambda: power.prepare),
-    _org("power", lambda: power.check, power.CODES),
-    _org("init-time", lambda: init_time.check, init_time.CODES),
-    _org("config-names", lambda: configfile.check, configfile.CODES),
-    _org("seeds", lambda: seeds.check, seeds.CODES),
-    _org("eval-cadence", lambda: eval_cadence.check, eval_cadence.CODES),
-    _prepare("convergence-rcp", lambda: convergence.prepare),
-    _org("convergence-rcp", lambda: convergence.check, convergence.CODES),
-    _prepare("implementations", lambda: implementations.prepare),
-    _org("implementations", lambda: implementations.check, implementations.CODES),
-    _prepare("hygiene", lambda: hygiene.prepare),
-    _code("hygiene", lambda: hygiene.code),
-    _org("hygiene", lambda: hygiene.check, hygiene.CODES),
-)
+def _file(name: str, load: Callable[[], FileCheck], codes: Callable[[], TreeCheck]) -> Check[FileCheck]:
+    return Check(name, "file", load, lambda: codes().CODES)
 
 
 CHECKS: dict[tuple[str, str], Check[Any]] = {
@@ -223,17 +282,25 @@ CHECKS: dict[tuple[str, str], Check[Any]] = {
         _log("rules", _Rules(), rules_engine.CODES),
         _log("hyperparameters", _Hyperparameters(), hp_apply.CODES),
         _log("result-file", _ResultFile(), resultfile.CODES),
-        _prepare("systems", _systems_prepare),
-        _org("systems", _systems_org, systems_emits.CODES),
-        # a system description given on its own
-        _file("systems", _systems_file, systems_emits.CODES),
-        *TREE_CHECKS,
-        _prepare("reference-tree", lambda: _reference_prepare),
-        _org("reference-tree", lambda: reference.check_org, reference.CODES),
-        # a system description on its own: the package checker's system_desc_checker verdict
-        _file("reference-tree", lambda: reference.check_system_file, reference.CODES),
+        *_prepared("systems", _systems),
+        _file("systems", _systems_file, _systems),  # a system description given on its own
+        # the full profile's tree checks (checker/tree/<check>.py)
+        *_prepared("layout", _layout),
+        _tree("results-folders", _results_folders),
+        *_prepared("power", _power),
+        _tree("init-time", _init_time),
+        _tree("config-names", _config_names),
+        _tree("seeds", _seeds),
+        _tree("eval-cadence", _eval_cadence),
+        *_prepared("convergence-rcp", _convergence),
+        *_prepared("implementations", _implementations),
+        *_prepared("hygiene", _hygiene),
+        Check("hygiene", "code", _hygiene_code),  # the secret scan's files, scanned by the pool beside the logs
+        # the reference package checker's verdict; a system description on its own: its system_desc_checker's
+        *_prepared("reference-tree", _reference),
+        _file("reference-tree", _reference_file, _reference),
         # a run set is judged as a results folder: the folder's codes, each labelled with its set
-        _raw("run-sets", _run_sets, runset_emits.CODES),
+        Check("run-sets", "raw", _run_sets, _run_sets_codes),
     )
 }
 
@@ -261,9 +328,9 @@ COMMANDS = tuple(COMMAND_CODES)
 RETIRED = frozenset({"TREE029"})
 
 for _check in CHECKS.values():  # what the policy (under the engine) asks of a check's codes
-    declare(_check.name, _check.declared)
+    declare(_check.name, _check.declares)
 for _name, _codes in COMMAND_CODES.items():
-    declare(_name, _codes)
+    declare(_name, functools.partial(frozenset, _codes))
 
 
 # --- the derived view: who emits a code ----------------------------------------------------------------------

@@ -324,6 +324,8 @@ def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTre
     """The implementation files to scan for secrets, with their organisation: tasks of the log pool."""
     out: list[tuple[OrgTree, CodeTask]] = []
     for options, run in plans:
+        if not run.targets.orgs:  # logs alone: no tree check's module is loaded (start-up)
+            continue
         for plan in (c.function() for c in run_by(options, "code")):
             for org in run.targets.orgs:  # an unreadable folder: the hygiene check files TREE048 when it lists it
                 tasks = _attempt(partial(plan, org, options))

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
 
 
+# the codes the `systems` check may emit (checker/engine/checks.py registers it), at each of its stages: the whole SYS
+# family, which no other check emits, wherever in systems/ a code is written; a new SYS code needs no line here
+CODES = frozenset({"SYS"})
+
+
 def org_system_files(org: OrgTree) -> list[tuple[Path, str]]:
     """systems/*.json of an organisation tree with their display paths (other files are the tree checks')."""
     try:
@@ -155,14 +160,14 @@ def agreement_findings(org: OrgTree, facts: Mapping[str, LogFacts], docs: dict[s
     return out
 
 
-def prepare_org(org: OrgTree, options: CheckOptions) -> None:
-    """Read and validate the system files before the logs' facts exist; check_org uses the results."""
+def prepare(org: OrgTree, options: CheckOptions) -> None:
+    """Read and validate the system files before the logs' facts exist; `check` uses the results."""
     org.prepared.systems = {
         str(path): check_system_file(path, shown, options.ruleset) for path, shown in org_system_files(org)
     }
 
 
-def check_org(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
+def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
     """System files of the tree, their pairing with results/, and the logs' agreement with them."""
     findings: list[Finding] = []
     docs: dict[str, JsonDocument] = {}

@@ -31,6 +31,7 @@ from mlsubmit.checker.tree.folders import (
     rcp_findings,
     touched,
 )
+from mlsubmit.checker.tree.shared import prepare_folders
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
@@ -180,7 +181,7 @@ def check_folder(
     return out
 
 
-def check_org(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
+def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
     out = check_systems(org, options.ruleset)
     if not org.sub("results").is_dir():
         return [*out, crash(org.display, "no results/ folder (FileNotFoundError listing it)")]
@@ -195,3 +196,8 @@ def check_org(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions
             if touched(folder, options):
                 out += check_folder(org, folder, facts, options, system_flags | org_params.flags)
     return out
+
+
+def prepare(org: OrgTree, options: CheckOptions) -> None:
+    """The folder listing and the RCP statistics, beside the log checks."""
+    prepare_folders(org, options)

@@ -41,6 +41,13 @@ if TYPE_CHECKING:
     from mlsubmit.checker.rcp.verdict import RcpResult
 
 
+# the codes the `run-sets` check may emit (checker/engine/checks.py registers it): its own, and those of the
+# results-folder checks it judges a run set with
+CODES = frozenset({"POW001", "POW002", "POW003", "POW004", "RUN001", "RUN002", "RUN003", "RUN004", "RUN005",
+                   "RUN006", "RUN007", "RUN009", "TREE003", "TREE007", "TREE008", "TREE014", "TREE015", "TREE016",
+                   "TREE017", "TREE018", "TREE019", "TREE020", "TREE021", "TREE023", "TREE024", "TREE051"})
+
+
 class _LogRead(Protocol):
     """What the ledger needs of a log's result in a finished check run (engine/pipeline.py's LogResult)."""
 
