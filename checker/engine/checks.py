@@ -27,88 +27,15 @@ from mlsubmit.checker.base.contract import (
     declare,
     expand,
 )
+from mlsubmit.checker.engine import log_checks
 from mlsubmit.checker.hyperparameters import apply as hp_apply
-from mlsubmit.checker.hyperparameters.table import table_for
 from mlsubmit.checker.logs import reader
-from mlsubmit.checker.logs.sinks import RecordsOfKeys
 from mlsubmit.checker.policy.profiles import ProfileSpec, load
 from mlsubmit.checker.rules import engine as rules_engine
-from mlsubmit.checker.rules.files import get_ruleset
 from mlsubmit.checker.tree import resultfile
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
-    from mlsubmit.checker.base.targets import LogRef
-    from mlsubmit.checker.logs.reader import ParsedLog
-    from mlsubmit.checker.logs.sinks import WholeLogReader
-
-    from mlsubmit.core.findings import Finding
-
-
-# --- the log checks ------------------------------------------------------------------------------------------
-
-
-class _Read:
-    """The reader's own findings: every log is read by the pipeline, so there is nothing to add."""
-
-    def start(self, ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> None:
-        return None
-
-    def finish(self, state: None, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
-        return found
-
-
-class _RulesState:
-    """The rule files' stream of one log, and the whole-log reread whose cut (LOG012) it may report."""
-
-    def __init__(self, stream: Any, whole: WholeLogReader) -> None:
-        self.stream, self.whole = stream, whole
-        self.feed = stream.feed
-
-
-class _Rules:
-    """mlperf-logging's rule files, run by our engine as the log streams past."""
-
-    def start(self, ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> _RulesState:
-        return _RulesState(rules_engine.RuleStream(get_ruleset(options.ruleset), ref.display, whole), whole)
-
-    def finish(self, state: _RulesState, log: ParsedLog, options: CheckOptions, found: list[Finding]
-               ) -> list[Finding]:
-        found = [*found, *state.stream.finish()]  # finishing may reread the whole log, and cut it (LOG012)
-        return [*found, *([state.whole.cut] if state.whole.cut is not None else [])]
-
-
-@functools.cache
-def hp_keys(ruleset: str) -> frozenset[str]:
-    """The keys the HP table reads in a round: worked out once per process, not per log (a table has ~30,000
-    names to walk; per log that was a quarter of checking a small one)."""
-    table = table_for(ruleset)
-    rows = [(b, r) for b, found in table.benchmarks.items() for r in found] if table else []
-    keys = {table.key(b, n) for b, r in rows for n in r.names()} if table else set()
-    return frozenset(keys | {"submission_division", "submission_benchmark"})
-
-
-class _Hyperparameters:
-    """The closed hyperparameter table, over the records of the keys it reads."""
-
-    def start(self, ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> RecordsOfKeys:
-        return RecordsOfKeys(hp_keys(options.ruleset))
-
-    def finish(self, kept: RecordsOfKeys, log: ParsedLog, options: CheckOptions, found: list[Finding]
-               ) -> list[Finding]:
-        found = [*found, *hp_apply.check_log(kept.log(log), options)]
-        found = hp_apply.merge_rule_duplicates(found)  # a value both catch: once
-        return [*found, *kept.cut(log.path)]
-
-
-class _ResultFile:
-    """What a round asks a result file to hold besides its records: only what the reader counts."""
-
-    def start(self, ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> None:
-        return None
-
-    def finish(self, state: None, log: ParsedLog, options: CheckOptions, found: list[Finding]) -> list[Finding]:
-        return [*found, *resultfile.check_log(log, options)]
 
 
 # --- the checks of trees, system files and run sets: imported when first run -----------------------------------
@@ -278,10 +205,10 @@ def _file(name: str, load: Callable[[], FileCheck], codes: Callable[[], TreeChec
 CHECKS: dict[tuple[str, str], Check[Any]] = {
     (c.name, c.stage): c
     for c in (
-        _log("read", _Read(), reader.CODES),
-        _log("rules", _Rules(), rules_engine.CODES),
-        _log("hyperparameters", _Hyperparameters(), hp_apply.CODES),
-        _log("result-file", _ResultFile(), resultfile.CODES),
+        _log("read", log_checks.Read(), reader.CODES),
+        _log("rules", log_checks.Rules(), rules_engine.CODES),
+        _log("hyperparameters", log_checks.Hyperparameters(), hp_apply.CODES),
+        _log("result-file", log_checks.ResultFile(), resultfile.CODES),
         *_prepared("systems", _systems),
         _file("systems", _systems_file, _systems),  # a system description given on its own
         # the full profile's tree checks (checker/tree/<check>.py)
