@@ -17,17 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from mlsubmit.checker.base.targets import OrgTree
-    from mlsubmit.checker.logs.facts import LogFacts
-    from mlsubmit.checker.logs.reader import ParsedLog
 
-    from mlsubmit.core.findings import Finding
+    pass
 
-LogCheck = Callable[["ParsedLog", "CheckOptions"], list["Finding"]]
-OrgCheck = Callable[["OrgTree", dict[str, "LogFacts"], "CheckOptions"], list["Finding"]]
-OrgPrep = Callable[["OrgTree", "CheckOptions"], None]
 CodeTask = tuple[Path, Mapping[str, Any] | None]  # a file to scan for secrets, with its tree's cached answers
-CodePlan = Callable[["OrgTree", "CheckOptions"], list[CodeTask]]
 
 # A progress display: given a total and a label, a context that yields the function to call once per item done.
 # The command line passes its terminal bar (mlsubmit.cli.progress.tracker); the checker never draws anything.

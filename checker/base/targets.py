@@ -6,6 +6,7 @@ an organisation tree (`OrgTree`, with the `Preparation` its preparations fill), 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from mlsubmit.checker.power.folder import ReferenceVerdict
     from mlsubmit.checker.power.power_log import PowerLog
     from mlsubmit.checker.systems.jsonfile import JsonDocument
+    from mlsubmit.checker.tree.shared import TreeFacts
 
     from mlsubmit.core.findings import Finding
 
@@ -47,6 +49,7 @@ class Preparation:
     systems: dict[str, tuple[JsonDocument, list[Finding]]] = field(default_factory=dict)  # systems.agreement
     power_verdicts: dict[Path, ReferenceVerdict] = field(default_factory=dict)  # power: per power/ folder
     power_logs: dict[Path, PowerLog] = field(default_factory=dict)  # power: the logs the verdicts listed
+    tree: TreeFacts | None = None  # the full profile's tree checks: what several of them need, once per pass
 
 
 @dataclass
@@ -61,7 +64,7 @@ class BenchFolder:
     others: list[str] = field(default_factory=list)  # other non-hidden entry names
     nested_logs: dict[str, int] = field(default_factory=dict)  # sub-folder name -> result logs in it
 
-    def facts(self, all_facts: dict[str, LogFacts]) -> list[LogFacts]:
+    def facts(self, all_facts: Mapping[str, LogFacts]) -> list[LogFacts]:
         return [all_facts[d] for d in self.logs if d in all_facts]
 
 

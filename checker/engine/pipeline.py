@@ -18,14 +18,8 @@ from typing import Any, TypeVar
 
 from mlsubmit.checker.base import pool
 from mlsubmit.checker.base.cache import LogCache, context_key
-from mlsubmit.checker.base.options import (
-    CheckOptions,
-    CodeTask,
-    OrgCheck,
-    OrgPrep,
-    Tracker,
-    no_progress,
-)
+from mlsubmit.checker.base.contract import OrgCheck, PrepareCheck
+from mlsubmit.checker.base.options import CheckOptions, CodeTask, Tracker, no_progress
 from mlsubmit.checker.base.targets import LogRef, OrgTree, Targets
 from mlsubmit.checker.engine.checks import plan as plan_of
 from mlsubmit.checker.engine.checks import run_by, stage
@@ -62,7 +56,7 @@ def org_checks(options: CheckOptions) -> list[OrgCheck]:
     return [c.function() for c in run_by(options, "org")]
 
 
-def org_preparations(options: CheckOptions) -> list[OrgPrep]:
+def org_preparations(options: CheckOptions) -> list[PrepareCheck]:
     """Work of the org checks that needs no log (system files, RCP statistics), run beside the log checks."""
     return [c.function() for c in run_by(options, "prepare")]
 
@@ -85,14 +79,14 @@ def _check_and_store(ref: LogRef, options: CheckOptions, sha: str | None) -> Log
     whole = options.facts or cache is not None  # the facts, with the log's hash, are read by someone
     builder = FactsBuilder(TREE_KEYS) if whole else None  # the keys the tree checks read
     whole_log = WholeLogReader(ref.path, ref.display, ref.unpack)
-    started = [(check, check.start(ref, options, whole_log)) for check in run_by(options, "log")]
+    checks = [c.function() for c in run_by(options, "log")]
+    started = [(check, check.start(ref, options, whole_log)) for check in checks]
     log = read_log(ref.path, ref.display, digest=whole, unpack=ref.unpack, rcp_lines=whole,
                    sink=fan_out(builder, *(state for _, state in started)))
     findings = [*log.findings, *(builder.cut(log.path) if builder is not None else [])]
     if log.record_count:
         for check, state in started:  # in the profile's order, each fed as the log was read
-            if check.finish is not None:
-                findings = check.finish(state, log, options, findings)
+            findings = check.finish(state, log, options, findings)
     findings = capped(findings)  # the log's cap over every source together (rule files, HP table, reader)
     facts = builder.facts(log) if builder is not None else LogFacts(path=log.path)
     if whole and facts.division == "closed" and facts.rcp_lines:  # read here, in parallel, not in the main process
@@ -330,6 +324,8 @@ def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTre
     """The implementation files to scan for secrets, with their organisation: tasks of the log pool."""
     out: list[tuple[OrgTree, CodeTask]] = []
     for options, run in plans:
+        if not run.targets.orgs:  # logs alone: no tree check's module is loaded (start-up)
+            continue
         for plan in (c.function() for c in run_by(options, "code")):
             for org in run.targets.orgs:  # an unreadable folder: the hygiene check files TREE048 when it lists it
                 tasks = _attempt(partial(plan, org, options))

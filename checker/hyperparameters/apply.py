@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 # --- applying the table to a log -----------------------------------------------------------------------------
 
 
+# the codes the `hyperparameters` check may emit (checker/engine/checks.py registers it)
+CODES = frozenset({"HP001", "HP002", "HP003", "HP004", "HP005", "HP009", "RULE001", "RULE002"})
+
 def _first_payload(log: ParsedLog, key: str) -> Any:
     rec = log.first(key)
     return rec.payload if rec is not None else None

@@ -38,6 +38,10 @@ from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
 from mlsubmit.core.repeats import Capped
 
+# the codes the `read` check may emit (checker/engine/checks.py registers it): the whole LOG family, wherever in
+# logs/ a code is written, so a new LOG code needs no line here
+CODES = frozenset({"LOG"})
+
 _SAMPLE = 1 << 12  # bytes of a chunk looked at to choose how to read it: a few dozen lines
 _REPORT_EACH = 5  # line numbers a LOG002/LOG003 finding lists; the rest are counted
 

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 
 
+# the codes the `rules` check may emit (checker/engine/checks.py registers it)
+CODES = frozenset({"LOG012", "RULE001", "RULE002", "RULE003", "RULE004", "RULE005", "RULE006", "RULE007", "RULE008",
+                   "RULE009", "RULE010"})
+
 @functools.cache
 def _notes() -> dict[tuple[str, str], str]:
     """(ruleset, key) -> hint, from checker/tables/rule-notes.yaml."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,11 @@ from mlsubmit.core.support.names import did_you_mean
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
+
+
+# the codes the `systems` check may emit (checker/engine/checks.py registers it), at each of its stages: the whole SYS
+# family, which no other check emits, wherever in systems/ a code is written; a new SYS code needs no line here
+CODES = frozenset({"SYS"})
 
 
 def org_system_files(org: OrgTree) -> list[tuple[Path, str]]:
@@ -139,7 +144,7 @@ def _benchmark_finding(log: _LogSide, org: OrgTree) -> Iterator[Finding]:
                       f"submission_benchmark is {ours!r} but the log is in the folder {folder!r}", Location(shown))
 
 
-def agreement_findings(org: OrgTree, facts: dict[str, LogFacts], docs: dict[str, JsonDocument]) -> list[Finding]:
+def agreement_findings(org: OrgTree, facts: Mapping[str, LogFacts], docs: dict[str, JsonDocument]) -> list[Finding]:
     out: list[Finding] = []
     for ref in org.logs:
         log_facts = facts.get(ref.display)
@@ -155,14 +160,14 @@ def agreement_findings(org: OrgTree, facts: dict[str, LogFacts], docs: dict[str,
     return out
 
 
-def prepare_org(org: OrgTree, options: CheckOptions) -> None:
-    """Read and validate the system files before the logs' facts exist; check_org uses the results."""
+def prepare(org: OrgTree, options: CheckOptions) -> None:
+    """Read and validate the system files before the logs' facts exist; `check` uses the results."""
     org.prepared.systems = {
         str(path): check_system_file(path, shown, options.ruleset) for path, shown in org_system_files(org)
     }
 
 
-def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
+def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
     """System files of the tree, their pairing with results/, and the logs' agreement with them."""
     findings: list[Finding] = []
     docs: dict[str, JsonDocument] = {}

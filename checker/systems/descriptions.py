@@ -5,7 +5,7 @@ Three layers, each a small function:
   becomes a finding whose code the schema itself names (`x-finding`), with its pointer and line.
 - `semantic_findings(data, system_id)`: facts from checker/tables/systems-knowledge.yaml: the POD size in a
   name, the accelerator of a family, the cores of a host processor, host servers per node.
-- `agreement.check_org(org, facts, options)`: systems/ against results/, and each log's submission_* values
+- `agreement.check(org, facts, options)`: systems/ against results/, and each log's submission_* values
   against the system description (through `LogFacts`, never by re-reading logs).
 
 `summarize(data, system_id)` gives the totals the report shows (accelerators, host processors, host servers).

@@ -1,4 +1,5 @@
-"""`config_filename` names a config submitted with the benchmark's implementation (ruleset 6.1.0 and later).
+"""The `config-names` check: `config_filename` names a config submitted with the benchmark's implementation
+(ruleset 6.1.0 and later).
 
 Training_policies PR #592 made `config_filename` mandatory in every closed and open 6.1 log and says it "must
 identify the matching submitted config"; mlperf-logging's 6.1 rule file checks only that it is there and not empty.
@@ -10,15 +11,23 @@ last component is the name of a file under `benchmarks/<benchmark>/implementatio
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import TYPE_CHECKING
 
 from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds.detect import version
+from mlsubmit.checker.tree.shared import tree_facts
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
 from mlsubmit.core.support.names import did_you_mean
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.base.options import CheckOptions
+
+CODES = frozenset({"TREE050"})  # the `config-names` check's
 
 KEY = "config_filename"
 NAMED_FROM = (6, 1, 0)  # training_policies PR #592
@@ -70,3 +79,8 @@ def _last_part(value: str) -> str:
     posix = PurePosixPath(value.strip()).name
     return PureWindowsPath(posix).name if "\\" in posix else posix
 
+
+def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
+    """The `config-names` check, over every results folder of a benchmark of the round."""
+    return [f for folder in tree_facts(org, facts, options).known()
+            for f in check_config_names(org, folder.folder.name, folder.runs, options.ruleset)]

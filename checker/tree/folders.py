@@ -1,6 +1,7 @@
 """Results folders of an organisation tree as both tree checks see them: the listing, the policy data, the run
-counts and olympic tolerance, the bypass files and the RCP findings. The full (default) profile's check (full.py)
-and the reference package checker's (reference.py) both build on this module, never on each other.
+counts and olympic tolerance, the bypass files and the RCP findings. The full (default) profile's checks (layout.py,
+results_folders.py, ... sharing shared.py) and the reference package checker's (reference.py) both build on this
+module, never on each other.
 """
 
 from __future__ import annotations

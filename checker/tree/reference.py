@@ -11,6 +11,7 @@ minigo) the RCP checker. Logs are not read again: their compliance verdict and f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from mlsubmit.checker.tree.folders import (
     rcp_findings,
     touched,
 )
+from mlsubmit.checker.tree.shared import prepare_folders
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
@@ -41,6 +43,12 @@ if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
 
 # Log-level findings on which the reference's compliance checker raises instead of judging the log.
+# the codes the `reference-tree` check may emit (checker/engine/checks.py registers it)
+CODES = frozenset({"LOG001", "LOG005", "POW001", "POW002", "POW003", "POW004", "POW018", "POW019", "RULE008",
+                   "RULE009", "TREE002", "TREE003", "TREE004", "TREE007", "TREE008", "TREE014", "TREE015",
+                   "TREE016", "TREE017", "TREE018", "TREE019", "TREE020", "TREE021", "TREE022", "TREE024",
+                   "TREE027", "TREE028", "TREE046", "TREE047", "TREE048"})
+
 CRASH_CODES = frozenset({"LOG001", "LOG005", "RULE008", "RULE009", "RULE010"})
 
 REQUIRED_SYSTEM_FIELDS = (
@@ -140,7 +148,7 @@ def _unknown_entries(folder: BenchFolder) -> list[Finding]:
 
 
 def check_folder(
-    org: OrgTree, folder: BenchFolder, facts: dict[str, LogFacts], options: CheckOptions, system_flags: set[str]
+    org: OrgTree, folder: BenchFolder, facts: Mapping[str, LogFacts], options: CheckOptions, system_flags: set[str]
 ) -> list[Finding]:
     division, crashed = reference_division(org, folder)
     if crashed:
@@ -173,7 +181,7 @@ def check_folder(
     return out
 
 
-def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
+def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
     out = check_systems(org, options.ruleset)
     if not org.sub("results").is_dir():
         return [*out, crash(org.display, "no results/ folder (FileNotFoundError listing it)")]
@@ -188,3 +196,8 @@ def check_org(org: OrgTree, facts: dict[str, LogFacts], options: CheckOptions) -
             if touched(folder, options):
                 out += check_folder(org, folder, facts, options, system_flags | org_params.flags)
     return out
+
+
+def prepare(org: OrgTree, options: CheckOptions) -> None:
+    """The folder listing and the RCP statistics, beside the log checks."""
+    prepare_folders(org, options)

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
     from mlsubmit.checker.logs.reader import ParsedLog
 
+# the codes the `result-file` check may emit (checker/engine/checks.py registers it)
+CODES = frozenset({"TREE049"})
+
 FULL_OUTPUT_FROM = (6, 1, 0)  # training_policies PR #588
 
 

@@ -6,7 +6,7 @@ Runs are grouped as `package` places them: by the system (`--system NAME`, else 
 match the file, else the log's `submission_platform`), the log's `submission_benchmark` and `submission_division`;
 within a set they are ordered by start time (`LogFacts.started_ms`, packaging's order). The set is then shown to the
 tree check as a results folder held in memory (`view`: its runs as result_0..N-1, in that order), so the olympic
-tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree check's own code (`tree/full.py`,
+tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree checks' own code (`tree/convergence.py`,
 `tree/folders.py`), and the window of N out of M is packaging's rule (`rounds/window.py`). No second copy of any.
 """
 
@@ -28,8 +28,9 @@ from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, judged, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
+from mlsubmit.checker.tree.convergence import closed_set_checks
 from mlsubmit.checker.tree.folders import check_olympic
-from mlsubmit.checker.tree.full import check_init, closed_set_checks
+from mlsubmit.checker.tree.init_time import check_init
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
@@ -38,6 +39,13 @@ if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
     from mlsubmit.checker.base.targets import Targets
     from mlsubmit.checker.rcp.verdict import RcpResult
+
+
+# the codes the `run-sets` check may emit (checker/engine/checks.py registers it): its own, and those of the
+# results-folder checks it judges a run set with
+CODES = frozenset({"POW001", "POW002", "POW003", "POW004", "RUN001", "RUN002", "RUN003", "RUN004", "RUN005",
+                   "RUN006", "RUN007", "RUN009", "TREE003", "TREE007", "TREE008", "TREE014", "TREE015", "TREE016",
+                   "TREE017", "TREE018", "TREE019", "TREE020", "TREE021", "TREE023", "TREE024", "TREE051"})
 
 
 class _LogRead(Protocol):
@@ -118,7 +126,7 @@ def placeholder(system: str) -> bool:
     return "placeholder" in plain or plain in _PLACEHOLDERS
 
 
-def group(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[RunSet]:
+def group(folder: RawFolder, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[RunSet]:
     """The folder's runs with records, by (system, benchmark, division), each set in start order. Runs whose logs
     name a placeholder platform join the folder's set of the same benchmark and division: one set per folder
     whatever a placeholder says (the system the folder's other runs name decides, the set's note says so)."""
@@ -164,7 +172,7 @@ def view(rs: RunSet, runs: list[tuple[str, LogFacts]]) -> tuple[BenchFolder, lis
     return folder, renamed, {f.path: shown for f, (shown, _) in zip(renamed, runs, strict=True)}
 
 
-def check_raw_folder(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOptions) -> list[Finding]:
+def check_raw_folder(folder: RawFolder, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
     """Every set-level check of an organisation tree on each run set of a folder of raw job output."""
     out: list[Finding] = []
     for rs in group(folder, facts, options):

@@ -1,4 +1,5 @@
-"""Seeds of a closed results folder, as mlperf-logging's seed checker judges them, from LogFacts.
+"""The `seeds` check: seeds of a closed results folder, as mlperf-logging's seed checker judges them, from
+LogFacts.
 
 The installed checker applies, to every ruleset from 1.0.0 and closed division only: every run logs at least one
 `seed`; each seed record has an integer value and mllog's `file`/`lineno` metadata; the log has no unparseable
@@ -9,12 +10,22 @@ which the finding's hint says.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
+from mlsubmit.checker.tree import params
+from mlsubmit.checker.tree.shared import tree_facts
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
+
+if TYPE_CHECKING:
+    from mlsubmit.checker.base.options import CheckOptions
+
+CODES = frozenset({"TREE014", "TREE015", "TREE016", "TREE017"})  # the `seeds` check's
 
 
 @dataclass
@@ -75,3 +86,9 @@ def check_seeds(runs: list[LogFacts]) -> SeedReport:
             else:
                 seen[key] = (facts.path, line)
     return report
+
+
+def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
+    """The `seeds` check: every closed results folder's seeds, unless a bypass flag in force skips them."""
+    return [f for folder in tree_facts(org, facts, options).closed() if params.SEED_BYPASS not in folder.asked
+            for f in check_seeds(folder.runs).findings]

@@ -24,7 +24,6 @@ class CodeInfo:
     explanation: str
     hint: str
     references: tuple[str, ...] = ()
-    emitted_by: tuple[str, ...] = ()  # the registered checks and the commands that emit it
 
 
 @functools.cache
@@ -46,7 +45,6 @@ def family_codes(family: str) -> dict[str, CodeInfo]:
             explanation=" ".join(meta["explanation"].split()),
             hint=" ".join(meta["hint"].split()),
             references=tuple(meta.get("references", ())),
-            emitted_by=tuple(meta.get("emitted_by", ())),
         )
     return out
 

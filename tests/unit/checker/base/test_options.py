@@ -3,6 +3,8 @@ and a profile name still works."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mlsubmit.checker.base.contract import STAGES, Check
 from mlsubmit.checker.base.options import CheckOptions, Profile
@@ -10,16 +12,19 @@ from mlsubmit.checker.engine.checks import plan, stage
 from mlsubmit.checker.policy.severity import in_force
 
 
-def _names(checks: list[Check]) -> list[str]:
+def _names(checks: list[Check[Any]]) -> list[str]:
     return [c.name for c in checks]
 
 
-def test_the_full_profile_runs_rules_and_the_hp_table_then_systems_and_tree() -> None:
+def test_the_full_profile_runs_rules_and_the_hp_table_then_systems_and_the_tree_checks() -> None:
     assert CheckOptions(ruleset="1.0.0").profile is Profile.FULL
     full = plan(Profile.FULL.value)
     assert _names(stage(full, "log")) == ["read", "rules", "hyperparameters", "result-file"]
-    assert _names(stage(full, "prepare")) == ["systems", "tree"]
-    assert _names(stage(full, "org")) == ["systems", "tree"]
+    assert _names(stage(full, "prepare")) == ["systems", "layout", "power", "convergence-rcp", "implementations",
+                                              "hygiene"]
+    assert _names(stage(full, "code")) == ["hygiene"]
+    assert _names(stage(full, "org")) == ["systems", "layout", "results-folders", "power", "init-time", "config-names",
+                                          "seeds", "eval-cadence", "convergence-rcp", "implementations", "hygiene"]
     assert full.run_errors == "folder" and full.note_alone
 
 
@@ -36,7 +41,8 @@ def test_every_check_of_a_profile_loads_its_function() -> None:
     for profile in Profile:
         for name in STAGES:
             for check in stage(plan(profile.value), name):
-                assert callable(check.function())
+                run = check.function()
+                assert callable(run.start) and callable(run.finish) if name == "log" else callable(run)
 
 
 @pytest.mark.parametrize("name", ["full", "reference"])

@@ -12,7 +12,7 @@ from fixtures.synth import RunSpec, write_run
 from fixtures.treefix import build_org, resnet_runs
 from mlsubmit.checker.logs.facts import LogFacts, extract
 from mlsubmit.checker.logs.reader import read_log
-from mlsubmit.checker.tree.full import check_eval_cadence
+from mlsubmit.checker.tree.eval_cadence import check_eval_cadence
 
 
 def evals_at(tmp_path: Path, *epochs: float, benchmark: str = "resnet") -> LogFacts:

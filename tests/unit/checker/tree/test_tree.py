@@ -10,7 +10,8 @@ from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.division import closed as closed_division
 from mlsubmit.checker.tree.folders import bench_folders, bypass_flags, check_olympic, policy
-from mlsubmit.checker.tree.full import check_init, check_names, init_limit
+from mlsubmit.checker.tree.init_time import check_init, init_limit
+from mlsubmit.checker.tree.results_folders import check_names
 
 from mlsubmit.core.support.schema_loader import load_schema, validator
 
@@ -117,7 +118,7 @@ def test_scaling_json_is_a_warning_before_6_1_and_allowed_from_6_1() -> None:
     from types import SimpleNamespace
     from typing import Any
 
-    from mlsubmit.checker.tree.full import check_entries
+    from mlsubmit.checker.tree.results_folders import check_entries
 
     folder: Any = SimpleNamespace(others=["scaling.json", "notes.txt"], shown="Org/results/s/llama31_8b",
                                   nested_logs={})
