@@ -21,7 +21,8 @@ counted):
 - hops: project calls whose caller frame is in another project file (a call within one file is not a hop).
 - policy passes: how many times the finding is handed to policy or waiver code: outermost calls (not made from
   policy code) into `checker/policy/`, `mlsubmit/cli/waiver_options.py` or the engine's severity steps
-  (`_demote_run_errors`, `_demote_set_errors`, `_note_alone`, `_policed`, `_resolve_finding`) whose arguments
+  (`_demote_run_errors`, `_demote_set_errors`, `_note_alone`, `_policed`; after issue 56: `_judged_sets`,
+  `_run_files`) whose arguments
   hold the finding: the HP001 Finding itself, a list, dict, Report or dataclass (a check run, a log's facts) holding
   it, or the code "HP001" (a run's error codes). Each pass is
   listed with the function it entered.
@@ -45,7 +46,7 @@ from types import FrameType
 from typing import Any
 
 CODE = "HP001"
-POLICY_STEPS = {"_demote_run_errors", "_demote_set_errors", "_note_alone", "_policed", "_resolve_finding"}
+POLICY_STEPS = {"_demote_run_errors", "_demote_set_errors", "_note_alone", "_policed", "_judged_sets", "_run_files"}
 MAKE_LOG = (
     "import sys; from tests.fixtures.synth import write_run; "
     "write_run(sys.argv[1], benchmark='bert', ruleset='1.0.0', hyperparameters={'opt_epsilon': 1e-3})"
