@@ -246,6 +246,9 @@ def _with_level(f: Finding, decision: Decision) -> Finding:
 
 def code_names(values: Iterable[str], origin: str) -> tuple[str, ...]:
     """Codes or families as given (case-insensitive), checked against the catalogue: UsageError with a guess."""
+    values = tuple(values)
+    if not values:
+        return ()  # the catalogue read only when a name is to be checked: it is not needed before a log is read
     known = set(catalogue()) | set(families())
     out = []
     for value in values:
