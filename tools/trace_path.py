@@ -16,7 +16,9 @@ counted):
   (`mlsubmit/` and `checker/` of the worktree), whoever calls them.
 - first log byte: the index of the call during which the log is first opened for reading (an audit hook on the
   `open` event with the log's path; nothing reads a file without opening it), and its share of all calls; also
-  counted in project calls alone.
+  counted in project calls alone. The calls before it are split by what they serve: imports (a call inside any
+  module's body), the command line (argparse and the parser's building), the command's own work (its `run`:
+  configuration, policy, discovery) and other; and the first byte is also given among the calls outside imports.
 - files on the path: the project's source files with at least one call.
 - hops: project calls whose caller frame is in another project file (a call within one file is not a hop).
 - policy passes: how many times the finding is handed to policy or waiver code: outermost calls (not made from
@@ -71,9 +73,12 @@ class Trace:
         self.project_calls = 0
         self.first_read: int | None = None
         self.first_read_project: int | None = None
+        self.work_calls = 0  # calls not inside a module's body
+        self.first_read_work: int | None = None
         self.files: set[str] = set()
         self.hops = 0
         self.passes: list[str] = []
+        self.before: dict[str, int] = {"imports": 0, "command line": 0, "command": 0, "other": 0}
         self._own: dict[str, str | None] = {}  # co_filename -> project file (relative) or None
         self._policy: dict[str, bool] = {}
 
@@ -102,6 +107,11 @@ class Trace:
         if event != "call":
             return
         self.calls += 1
+        kind = _kind(frame)
+        if kind != "imports":
+            self.work_calls += 1
+        if self.first_read is None:
+            self.before[kind] += 1
         rel = self.project_file(frame.f_code.co_filename)
         if rel is None:
             return
@@ -122,6 +132,24 @@ class Trace:
                                                             and flags & (os.O_WRONLY | os.O_RDWR) == 0)
         if reads and os.path.realpath(args[0]) == self.log:
             self.first_read, self.first_read_project = self.calls, self.project_calls
+            self.first_read_work = self.work_calls
+
+
+def _kind(frame: FrameType) -> str:
+    """What a call before the first log byte serves: an import (inside any module's body), the command line (argparse,
+    the parser's building), the command's own work (the command's `run`: configuration, policy, discovery), other."""
+    seen: FrameType | None = frame
+    kind = "other"
+    while seen is not None:
+        code = seen.f_code
+        if code.co_name == "<module>" and seen.f_globals.get("__name__") != "__main__":
+            return "imports"
+        if kind == "other" and (code.co_name == "build_parser" or code.co_filename.endswith("argparse.py")):
+            kind = "command line"
+        if kind == "other" and code.co_name == "run" and "commands" in code.co_filename:
+            kind = "command"
+        seen = seen.f_back
+    return kind
 
 
 def _holds(values: Any, depth: int = 0) -> bool:
@@ -183,6 +211,9 @@ def figures(trace: Trace, code: int, printed: str) -> dict[str, Any]:
         "first_log_byte_call": first,
         "first_log_byte_share": round(first / trace.calls, 4) if first is not None and trace.calls else None,
         "first_log_byte_project_call": trace.first_read_project,
+        "calls_outside_imports": trace.work_calls,
+        "first_log_byte_outside_imports": trace.first_read_work,
+        "before_first_byte": trace.before,
         "files_on_path": len(trace.files),
         "hops": trace.hops,
         "policy_passes": len(trace.passes),
