@@ -74,6 +74,12 @@ def policy_for(paths: Sequence[str], flags: Flags, *, today: dt.date | None = No
     return Policy(profile, tuple(layers), waivers=waivers, today=today, rcp_risk_limit=limit), config
 
 
+def waivers_only(paths: Sequence[str], flags: Flags, *, today: dt.date | None = None) -> Policy:
+    """The policy of a command that applies the project's and --waivers files' waivers and nothing else of
+    mlsubmit.toml [check] (`report` scores with the default profile): the profile of the flags, else the default."""
+    return Policy(flags.profile or "full", waivers=_waivers(paths, flags), today=today)
+
+
 def _waivers(paths: Sequence[str], flags: Flags) -> tuple[Waiver, ...]:
     """The project's waivers (the nearest mlsubmit.toml above each PATH), then each --waivers FILE's, globs relative
     to each file's folder."""
