@@ -154,6 +154,17 @@ class Policy:
         """The pass of this policy's waivers over a run (None without waivers); one for all the rounds of a run."""
         return waiver_pass(self.waivers, today=self.today)
 
+    def waive(self, report: Report) -> None:
+        """The waivers alone over a report whose findings keep the severities they were made with (`advise`'s
+        advice), in place: each finding once, then the waivers' own findings (WVR)."""
+        waiving = self.waiving()
+        if waiving is None:
+            return
+        for path, found in report.files.items():
+            report.files[path] = [waiving.waive(f) for f in found]
+        report.tree = [waiving.waive(f) for f in report.tree]
+        report.extend(waiving.own_findings())
+
     def settle(self, report: Report, round_name: str, logs: RunFiles | None = None,
                waiving: WaiverPass | None = None) -> None:
         """Every finding of the report as the policy has it, each in one pass (in place): a log's own error that

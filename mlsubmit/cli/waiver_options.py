@@ -1,26 +1,23 @@
 """--waivers FILE and --write-waivers FILE for the commands that report findings (check, advise, package).
 
 The waivers of the nearest mlsubmit.toml above each PATH apply too. For `check` they are part of the run's policy
-(checker/policy/check_config.py's `policy_for`), read before any log and applied by the checker with the levels,
-finding by finding, after the check (nothing of them is cached); `advise` and `report` apply them to their finished
-report here. --write-waivers then writes a starting file from what is still not waived. A waiver file's path globs
-are relative to the folder that holds it, whatever folder the command runs in, so the same file waives the same
-findings when a tree is checked from elsewhere.
+(checker/policy/check_config.py's `policy_for`; `waivers_only` for `advise` and `report`), read before any log and
+applied by the policy finding by finding, after the check (nothing of them is cached). --write-waivers then writes
+a starting file from what is still not waived. A waiver file's path globs are relative to the folder that holds it,
+whatever folder the command runs in, so the same file waives the same findings when a tree is checked from
+elsewhere.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker import Waiver, apply_waivers, read_waivers
 from mlsubmit.checker.policy.waiverfile import refuse_existing as refuse_waiver_file
 from mlsubmit.checker.policy.waiverfile import starting_file as starting_waiver_file
 from mlsubmit.checker.policy.waiverfile import write_new as write_waiver_file
-from mlsubmit.checker.policy.waivers import project_waivers, shown_path
 from mlsubmit.core.findings import Report
 from mlsubmit.core.support.display_escape import notice
 
@@ -33,24 +30,6 @@ def waiver_flags(args: argparse.Namespace) -> dict[str, Any]:
     if args.write_waivers is not None:
         refuse_waiver_file(args.write_waivers)
     return {"waivers": tuple(args.waivers), "project_waivers": not args.no_project_waivers}
-
-
-def waivers_for(args: argparse.Namespace, paths: Sequence[str]) -> list[Waiver]:
-    """The waivers of a run whose report is waived here, read and checked before anything is checked."""
-    waiver_flags(args)
-    found = [] if args.no_project_waivers else project_waivers(paths)
-    for file in args.waivers:
-        found.extend(read_waivers(file, base=file.absolute().parent, shown=shown_path(file)))
-    return found
-
-
-def waive(report: Report, args: argparse.Namespace, waivers: Sequence[Waiver], *, today: dt.date | None = None,
-          command: str = "check") -> Report:
-    """The report with the waivers applied (for a report made outside a check run); with --write-waivers, the
-    starting file written from it."""
-    report = apply_waivers(report, waivers, today=today)
-    write_waivers(report, args, today=today, command=command)
-    return report
 
 
 def write_waivers(report: Report, args: argparse.Namespace, *, today: dt.date | None = None,
