@@ -352,8 +352,8 @@ def _finish(run: CheckRun, options: CheckOptions, waiving: WaiverPass | None = N
     plan, policy, name = plan_of(options.profile.value), in_force(options), round_name(options.ruleset)
     for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
-    sets = run.targets.raw_folders and plan.run_errors == "folder" and stage(plan, "raw")
-    judged = _judged_sets(run, options) if sets else set()
+    in_sets = bool(run.targets.raw_folders) and plan.run_errors == "folder" and bool(stage(plan, "raw"))
+    judged = _judged_sets(run, options) if in_sets else set()
     own = {ref.display: len(run.results[ref.display].findings) for ref in run.targets.all_logs()}
     logs = _run_files(run.targets, own, judged, policy)  # before the tree checks add findings to the logs' files
     _add_system_files(run, options)

@@ -101,5 +101,5 @@ def test_policy_for_resolves_waivers_and_fail_on_before_anything_is_checked(tmp_
     only = waivers_only([str(tmp_path)], Flags(project_waivers=True))
     assert only.profile == "full" and only.layers == () and [w.code for w in only.waivers] == ["HP001"]
     (tmp_path / "bad.toml").write_text("[[waiver]]\ncode = 'HP001'\n", encoding="utf-8")
-    with pytest.raises(UsageError, match="bad.toml"):
+    with pytest.raises(UsageError, match=r"bad\.toml"):
         policy_for([str(tmp_path)], Flags(waivers=(tmp_path / "bad.toml",)))
