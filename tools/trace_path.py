@@ -15,7 +15,8 @@ counted):
   (`c_call`) are not calls here. "project calls" are the calls whose code lives in the project's source
   (`mlsubmit/` and `checker/` of the worktree), whoever calls them.
 - first log byte: the index of the call during which the log is first opened for reading (an audit hook on the
-  `open` event with the log's path; nothing reads a file without opening it), and its share of all calls; also
+  `open` event with the log's path; nothing reads a file without opening it), and its share of all calls (every
+  open of the log is listed, `log_opens`, with the project functions that made it); also
   counted in project calls alone. The calls before it are split by what they serve: imports (a call inside any
   module's body), the command line (argparse and the parser's building), the command's own work (its `run`:
   configuration, policy, discovery) and other; and the first byte is also given among the calls outside imports.
@@ -75,6 +76,7 @@ class Trace:
         self.first_read: int | None = None
         self.first_read_project: int | None = None
         self.work_calls = 0  # calls not inside a module's body
+        self.opens: list[str] = []  # each open of the log: "call index: the project function that opened it"
         self.first_read_work: int | None = None
         self.files: set[str] = set()
         self.hops = 0
@@ -126,14 +128,28 @@ class Trace:
             self.passes.append(f"{rel}:{frame.f_code.co_name}")
 
     def audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or self.first_read is not None or not args or not isinstance(args[0], (str, Path)):
+        if event != "open" or not args or not isinstance(args[0], (str, Path)):
             return
         mode, flags = args[1], args[2]
         reads = (isinstance(mode, str) and "r" in mode) or (mode is None and isinstance(flags, int)
                                                             and flags & (os.O_WRONLY | os.O_RDWR) == 0)
-        if reads and os.path.realpath(args[0]) == self.log:
+        if not reads or os.path.realpath(args[0]) != self.log:
+            return
+        self.opens.append(f"{self.calls}: {self._opener()}")
+        if self.first_read is None:
             self.first_read, self.first_read_project = self.calls, self.project_calls
             self.first_read_work = self.work_calls
+
+    def _opener(self) -> str:
+        """The innermost project function on the stack and the one that called it (what opened the log)."""
+        seen: FrameType | None = sys._getframe(2)
+        names: list[str] = []
+        while seen is not None and len(names) < 2:
+            rel = self.project_file(seen.f_code.co_filename)
+            if rel is not None:
+                names.append(f"{rel}:{seen.f_code.co_name}")
+            seen = seen.f_back
+        return " <- ".join(names)
 
 
 def _kind(frame: FrameType) -> str:
@@ -215,6 +231,7 @@ def figures(trace: Trace, code: int, printed: str) -> dict[str, Any]:
         "calls_outside_imports": trace.work_calls,
         "first_log_byte_outside_imports": trace.first_read_work,
         "before_first_byte": trace.before,
+        "log_opens": trace.opens,
         "files_on_path": len(trace.files),
         "hops": trace.hops,
         "policy_passes": len(trace.passes),
