@@ -76,7 +76,7 @@ class Trace:
         self.first_read: int | None = None
         self.first_read_project: int | None = None
         self.work_calls = 0  # calls not inside a module's body
-        self.opens: list[str] = []  # each open of the log: "call index: the project function that opened it"
+        self.opens: list[str] = []  # each open of the log: its call indexes, the project function that opened it
         self.first_read_work: int | None = None
         self.files: set[str] = set()
         self.hops = 0
@@ -135,7 +135,7 @@ class Trace:
                                                             and flags & (os.O_WRONLY | os.O_RDWR) == 0)
         if not reads or os.path.realpath(args[0]) != self.log:
             return
-        self.opens.append(f"{self.calls}: {self._opener()}")
+        self.opens.append(f"call {self.calls} (project call {self.project_calls}): {self._opener()}")
         if self.first_read is None:
             self.first_read, self.first_read_project = self.calls, self.project_calls
             self.first_read_work = self.work_calls
