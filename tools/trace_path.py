@@ -25,10 +25,10 @@ counted):
 - policy passes: how many times the finding is handed to policy or waiver code: outermost calls (not made from
   policy code) into `checker/policy/`, `mlsubmit/cli/waiver_options.py` or the engine's severity steps
   (`_demote_run_errors`, `_demote_set_errors`, `_note_alone`, `_policed`; after issue 56: `_judged_sets`,
-  `_run_files`) whose arguments
-  hold the finding: the HP001 Finding itself, a list, dict, Report or dataclass (a check run, a log's facts) holding
-  it, or the code "HP001" (a run's error codes). Each pass is
-  listed with the function it entered.
+  `_run_files`) whose arguments hold the finding: the HP001 Finding itself, a list, dict, Report or dataclass (a
+  check run, a log's facts) holding it, or the code "HP001" (a run's error codes), but not the policy's own
+  settings (a waiver or layer naming HP001, the options and policy that hold them). Each pass is listed with the
+  function it entered.
 
 Exit 0 with the figures printed (or as JSON with --json); 1 when the command's text report does not name HP001
 (`hp001_reported`: how many times it does; the POL001 note names it too).
@@ -50,6 +50,7 @@ from types import FrameType
 from typing import Any
 
 CODE = "HP001"
+SETTINGS = {"Waiver", "Layer", "Policy", "CheckOptions", "_Index", "WaiverPass"}
 POLICY_STEPS = {"_demote_run_errors", "_demote_set_errors", "_note_alone", "_policed", "_judged_sets", "_run_files"}
 MAKE_LOG = (
     "import sys; from tests.fixtures.synth import write_run; "
@@ -173,7 +174,7 @@ def _holds(values: Any, depth: int = 0) -> bool:
     """Whether the arguments reach the HP001 finding (or its code), a few containers or dataclasses deep."""
     if depth > 6:
         return False
-    if isinstance(values, str):
+    if isinstance(values, str) or type(values).__name__ in SETTINGS:  # a waiver naming the code is not the finding
         return values == CODE
     if getattr(values, "code", None) == CODE and hasattr(values, "severity"):
         return True
