@@ -7,16 +7,15 @@ read. Every output name is a validated config name or a checked git path, joined
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import posixpath
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker import CheckOptions, Profile, Tracker, Waiver, apply_waivers, no_progress, round_name, run_check
+from mlsubmit.checker import CheckOptions, Profile, Tracker, apply_waivers, no_progress, round_name, run_check
 from mlsubmit.checker.policy.check_config import Policy
 from mlsubmit.checker.policy.waivers import applied as applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
@@ -52,9 +51,9 @@ class PackageOptions:
     jobs: int = 0
     strict: bool = False  # warnings block the tree too, as they fail the exit status
     progress: Tracker = no_progress  # the command line's bar over the tree check
-    waivers: tuple[Waiver, ...] = ()  # applied to the check's report at the inputs' paths (config folder)
-    today: dt.date | None = None  # the date waivers expire on (None: today)
-    policy: Policy = field(default_factory=Policy)  # the project's (mlsubmit.toml [check], the flags); default: full
+    # the project's policy (mlsubmit.toml [check], the flags; default: full), resolved once by the command, with its
+    # waivers: those apply at the inputs' paths (the config's folder), after the check of the build folder
+    policy: Policy = field(default_factory=Policy)
 
 
 @dataclass
@@ -233,7 +232,7 @@ def _implementation_record(ex: Exported, root: Path) -> dict[str, Any]:
 
 def check_tree(org_root: Path, cfg: PackageConfig, options: PackageOptions) -> CheckRun:
     """The check on the build folder; its report is in the build folder's paths (`report_at_inputs` maps them)."""
-    policy = options.policy
+    policy = replace(options.policy, waivers=())  # its waivers name the inputs' paths: applied there (`_judged`)
     check = CheckOptions(ruleset=cfg.ruleset, jobs=options.jobs, profile=Profile(policy.profile), policy=policy)
     return run_check([str(org_root)], check, progress=options.progress)
 
@@ -322,7 +321,8 @@ def _judged(report: Report, packaging: list[Finding], tmp: Path, origins: Origin
     at_inputs = report_at_inputs(report, tmp.as_posix(), origins)
     at_inputs.extend(packaging)
     at_inputs = fold_entry_causes(at_inputs, origins)  # a wrong name of an entry is one cause, one suggestion
-    return apply_waivers(at_inputs, options.waivers, today=options.today, anchor=Path(origins.config).parent)
+    policy = options.policy
+    return apply_waivers(at_inputs, policy.waivers, today=policy.today, anchor=Path(origins.config).parent)
 
 
 def _write_round(cfg: PackageConfig, tmp: Path) -> None:

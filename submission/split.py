@@ -93,7 +93,8 @@ def _split(cfg: PackageConfig, options: build.PackageOptions, tmp: Path) -> Spli
     result.report.extend(_put_together(cfg, tmp, whole))
     checked = build.check_tree(whole, cfg, options)
     shown = build.remap(checked.report, str(whole), os.path.join(os.path.normpath(cfg.out), cfg.org))
-    _merge(result.report, apply_waivers(shown, options.waivers, today=options.today, anchor=cfg.path.parent))
+    policy = options.policy
+    _merge(result.report, apply_waivers(shown, policy.waivers, today=policy.today, anchor=cfg.path.parent))
     shutil.rmtree(tmp / WHOLE)
     if has_errors(result.report.all_findings(), strict=options.strict) and not options.allow_findings:
         return result

@@ -32,7 +32,8 @@ from mlsubmit.checker.hyperparameters.apply import coverage_findings
 from mlsubmit.checker.logs.facts import TREE_KEYS, FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
-from mlsubmit.checker.policy.severity import Policy, in_force
+from mlsubmit.checker.policy.severity import Policy, RunFiles, in_force
+from mlsubmit.checker.policy.waivers import WaiverPass
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
@@ -229,46 +230,26 @@ def _only_changed(targets: Targets, options: CheckOptions) -> CheckOptions:
     return replace(options, changed_paths=frozenset(changed))
 
 
-def _demote_run_errors(run: CheckRun, kept: frozenset[str]) -> None:
-    """A run's own errors count through its folder's olympic tolerance (TREE007), as in the package checker, so
-    inside organisation trees they are shown as warnings; the folder's TREE007 or TREE008 judges them. The
-    profile's `kept_errors` stay errors: no tolerance covers them (RULE010)."""
-    for org in run.targets.orgs:
-        for ref in org.logs:
-            found = run.report.files.get(ref.display, [])
-            run.report.files[ref.display] = [
-                replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.code not in kept else f
-                for f in found
-            ]
-
-
-def _demote_set_errors(run: CheckRun, options: CheckOptions, kept: frozenset[str]) -> set[str]:
-    """A folder of raw job output is gated as the run sets it holds, as a tree's results folders are: a run's own
-    errors are warnings, and its set's TREE007 (too many) or TREE008 (accepted) decides. The runs so judged."""
+def _judged_sets(run: CheckRun, options: CheckOptions) -> set[str]:
+    """A folder of raw job output is gated as the run sets it holds, as a tree's results folders are: its set's
+    TREE007 (too many) or TREE008 (accepted) decides, so its runs' own errors are its to judge. The runs so judged."""
     from mlsubmit.checker.tree.runset import judged_runs  # only with raw output: the run sets' checks load numpy
 
     judged: set[str] = set()
     for raw in run.targets.raw_folders:
         judged |= judged_runs(raw, {r.display: run.results[r.display].facts for r in raw.logs}, options)
-    for display in judged:
-        run.report.files[display] = [
-            replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.code not in kept else f
-            for f in run.report.files.get(display, [])
-        ]
     return judged
 
 
-def _note_alone(run: CheckRun, judged: set[str]) -> None:
-    """A log checked outside its tree keeps its errors, and says what its folder will make of them (POL001); a run
-    of a raw folder's set has its set's verdict instead."""
-    for ref in (r for r in run.targets.loose_logs if r.display not in judged):
-        found = run.report.files.get(ref.display, [])
-        codes = sorted({f.code for f in found if f.severity is Severity.ERROR})
-        if codes:
-            run.report.files[ref.display].append(finding(
-                "POL001", ref.display, f"checked alone, this run does not comply ({', '.join(codes)}); in its "
-                "results folder it counts as one non-compliant run, and olympic scoring accepts one per folder "
-                "(four of unet3d's 40), judged there as TREE008 or TREE007"))
+def _run_files(targets: Targets, own: dict[str, int], judged: set[str], policy: Policy) -> RunFiles:
+    """What the policy needs to know of the run's logs to settle their findings in one pass: how many findings are
+    each log's own, whose own errors a folder judges (profile run_errors: folder: the logs of trees and the runs of
+    judged raw sets), which were checked alone (note_alone)."""
+    spec = policy.spec
+    if spec.run_errors == "folder":
+        judged = judged | {ref.display for org in targets.orgs for ref in org.logs}
+    alone = {r.display for r in targets.loose_logs if r.display not in judged} if spec.note_alone else set()
+    return RunFiles(own=own, judged=frozenset(judged), alone=frozenset(alone))
 
 
 def _policed(facts: LogFacts, policy: Policy, round_name: str) -> LogFacts:
@@ -314,10 +295,21 @@ def run_rounds(groups: Mapping[str, Sequence[str]], base: CheckOptions, *, loose
             org.prepared.scanned = {}
         org.prepared.scanned[path] = found
     results = iter(logs)
+    waiving = in_force(base).waiving()  # one pass of the waivers over every round: unused is unused in all
     for options, run in plans:
         run.results = {ref.display: next(results) for ref in run.targets.all_logs()}
-        _finish(run, options)
+        _finish(run, options, waiving)
+    if waiving is not None and plans:
+        _file_waivers(waiving.own_findings(), [run.report for _, run in plans])
     return [run for _, run in plans]
+
+
+def _file_waivers(found: list[Finding], reports: list[Report]) -> None:
+    """The waivers' own findings (WVR), each under its file in the round that lists it, else with the last round's
+    tree-level findings: where they fall when the rounds' reports are merged."""
+    for f in found:
+        home = next((r for r in reports if f.path in r.files), reports[-1])
+        home.add(f)
 
 
 def _code_tasks(plans: list[tuple[CheckOptions, CheckRun]]) -> list[tuple[OrgTree, CodeTask]]:
@@ -350,19 +342,16 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
     return options, run
 
 
-def _finish(run: CheckRun, options: CheckOptions) -> None:
+def _finish(run: CheckRun, options: CheckOptions, waiving: WaiverPass | None = None) -> None:
     """File the logs' findings, then the system files and the tree-level checks of every organisation; then the
-    policy's severities and selections over them all."""
+    policy over them all, once per finding (levels, selections, run errors a folder judges, waivers)."""
     plan, policy, name = plan_of(options.profile.value), in_force(options), round_name(options.ruleset)
     for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
-    judged: set[str] = set()
-    if plan.run_errors == "folder":  # before the tree checks add their own findings to these files
-        _demote_run_errors(run, plan.kept_errors)
-        if run.targets.raw_folders and stage(plan, "raw"):
-            judged = _demote_set_errors(run, options, plan.kept_errors)
-    if plan.note_alone:
-        _note_alone(run, judged)
+    in_sets = bool(run.targets.raw_folders) and plan.run_errors == "folder" and bool(stage(plan, "raw"))
+    judged = _judged_sets(run, options) if in_sets else set()
+    own = {ref.display: len(run.results[ref.display].findings) for ref in run.targets.all_logs()}
+    logs = _run_files(run.targets, own, judged, policy)  # before the tree checks add findings to the logs' files
     _add_system_files(run, options)
     for sets in stage(plan, "raw") if run.targets.raw_folders else ():  # raw job output: its run sets
         for raw in run.targets.raw_folders:
@@ -380,7 +369,7 @@ def _finish(run: CheckRun, options: CheckOptions) -> None:
             else:
                 run.report.extend(found)
         run.report.extend({(f.path, f.message): f for f in unreadable}.values())
-    policy.apply(run.report, name)
+    policy.settle(run.report, name, logs, waiving)
 
 
 def _attempt(call: Callable[[], _R]) -> _R | OSError:

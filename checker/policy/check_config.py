@@ -16,6 +16,7 @@ level is checked here, so a typo is exit 2 with a guess, never a setting that si
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 
 from mlsubmit.checker.policy.profiles import SHIPPED
 from mlsubmit.checker.policy.severity import Layer, Policy, code_names, level_of, severity_pairs
+from mlsubmit.checker.policy.waivers import Waiver, project_waivers, read_waivers, shown_path
 from mlsubmit.checker.rounds.detect import check_table, nearest_configs
 
 from mlsubmit.core.errors import UsageError
@@ -31,12 +33,16 @@ from mlsubmit.core.errors import UsageError
 
 @dataclass(frozen=True)
 class Flags:
-    """The command line's part: --profile (None: not given), --select, --ignore, --severity CODE=LEVEL."""
+    """The command line's part: --profile (None: not given), --select, --ignore, --severity CODE=LEVEL; for the
+    commands that waive, the --waivers files and whether the project's mlsubmit.toml waivers apply; --fail-on."""
 
     profile: str | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     severity: tuple[str, ...] = ()
+    waivers: tuple[Path, ...] = ()
+    project_waivers: bool = False
+    fail_on: tuple[str, ...] = ()
 
 
 def split_names(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -44,8 +50,9 @@ def split_names(values: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(n.strip() for v in values or () for n in v.split(",") if n.strip())
 
 
-def policy_for(paths: Sequence[str], flags: Flags) -> tuple[Policy, Path | None]:
-    """The policy for a run over `paths`, and the mlsubmit.toml it read (None: none above the paths)."""
+def policy_for(paths: Sequence[str], flags: Flags, *, today: dt.date | None = None) -> tuple[Policy, Path | None]:
+    """The policy for a run over `paths`, and the mlsubmit.toml it read (None: none above the paths): read and
+    checked before anything is checked (a bad setting or waiver is exit 2). `today`: the day waivers expire on."""
     config = _one_config(paths)
     table = check_table(config) if config is not None else {}
     origin = f"{config} [check]" if config is not None else ""
@@ -62,7 +69,24 @@ def policy_for(paths: Sequence[str], flags: Flags) -> tuple[Policy, Path | None]
     )
     if cli.select or cli.ignore or cli.levels:
         layers.append(cli)
-    return Policy(profile, tuple(layers)), config
+    waivers = _waivers(paths, flags)
+    limit = fail_on_limit(flags.fail_on, config)
+    return Policy(profile, tuple(layers), waivers=waivers, today=today, rcp_risk_limit=limit), config
+
+
+def waivers_only(paths: Sequence[str], flags: Flags, *, today: dt.date | None = None) -> Policy:
+    """The policy of a command that applies the project's and --waivers files' waivers and nothing else of
+    mlsubmit.toml [check] (`report` scores with the default profile): the profile of the flags, else the default."""
+    return Policy(flags.profile or "full", waivers=_waivers(paths, flags), today=today)
+
+
+def _waivers(paths: Sequence[str], flags: Flags) -> tuple[Waiver, ...]:
+    """The project's waivers (the nearest mlsubmit.toml above each PATH), then each --waivers FILE's, globs relative
+    to each file's folder."""
+    found = project_waivers(paths) if flags.project_waivers else []
+    for file in flags.waivers:
+        found.extend(read_waivers(file, base=file.absolute().parent, shown=shown_path(file)))
+    return tuple(found)
 
 
 def _one_config(paths: Sequence[str]) -> Path | None:

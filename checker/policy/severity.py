@@ -1,22 +1,25 @@
 """The severity each finding ends with, and which findings are kept: the profile's levels (per round), then the
 project's `mlsubmit.toml [check]` (its levels, select and ignore, then its per-path overrides), then the command
-line's `--select`, `--ignore` and `--severity`. Applied to the report after checking, so cached log results (which
-hold the checks' own severities) stay valid under any policy: the cache key does not need it.
+line's `--select`, `--ignore` and `--severity`; then the waivers. A `Policy` is resolved once, before any log is
+read (check_config.py's `policy_for`), and `settle` applies it to each finding once, after checking, so cached log
+results (which hold the checks' own severities) stay valid under any policy: the cache key does not need it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import fnmatch
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from mlsubmit.checker.base.contract import may_emit
 from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.policy.profiles import CodeLevel, ProfileSpec, load
+from mlsubmit.checker.policy.waivers import Waiver, WaiverPass, waiver_pass
 
-from mlsubmit.core.codes import catalogue, families
+from mlsubmit.core.codes import catalogue, families, finding
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Report, Severity
 
@@ -57,9 +60,27 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class RunFiles:
+    """What the engine says of a run's log files, so that one pass settles each finding: how many of a log's
+    findings (its first) are the log checks' own, the logs whose own errors their folder judges (TREE007/TREE008),
+    and the logs checked alone, outside any folder."""
+
+    own: Mapping[str, int] = field(default_factory=dict)
+    judged: frozenset[str] = frozenset()
+    alone: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Policy:
+    """A run's whole policy, resolved before any log is read: the profile (its levels, run_errors, kept_errors,
+    note_alone), the layers over it, the waivers (the project's and --waivers files'), the date they expire on and
+    the fail-on limit."""
+
     profile: str = "full"
     layers: tuple[Layer, ...] = field(default=())
+    waivers: tuple[Waiver, ...] = field(default=(), compare=False)
+    today: dt.date | None = field(default=None, compare=False)  # None: the day it is applied
+    rcp_risk_limit: float | None = None  # --fail-on rcp-risk=P, or mlsubmit.toml's; None: RUN009 is information
 
     @property
     def spec(self) -> ProfileSpec:
@@ -126,15 +147,43 @@ class Policy:
         return lines
 
     def apply(self, report: Report, round_name: str) -> None:
-        """Every finding of the report as the policy has it (in place)."""
+        """Every finding of the report with the levels and selections of the policy (in place); no waivers."""
+        self.settle(report, round_name)
+
+    def waiving(self) -> WaiverPass | None:
+        """The pass of this policy's waivers over a run (None without waivers); one for all the rounds of a run."""
+        return waiver_pass(self.waivers, today=self.today)
+
+    def waive(self, report: Report) -> None:
+        """The waivers alone over a report whose findings keep the severities they were made with (`advise`'s
+        advice), in place: each finding once, then the waivers' own findings (WVR)."""
+        waiving = self.waiving()
+        if waiving is None:
+            return
+        for path, found in report.files.items():
+            report.files[path] = [waiving.waive(f) for f in found]
+        report.tree = [waiving.waive(f) for f in report.tree]
+        report.extend(waiving.own_findings())
+
+    def settle(self, report: Report, round_name: str, logs: RunFiles | None = None,
+               waiving: WaiverPass | None = None) -> None:
+        """Every finding of the report as the policy has it, each in one pass (in place): a log's own error that
+        its folder judges shown as a warning (not the profile's kept_errors), the note of a log checked alone
+        (POL001) added after its own findings, the level and selection of the profile and layers, then the
+        waivers. The waivers' own findings (WVR) are the caller's to add, once the pass has seen every report."""
+        logs = logs or RunFiles()
         memo: dict[_Key, Decision] = {}
         plain = not any(layer.paths for layer in self.layers)
+        kept = self.spec.kept_errors
         for path, found in report.files.items():
-            report.files[path] = self._applied(found, round_name, memo, plain)
-        report.tree = self._applied(report.tree, round_name, memo, plain)
+            own = logs.own.get(path, 0)
+            head = [_judged(f, kept) for f in found[:own]] if path in logs.judged else found[:own]
+            note = [_alone_note(path, head)] if path in logs.alone and _errors(head) else []
+            report.files[path] = self._applied([*head, *note, *found[own:]], round_name, memo, plain, waiving)
+        report.tree = self._applied(report.tree, round_name, memo, plain, waiving)
 
-    def _applied(self, found: Sequence[Finding], round_name: str, memo: dict[_Key, Decision],
-                 plain: bool) -> list[Finding]:
+    def _applied(self, found: Sequence[Finding], round_name: str, memo: dict[_Key, Decision], plain: bool,
+                 waiving: WaiverPass | None) -> list[Finding]:
         out = []
         for f in found:
             field = field_of(f)
@@ -144,7 +193,8 @@ class Policy:
                 decision = memo[key] = self.decide(f.code, round_name, f.path, field, f.case)
             if decision.dropped:
                 continue
-            out.append(_with_level(f, decision))
+            settled = _with_level(f, decision)
+            out.append(waiving.waive(settled) if waiving is not None else settled)
         return out
 
     def still_errors(self, codes: Iterable[str], round_name: str, path: str) -> tuple[str, ...]:
@@ -177,6 +227,23 @@ def _field_lines(setting: CodeLevel) -> list[str]:
     return lines
 
 
+def _judged(f: Finding, kept: frozenset[str]) -> Finding:
+    """A run's own error inside a tree is a warning: it counts through its folder's olympic tolerance (TREE007,
+    as in the package checker); the profile's `kept_errors` stay errors, as no tolerance covers them (RULE010)."""
+    return replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.code not in kept else f
+
+
+def _errors(found: Iterable[Finding]) -> list[str]:
+    return sorted({f.code for f in found if f.severity is Severity.ERROR})
+
+
+def _alone_note(path: str, own: Sequence[Finding]) -> Finding:
+    """POL001: a log checked outside its tree keeps its errors, and is told what its folder will make of them."""
+    return finding("POL001", path, f"checked alone, this run does not comply ({', '.join(_errors(own))}); in its "
+                   "results folder it counts as one non-compliant run, and olympic scoring accepts one per folder "
+                   "(four of unet3d's 40), judged there as TREE008 or TREE007")
+
+
 def _with_level(f: Finding, decision: Decision) -> Finding:
     if decision.level is None or decision.level is f.severity:
         return f
@@ -190,6 +257,9 @@ def _with_level(f: Finding, decision: Decision) -> Finding:
 
 def code_names(values: Iterable[str], origin: str) -> tuple[str, ...]:
     """Codes or families as given (case-insensitive), checked against the catalogue: UsageError with a guess."""
+    values = tuple(values)
+    if not values:
+        return ()  # the catalogue read only when a name is to be checked: it is not needed before a log is read
     known = set(catalogue()) | set(families())
     out = []
     for value in values:
@@ -234,6 +304,6 @@ def in_force(options: CheckOptions) -> Policy:
     """The policy applied to a check run's report: the options' own, or the profile's (over the layers of one
     made for another profile)."""
     given = options.policy
-    if isinstance(given, Policy) and given.profile == options.profile.value:
-        return given
-    return Policy(options.profile.value, given.layers if isinstance(given, Policy) else ())
+    if isinstance(given, Policy):
+        return given if given.profile == options.profile.value else replace(given, profile=options.profile.value)
+    return Policy(options.profile.value)

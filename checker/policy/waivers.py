@@ -361,24 +361,50 @@ def _own_findings(waivers: Sequence[Waiver], used: dict[int, int], live: Sequenc
     return out
 
 
+class WaiverPass:
+    """The waivers of one run applied finding by finding, as the policy settles each (checker/policy/severity.py):
+    which waiver marks a finding, and at the end a finding for each waiver that is unused or expired. One pass may
+    span several reports (the rounds of one `check`): a waiver is unused only when no round used it."""
+
+    def __init__(self, waivers: Sequence[Waiver], today: dt.date, anchor: Path) -> None:
+        self.waivers = waivers
+        self.today = today
+        self.live = [w for w in waivers if not w.expired(today)]
+        self.used = dict.fromkeys(range(len(self.live)), 0)
+        self.index = _Index(self.live)
+        self.rel = functools.lru_cache(maxsize=4096)(lambda path, base: relative_to(path, base, anchor))
+
+    def waive(self, f: Finding) -> Finding:
+        """`f` marked waived by the first live waiver that covers it (or as it is)."""
+        return _waive(f, self.index, self.used, self.rel)
+
+    def own_findings(self) -> list[Finding]:
+        """WVR002 for each expired waiver, WVR001 for each live one that marked nothing."""
+        return _own_findings(self.waivers, self.used, self.live, self.today)
+
+
+def waiver_pass(waivers: Sequence[Waiver], *, today: dt.date | None = None,
+                anchor: Path | None = None) -> WaiverPass | None:
+    """A pass for `waivers` (None without any). `anchor` is the folder the report's relative paths start from (the
+    working folder); `today` is the date expiry is judged on."""
+    if not waivers:
+        return None
+    return WaiverPass(waivers, today or dt.date.today(), anchor or Path.cwd())
+
+
 def apply_waivers(report: Report, waivers: Sequence[Waiver], *, today: dt.date | None = None,
                   anchor: Path | None = None) -> Report:
     """A copy of `report` whose findings a live waiver covers are marked waived (the first waiver that covers a
-    finding marks it), plus a finding for each waiver that is unused or expired. `anchor` is the folder the
-    report's relative paths start from (the working folder); `today` is the date expiry is judged on."""
-    if not waivers:
+    finding marks it), plus a finding for each waiver that is unused or expired: for reports made outside a check
+    run (`package`'s at its inputs' paths); `check` applies its waivers inside its policy."""
+    waiving = waiver_pass(waivers, today=today, anchor=anchor)
+    if waiving is None:
         return report
-    today = today or dt.date.today()
-    anchor = anchor or Path.cwd()
-    live = [w for w in waivers if not w.expired(today)]
-    used = dict.fromkeys(range(len(live)), 0)
-    rel = functools.lru_cache(maxsize=4096)(lambda path, base: relative_to(path, base, anchor))
-    index = _Index(live)
     out = Report(strict=report.strict, meta=dict(report.meta), tally=report.tally)
     for path, found in report.files.items():
-        out.add_file(path, [_waive(f, index, used, rel) for f in found])
-    out.tree.extend(_waive(f, index, used, rel) for f in report.tree)
-    out.extend(_own_findings(waivers, used, live, today))
+        out.add_file(path, [waiving.waive(f) for f in found])
+    out.tree.extend(waiving.waive(f) for f in report.tree)
+    out.extend(waiving.own_findings())
     return out
 
 

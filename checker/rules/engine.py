@@ -319,7 +319,15 @@ class RuleStream:
         self.version = ruleset.version
         self.failed: list[Finding] = []
         self.run: LogRun | None = None
-        self._guard(lambda: setattr(self, "run", LogRun(ruleset, path, reread)))
+        # the chain (its first rule file compiled) starts with the first records: after the log is opened, so that
+        # reading starts without waiting on it (issue 56, tools/trace_path.py)
+        self._chain = (ruleset, reread)
+
+    def _started(self) -> LogRun | None:
+        if self.run is None and not self.failed:
+            ruleset, reread = self._chain
+            self._guard(lambda: setattr(self, "run", LogRun(ruleset, self.path, reread)))
+        return self.run
 
     def _guard(self, call: Callable[[], Any]) -> Any:
         if self.failed:
@@ -331,11 +339,13 @@ class RuleStream:
             return None
 
     def feed(self, batch: list[Record]) -> None:
-        if self.run is not None and batch:
-            self._guard(lambda: self.run.feed(batch))  # type: ignore[union-attr]
+        run = self._started() if batch else None
+        if run is not None:
+            self._guard(lambda: run.feed(batch))
 
     def finish(self) -> list[Finding]:
-        found = self._guard(lambda: self.run.finish()) if self.run is not None else None  # type: ignore[union-attr]
+        run = self._started()
+        found = self._guard(run.finish) if run is not None else None
         return self.failed or with_notes(found or [], self.version)
 
 

@@ -276,11 +276,11 @@ def fixed_today(monkeypatch: pytest.MonkeyPatch) -> Callable[[dt.date | None], N
     def fix(day: dt.date | None) -> None:
         if day is None:
             return
-        import mlsubmit.cli.waiver_options as cli
+        import mlsubmit.checker.policy.severity as policy  # the run's policy applies the waivers
 
-        real = cli.apply_waivers
-        monkeypatch.setattr(cli, "apply_waivers", lambda report, waivers, today=None, **kw: real(
-            report, waivers, today=day, **kw))  # fmt: skip
+        real = policy.waiver_pass
+        monkeypatch.setattr(policy, "waiver_pass", lambda waivers, today=None, **kw: real(
+            waivers, today=day, **kw))  # fmt: skip
 
     return fix
 

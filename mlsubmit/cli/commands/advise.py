@@ -18,10 +18,11 @@ from mlsubmit import __version__
 from mlsubmit.checker import ParsedLog, discover, mlperf_logging_version, read_log
 from mlsubmit.checker.hyperparameters.apply import coverage_findings
 from mlsubmit.checker.hyperparameters.as_closed import advise_parsed
+from mlsubmit.checker.policy.check_config import Flags, waivers_only
 from mlsubmit.checker.rcp.prediction import advise_runs
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.rulesets import rulesets_for
-from mlsubmit.cli.waiver_options import waive, waivers_for
+from mlsubmit.cli.waiver_options import waiver_flags, write_waivers
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report, Tally
 
@@ -32,13 +33,16 @@ def run(args: argparse.Namespace) -> int:
     if not args.paths:
         return _strictness(args)
     groups = rulesets_for(args.ruleset, list(args.paths))
-    waivers = waivers_for(args, list(args.paths))
+    policy = waivers_only(list(args.paths), Flags(**waiver_flags(args)))  # its waivers, read before any log
     report = Report(strict=args.strict)
     report.meta.update({"command": "advise", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
     for ruleset, paths in groups.items():
         _advise_round(report, ruleset, paths, args)
-    return emit(waive(report, args, waivers, command="advise"), args)
+    policy.waive(report)
+    if args.write_waivers is not None:
+        write_waivers(report, args, command="advise")
+    return emit(report, args)
 
 
 def _advise_round(report: Report, ruleset: str, paths: list[str], args: argparse.Namespace) -> None:

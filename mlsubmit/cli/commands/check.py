@@ -10,12 +10,12 @@ from mlsubmit import __version__
 from mlsubmit.checker import CheckOptions, Profile, mlperf_logging_version, policy_for, run_rounds
 from mlsubmit.checker.logs.input import without_records
 from mlsubmit.checker.policy.check_config import Flags as PolicyFlags
-from mlsubmit.checker.policy.check_config import fail_on_limit, split_names
+from mlsubmit.checker.policy.check_config import split_names
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.cli.output import emit
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import rulesets_for, say_round_data
-from mlsubmit.cli.waiver_options import waive, waivers_for
+from mlsubmit.cli.waiver_options import waiver_flags, write_waivers
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Report
 from mlsubmit.core.support.display_escape import notice
@@ -44,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
             notice("mlsubmit: nothing to check: no file with :::MLLOG records")
             return 0
     groups = rulesets_for(args.ruleset, list(args.paths))
-    policy, config = policy_for(list(args.paths), flags_of(args))
-    waivers = waivers_for(args, list(args.paths))
+    # the whole policy (profile, layers, waivers, fail-on), read and checked once, before any log is read
+    flags = replace(flags_of(args), fail_on=tuple(args.fail_on), **waiver_flags(args))
+    policy, _ = policy_for(list(args.paths), flags)
     options = CheckOptions(
         ruleset=next(iter(groups)),
         profile=Profile(policy.profile),
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         run_system=args.system,
         run_systems=_run_systems(args.package_config),
         run_select=args.run_select,
-        rcp_risk_limit=fail_on_limit(args.fail_on, config),
+        rcp_risk_limit=policy.rcp_risk_limit,
     )
     if isinstance(args.ledger, LedgerUrl):  # a server that cannot take the runs is said now, not after the check
         from mlsubmit.checker.base import ledger_pg
@@ -79,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
     report.meta.update({"command": "check", "ruleset": ", ".join(groups), "version": __version__,
                         "mlperf_logging": mlperf_logging_version()})
     say_round_data(report, groups)  # a round only the installed mlperf-logging knows: said once
-    return emit(waive(report, args, waivers), args)
+    if args.write_waivers is not None:  # from what the run's policy, waivers and all, left
+        write_waivers(report, args)
+    return emit(report, args)
 
 
 # Written into a cache folder mlsubmit creates, so that a cache kept in a checkout (as CI jobs keep it) never shows

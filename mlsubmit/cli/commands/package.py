@@ -36,10 +36,10 @@ def run(args: argparse.Namespace) -> int:
     validate_ruleset(cfg.ruleset)
     passphrase, notes = _passphrase(args)
     policy, policy_notes = _policy(args, cfg.path)
+    policy = replace(policy, waivers=tuple(_waivers(args, cfg.path.parent)))  # one value, read before the build
     options = PackageOptions(archive=args.archive, passphrase=passphrase, kdf=args.key_derivation,
                              notes=(*notes, *policy_notes), allow_findings=args.allow_findings,
-                             jobs=max(0, args.jobs), strict=args.strict, progress=tracker,
-                             waivers=tuple(_waivers(args, cfg.path.parent)), policy=policy)  # fmt: skip
+                             jobs=max(0, args.jobs), strict=args.strict, progress=tracker, policy=policy)
     return _run(cfg, options, args)
 
 

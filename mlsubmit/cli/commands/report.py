@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mlsubmit.checker import CheckOptions, CheckRun, run_check
+from mlsubmit.checker.policy.check_config import Flags, waivers_only
 from mlsubmit.cli.output import write_text
 from mlsubmit.cli.progress import tracker
 from mlsubmit.cli.rulesets import rulesets_for
-from mlsubmit.cli.waiver_options import waive, waivers_for
+from mlsubmit.cli.waiver_options import waiver_flags, write_waivers
 from mlsubmit.core.errors import FatalError, UsageError
 from mlsubmit.core.findings import Finding, Report
 from mlsubmit.core.support.display_escape import notice
@@ -50,10 +51,11 @@ def run(args: argparse.Namespace) -> int:
         chair = read_chair(args.against)  # an unreadable file is exit 2 before anything is checked or written
     if args.generate_private_ids:
         _outside_the_trees(args.generate_private_ids, args.paths)
-    waivers = waivers_for(args, list(args.paths))
-    options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict)
+    policy = waivers_only(list(args.paths), Flags(**waiver_flags(args)))  # read before any log; applied by the check
+    options = CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs), strict=args.strict, policy=policy)
     result = run_check(args.paths, options, progress=tracker)
-    result.report = waive(result.report, args, waivers, command="report")
+    if args.write_waivers is not None:
+        write_waivers(result.report, args, command="report")
     ids = _private_ids(args.generate_private_ids, result) if args.generate_private_ids else {}
     data = collect(result, ruleset, prices=prices, baseline=args.baseline, time_basis=args.per_dollar_time)
     if args.baseline is not None:
