@@ -104,8 +104,8 @@ def edges(root: Path) -> tuple[set[str], set[Edge]]:
 
 def cycles(nodes: set[str], pairs: set[tuple[str, str]]) -> list[list[str]]:
     """Strongly connected groups of more than one module (scipy's, a dev dependency)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse import coo_matrix  # type: ignore[import-untyped]
+    from scipy.sparse.csgraph import connected_components  # type: ignore[import-untyped]
 
     names = sorted(nodes)
     at = {name: i for i, name in enumerate(names)}
@@ -144,7 +144,7 @@ def back_edges(found: set[Edge]) -> list[Edge]:
 def main(argv: list[str]) -> int:
     root = Path(argv[1] if len(argv) > 1 else Path(__file__).resolve().parents[1])
     nodes, found = edges(root)
-    kinds = defaultdict(int)
+    kinds: dict[str, int] = defaultdict(int)
     for _, _, kind in found:
         kinds[kind] += 1
     print(f"modules {len(nodes)}; edges {len(found)}: top {kinds['top']}, lazy {kinds['lazy']}, "
