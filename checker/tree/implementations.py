@@ -1,5 +1,5 @@
 """The `implementations` check: every benchmark with results has its code under benchmarks/<benchmark>/, with a
-README.md and a run_and_time.sh somewhere in it."""
+README.md and a run_and_time.sh somewhere in it, and a README.md that says something."""
 
 from __future__ import annotations
 
@@ -17,21 +17,51 @@ from mlsubmit.checker.tree.shared import listed, only_logs_changed, tree_facts
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
+from mlsubmit.core.support.safe_io import open_regular
 
 if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions
 
-CODES = frozenset({"TREE011", "TREE012", "TREE013", "TREE048"})
+CODES = frozenset({"TREE011", "TREE012", "TREE013", "TREE048", "TREE052"})
 
 
 def _raise(exc: OSError) -> None:
     raise exc
 
 
-def _has_file(root: Path, name: str) -> bool:
-    """Whether a file `name` is anywhere under root; OSError for a folder that cannot be listed (os.walk would pass
-    over it, and its README.md would be reported missing)."""
-    return any(name in files for _, _, files in os.walk(root, onerror=_raise))
+def _files_named(root: Path, names: tuple[str, ...]) -> dict[str, list[Path]]:
+    """Every file under root with one of `names`, by name, in walk order; OSError for a folder that cannot be
+    listed (os.walk would pass over it, and its README.md would be reported missing)."""
+    found: dict[str, list[Path]] = {name: [] for name in names}
+    for folder, subfolders, files in os.walk(root, onerror=_raise):
+        subfolders.sort()
+        for name in sorted(set(files) & set(names)):
+            found[name].append(Path(folder) / name)
+    return found
+
+
+BLANK_READ = 64 << 10  # a README with more bytes than this is not blank, whatever they are
+
+
+def _blank(path: Path) -> bool:
+    """Whether a file holds nothing but white space (one that cannot be read, or is not a regular file, is not
+    judged blank: the hygiene check names links and the unreadable)."""
+    try:
+        with open_regular(path) as fh:
+            return not fh.read(BLANK_READ + 1).strip()
+    except OSError:
+        return False
+
+
+def _blank_readmes(readmes: list[Path], bench: str, shown: str, impl: Path) -> list[Finding]:
+    """TREE052 when every README.md of the implementation is blank: none gives the run command (SR "Source code
+    requirements for training inspection", L579-583)."""
+    if not readmes or not all(_blank(p) for p in readmes):
+        return []
+    where = os.path.join(shown, os.path.relpath(readmes[0], impl))
+    which = f"all {len(readmes)} README.md files of the {bench} implementation are" if len(readmes) > 1 else \
+        f"the {bench} implementation's README.md is"
+    return [finding("TREE052", where, f"{which} empty: none gives the run command and its flags")]
 
 
 def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
@@ -42,13 +72,14 @@ def check_implementations(org: OrgTree, benchmarks: set[str]) -> list[Finding]:
             out.append(_no_implementation(impl.parent, bench, shown, benchmarks))
             continue
         try:
-            missing = [(code, name) for code, name in (("TREE011", "README.md"), ("TREE012", "run_and_time.sh"))
-                       if not _has_file(impl, name)]
+            found = _files_named(impl, ("README.md", "run_and_time.sh"))
         except OSError as exc:
             out.append(finding("TREE048", str(exc.filename or shown), f"cannot be read ({exc.strerror or exc}); the "
                                f"{bench} implementation's README.md and run_and_time.sh were not looked for"))
             continue
-        out += [finding(code, shown, f"no {name} in the {bench} implementation") for code, name in missing]
+        out += [finding(code, shown, f"no {name} in the {bench} implementation")
+                for code, name in (("TREE011", "README.md"), ("TREE012", "run_and_time.sh")) if not found[name]]
+        out += _blank_readmes(found["README.md"], bench, shown, impl)
     return out
 
 
