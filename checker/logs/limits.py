@@ -1,6 +1,6 @@
 """What one log may expand to: records read and bytes read (decompressed, for raw job output). Past either, the
-rest of the log is not read and LOG012 says so. The reader hands records on as it reads (`hand`) and the checks
-keep per-key state, not records, so memory does not follow these numbers; they bound time (10 M records take
+rest of the log is not read and LOG012 says so. The reader hands records on as it reads (`hand_records_on`) and the
+checks keep per-key state, not records, so memory does not follow these numbers; they bound time (10 M records take
 about 40 s). A rule file that reads the whole log runs on the log read again, kept whole up to WHOLE_RECORDS.
 """
 
@@ -137,7 +137,7 @@ def records_size(records: list[Record]) -> int:
     return value_size([r.value for r in records]) + sum(map(len, [r.key for r in records]))
 
 
-def fitting(records: list[Record], room: int) -> tuple[int, int]:
+def records_that_fit(records: list[Record], room: int) -> tuple[int, int]:
     """How many of `records`, from the first, fit in `room` bytes (records_size), and their size: the whole batch in
     one pass when it fits, else record by record (once, where a keeper fills up)."""
     total = records_size(records)
@@ -205,7 +205,7 @@ def record_bytes(block: bytes) -> int:
     return total
 
 
-def hand(log: ParsedLog, sink: Sink | None, block: bytes = b"", *, cut: bool = True) -> None:
+def hand_records_on(log: ParsedLog, sink: Sink | None, block: bytes = b"", *, cut: bool = True) -> None:
     """Count the records the reader just added (cut to the limit), note the first run_start and run_stop, and
     give them to `sink`, which keeps what it needs: the log then keeps none. Without a sink the log keeps them,
     and `block` (the bytes they were read from) counts towards MAX_KEPT_BYTES."""

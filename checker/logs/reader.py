@@ -2,8 +2,8 @@
 
 What mlperf-logging does (mlp_parser, training 1.0.0 to 6.1.0): read latin-1 text with universal newlines, keep the
 lines holding `:::MLLOG `, drop everything before the *last* token, strip, JSON-decode the rest, number the kept
-lines from 0. We do the same on bytes, a chunk at a time, handing each chunk's records on (limits.hand) so memory
-does not grow with the file, and give each record the 1-based physical line (by `\\n`) it sits on (records
+lines from 0. We do the same on bytes, a chunk at a time, handing each chunk's records on (limits.hand_records_on) so
+memory does not grow with the file, and give each record the 1-based physical line (by `\\n`) it sits on (records
 separated by a bare CR share it).
 """
 
@@ -30,7 +30,7 @@ from mlsubmit.checker.logs.decode import (
     shallow_keys,
 )
 from mlsubmit.checker.logs.input import BTOKEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, TOKEN_LEN, open_log
-from mlsubmit.checker.logs.limits import Sink, hand, keep_rcp_lines, over_limit, records_limit
+from mlsubmit.checker.logs.limits import Sink, hand_records_on, keep_rcp_lines, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
 from mlsubmit.checker.logs.watchdog import beat, watched
 
@@ -79,7 +79,7 @@ class ParsedLog:
     parse_errors: int = 0  # MLLOG lines that did not give a record (mlperf-logging fails the log for these)
     readable: bool = True
     rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (logs/rcp_lines.py)
-    record_count: int = 0  # records read (with a sink, `records` keeps none of them: limits.hand)
+    record_count: int = 0  # records read (with a sink, `records` keeps none of them: limits.hand_records_on)
     last_line: int = 0
     rcp_bytes: int = 0  # of rcp_lines, bounded (limits.keep_rcp_lines)
     rcp_cut: bool = False
@@ -277,7 +277,8 @@ def _last_record_marked(found: Iterable[Finding], last_good: int) -> list[Findin
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True,
                 sink: Sink | None = None) -> ParsedLog:
     """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010); each
-    chunk's records go to `sink` (limits.hand). digest=False leaves `sha256` empty (hashing is ~7% of reading)."""
+    chunk's records go to `sink` (limits.hand_records_on). digest=False leaves `sha256` empty (hashing is ~7% of
+    reading)."""
     reader = _Reader(display)
     kept: list[bytes] = []
     hasher = hashlib.sha256() if digest else None
@@ -305,7 +306,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             if rcp_lines:  # the lines the RCP check reads (logs/rcp_lines.py), where one follows
                 keep_rcp_lines(reader.log, block, kept)
             line += reader.feed(_decodable(reader.log, block, line), line)
-            hand(reader.log, sink, block)
+            hand_records_on(reader.log, sink, block)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
             reader.log.findings.append(_too_long(display, line))
@@ -314,7 +315,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
         if rcp_lines:
             keep_rcp_lines(reader.log, rest, kept)
         reader.feed(rest, line)
-        hand(reader.log, sink, rest, cut=False)
+        hand_records_on(reader.log, sink, rest, cut=False)
     lines = line - 1 + (1 if rest or overlong else 0)
     log = reader.finish(lines)
     log.rcp_lines = kept

@@ -63,7 +63,7 @@ class Point:
     host_chips: bool = False  # a CPU system: its chips are its host processors
 
     @property
-    def said(self) -> str:
+    def chips_text(self) -> str:
         """Its chips as a message says them."""
         return Chips(self.chips, self.host_chips).say()
 
@@ -174,9 +174,9 @@ def num(value: float) -> str:
 
 def _numbers(c: Comparison) -> str:
     matched = f"; the same system by {c.match.say()}" if c.match is not None else ""
-    return (f"Available {c.available.entry.system} ({c.available.said}, {num(c.available.minutes)} min) "
+    return (f"Available {c.available.entry.system} ({c.available.chips_text}, {num(c.available.minutes)} min) "
             f"{c.measure} {num(c.got)} {c.unit} against at most {num(c.allowed)} (Preview {c.preview.entry.system}, "
-            f"{c.preview.said}, {num(c.preview.minutes)} min, +2 %{matched})")
+            f"{c.preview.chips_text}, {num(c.preview.minutes)} min, +2 %{matched})")
 
 
 def judge(preview: Point, available: list[Point], match: Match | None = None, rounds: Rounds | None = None,
@@ -184,7 +184,8 @@ def judge(preview: Point, available: list[Point], match: Match | None = None, ro
     """The best comparison for one Preview point (held ones first, then the closest) and its finding. `others`:
     systems of the Preview's hardware this round with no result of the benchmark (for REV021's message)."""
     path, rounds = preview.entry.first.path, rounds or Rounds(None, None)
-    said = f"Preview {preview.entry.system} {preview.entry.benchmark} ({preview.said}, {num(preview.minutes)} min)"
+    said = (f"Preview {preview.entry.system} {preview.entry.benchmark} ({preview.chips_text}, "
+            f"{num(preview.minutes)} min)")
     if not available:
         if rounds.early:
             return None, [finding("REV058", path, f"{said}: no Available result of the same system yet; "
@@ -293,10 +294,10 @@ def check_preview(previous: list[str], current: list[str]) -> tuple[list[Compari
 def _judge_point(point: Point, available: list[Point], rounds: Rounds) -> tuple[Comparison | None, list[Finding]]:
     """One Preview point: retired (REV059), or judged against its successor's entries of the benchmark's name in
     the round under review."""
-    fate = rounds.fate(point.entry.benchmark)
+    fate = rounds.benchmark_fate(point.entry.benchmark)
     if not fate.compatible:
         return None, [finding("REV059", point.entry.first.path, f"Preview {point.entry.system} "
-                              f"{point.entry.benchmark} ({point.said}, {num(point.minutes)} min): "
+                              f"{point.entry.benchmark} ({point.chips_text}, {num(point.minutes)} min): "
                               f"{rounds.retired(point.entry.benchmark)}")]
     target = point.hardware or identity(point.entry)
     pairs = [(p.hardware or identity(p.entry), p) for p in available]

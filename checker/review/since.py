@@ -90,7 +90,7 @@ def _entries(tree: Path) -> dict[tuple[str, str], Path]:
 
 def _now_name(bench: str, rulesets: tuple[str, str] | None) -> str:
     """The benchmark's name in the current round (v4.1's ssd is v5.0's retinanet)."""
-    return history.fate(bench, *rulesets).name if rulesets is not None else bench
+    return history.benchmark_fate(bench, *rulesets).name if rulesets is not None else bench
 
 
 def benchmark_findings(before: Path, now: Path, ruleset: str,

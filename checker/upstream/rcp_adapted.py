@@ -318,7 +318,7 @@ def _code_files() -> tuple[str, ...]:
 
 
 @contextmanager
-def serving(files: Mapping[str, str], answers: Mapping[str, list[Any]] | None = None, ruleset: str = ""
+def as_logs_on_disk(files: Mapping[str, str], answers: Mapping[str, list[Any]] | None = None, ruleset: str = ""
             ) -> Iterator[list[Judged]]:
     """While open: the private module sees exactly `files` (path -> text) as the logs on disk, and its reader
     gives `answers` (path -> its own answer on the same text, for `ruleset`) without reading again. Yields the list

@@ -12,7 +12,7 @@ from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.logs import sinks
 from mlsubmit.checker.logs.facts import FactsBuilder, extract
-from mlsubmit.checker.logs.limits import fitting
+from mlsubmit.checker.logs.limits import records_that_fit
 from mlsubmit.checker.logs.reader import Record, read_log, read_stream
 from mlsubmit.checker.rules import engine
 from mlsubmit.checker.rules.engine import RuleStream, check_records
@@ -162,7 +162,7 @@ def test_whole_log_rule_files_past_their_cap_are_a_finding(tmp_path: Path, monke
     monkeypatch.setattr(sinks, "WHOLE_BYTES", 5_000)  # a record is ~600 bytes as the budget counts it
     cut = [f for f in run_check([str(log)], options).report.files[str(log)] if f.code == "LOG012"]
     # how many fit depends on the records' text (their metadata names the writing script's path): ask the budget
-    fit, _ = fitting(read_log(log).records, 5_000)
+    fit, _ = records_that_fit(read_log(log).records, 5_000)
     assert 0 < fit < 10
     assert len(cut) == 1 and f"first {fit} records, of 41" in cut[0].message
 
