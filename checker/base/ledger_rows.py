@@ -59,7 +59,7 @@ def _seed(value: object) -> int | None:
     return value if type(value) is int and -_SEED <= value < _SEED else None
 
 
-def stored(entry: Entry) -> tuple[object, ...]:
+def row_to_store(entry: Entry) -> tuple[object, ...]:
     """The row to store for `entry`: texts clipped, numbers finite or None."""
     values = dict(zip(COLUMNS, astuple(entry), strict=True))
     for name in (*_TEXT, "sha256", "verdict", "first_seen"):
@@ -202,8 +202,8 @@ class Reader:
 
 def record(path: Path | LedgerUrl, entries: Iterable[Entry]) -> int:
     """Add the entries not yet in the ledger, in one transaction; how many were new. Each value is stored as
-    stored() makes it (text within a byte budget, numbers finite)."""
-    rows = [stored(e) for e in entries]
+    row_to_store() makes it (text within a byte budget, numbers finite)."""
+    rows = [row_to_store(e) for e in entries]
     if isinstance(path, LedgerUrl):
         return ledger_pg.record(path, COLUMNS, rows)
     conn = open_ledger(path, write=True)

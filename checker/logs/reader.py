@@ -32,7 +32,7 @@ from mlsubmit.checker.logs.decode import (
 from mlsubmit.checker.logs.input import BTOKEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, TOKEN_LEN, open_log
 from mlsubmit.checker.logs.limits import Sink, hand_records_on, keep_rcp_lines, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
-from mlsubmit.checker.logs.watchdog import beat, watched
+from mlsubmit.checker.logs.watchdog import note_read, watch_reads
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
@@ -286,7 +286,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
     rest, overlong, size, limit = b"", False, 0, records_limit(sink)
     while not over_limit(reader.log, size, limit):  # LOG012 past the limits: the rest is not read
         chunk = stream.read(CHUNK)
-        beat()  # watchdog: this read returned
+        note_read()  # watchdog: this read returned
         if not chunk:
             break
         if hasher is not None:
@@ -369,7 +369,7 @@ def read_log(path: str | Path, display: str | None = None, *, digest: bool = Tru
     display = display if display is not None else str(path)
     try:
         hasher = hashlib.sha256() if digest and unpack else None
-        with watched(display), open_log(path, unpack=unpack, hasher=hasher) as stream:
+        with watch_reads(display), open_log(path, unpack=unpack, hasher=hasher) as stream:
             compressed = not isinstance(stream, io.BufferedReader)
             log = read_stream(stream, display, digest=digest and not compressed, rcp_lines=rcp_lines, sink=sink)
         if compressed and hasher is not None:

@@ -139,7 +139,7 @@ def fail_words(result: rcp.RcpResult) -> str:
     return f"{why}; {result.message}"
 
 
-def touched(folder: BenchFolder, options: CheckOptions) -> bool:
+def holds_changed_path(folder: BenchFolder, options: CheckOptions) -> bool:
     """With --changed-since, only folders holding a changed path are checked again."""
     changed = options.changed_paths
     if changed is None:

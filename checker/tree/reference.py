@@ -26,10 +26,10 @@ from mlsubmit.checker.tree.folders import (
     bypass_flags,
     check_counts,
     check_olympic,
+    holds_changed_path,
     listdir,
     prepared_folders,
     rcp_findings,
-    touched,
 )
 from mlsubmit.checker.tree.shared import prepare_folders
 
@@ -193,7 +193,7 @@ def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) ->
     for system, folders in by_system.items():
         system_flags, _ = bypass_flags(org.sub("results", system))
         for folder in folders:
-            if touched(folder, options):
+            if holds_changed_path(folder, options):
                 out += check_folder(org, folder, facts, options, system_flags | org_params.flags)
     return out
 

@@ -25,7 +25,13 @@ from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.tree import params
-from mlsubmit.checker.tree.folders import bench_folders, bypass_flags, prepared_folders, read_division, touched
+from mlsubmit.checker.tree.folders import (
+    bench_folders,
+    bypass_flags,
+    holds_changed_path,
+    prepared_folders,
+    read_division,
+)
 
 from mlsubmit.core.findings import Finding
 
@@ -103,7 +109,7 @@ def tree_facts(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOption
     org_flags = frozenset(params.read_org_params(org.root, org.shown(params.NAME), options.ruleset).flags)
     made = TreeFacts(facts, folders, org_flags)
     made.touched = [FolderFacts(org, f, f.facts(facts), options.ruleset, org_flags)
-                    for f in folders if touched(f, options)]
+                    for f in folders if holds_changed_path(f, options)]
     org.prepared.tree = made
     return made
 
