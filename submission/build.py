@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import CheckOptions, Profile, Tracker, apply_waivers, no_progress, round_name, run_check
 from mlsubmit.checker.policy.check_config import Policy
-from mlsubmit.checker.policy.waivers import applied as applied_waivers
+from mlsubmit.checker.policy.waiver_pass import applied as applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
 from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission import archive as arch

@@ -33,7 +33,7 @@ from mlsubmit.checker.logs.facts import TREE_KEYS, FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy, RunFiles, in_force
-from mlsubmit.checker.policy.waivers import WaiverPass
+from mlsubmit.checker.policy.waiver_pass import WaiverPass
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name

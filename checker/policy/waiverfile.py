@@ -14,7 +14,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from mlsubmit.checker.policy.waivers import MAX_WAIVERS, relative_to, searchable
+from mlsubmit.checker.policy.waiver_pass import relative_to
+from mlsubmit.checker.policy.waivers import MAX_WAIVERS, searchable
 
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity

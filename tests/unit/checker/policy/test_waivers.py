@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.policy import waivers as waivers_module
+from mlsubmit.checker.policy.waiver_pass import applied, apply_waivers
 from mlsubmit.checker.policy.waiverfile import exact_pattern, path_glob, refuse_existing, starting_file, toml_string
-from mlsubmit.checker.policy.waivers import Waiver, applied, apply_waivers, header_lines, read_waivers
+from mlsubmit.checker.policy.waivers import Waiver, header_lines, read_waivers
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
