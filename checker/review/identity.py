@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from mlsubmit.checker.systems.descriptions import norm, summarize
+from mlsubmit.checker.systems.descriptions import summarize
+from mlsubmit.checker.systems.knowledge import norm
 
 from mlsubmit.core.support.datafiles import load_validated
 

@@ -28,7 +28,7 @@ from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
 from mlsubmit.checker.review.identity import Chips, Hardware, Match, chips, closest, hardware
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path, version
-from mlsubmit.checker.systems.descriptions import knowledge, norm
+from mlsubmit.checker.systems.knowledge import knowledge, norm
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError

@@ -17,8 +17,9 @@ from mlsubmit.checker.review.entries import entry_folders_all, json_type, read_e
 from mlsubmit.checker.review.identity import closest, hardware
 from mlsubmit.checker.rounds import benchmarks, history
 from mlsubmit.checker.rounds.detect import round_name, version
-from mlsubmit.checker.systems.descriptions import norm, summarize
+from mlsubmit.checker.systems.descriptions import summarize
 from mlsubmit.checker.systems.jsonfile import read_json
+from mlsubmit.checker.systems.knowledge import norm
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.base.targets import LogRef, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import division
-from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, norm
+from mlsubmit.checker.systems.descriptions import check_system_file
 from mlsubmit.checker.systems.jsonfile import JsonDocument
+from mlsubmit.checker.systems.knowledge import knowledge, norm
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsubmit.checker.systems.capture import Capture
-from mlsubmit.checker.systems.descriptions import count, knowledge, norm, schema_for, validate
+from mlsubmit.checker.systems.descriptions import count, schema_for, validate
 from mlsubmit.checker.systems.jsonfile import parse_json
+from mlsubmit.checker.systems.knowledge import knowledge, norm
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError

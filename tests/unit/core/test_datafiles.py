@@ -104,7 +104,7 @@ def test_every_shipped_data_file_round_trips_through_its_copy(copies: Path) -> N
     """The loaders give the same data from a fresh validation and from the copy, for every shipped file."""
     from mlsubmit.checker.hyperparameters.table import _read_tables
     from mlsubmit.checker.rules.engine import _notes
-    from mlsubmit.checker.systems.descriptions import knowledge
+    from mlsubmit.checker.systems.knowledge import knowledge
     from mlsubmit.checker.tree.folders import policy
 
     from mlsubmit.core.codes import families, family_codes

@@ -8,8 +8,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, summarize, validate
+from mlsubmit.checker.systems.descriptions import check_system_file, summarize, validate
 from mlsubmit.checker.systems.jsonfile import parse_json
+from mlsubmit.checker.systems.knowledge import knowledge
 
 from mlsubmit.core.codes import info
 from mlsubmit.core.findings import Finding, Severity
