@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
+from mlsubmit.checker.review.borrow import hyperparameter_keys, same_value
 from mlsubmit.checker.review.borrowing_rules import BorrowRules
 from mlsubmit.checker.review.entries import Entry, entry_folders, log_names, read_entry
 from mlsubmit.checker.review.identity import hardware, same_submitter
@@ -30,7 +30,7 @@ def score(resubmitted: Entry, candidate: Entry, rules: BorrowRules, ruleset: str
     matched = 0
     for key in keys:
         mine, theirs = resubmitted.value(key), candidate.value(key)
-        if mine is not None and theirs is not None and equal(mine.value, theirs.value):
+        if mine is not None and theirs is not None and same_value(mine.value, theirs.value):
             matched += 1
     return Candidate(candidate, matched, len(keys))
 

@@ -19,7 +19,7 @@ from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import division
 from mlsubmit.checker.systems.descriptions import check_system_file
 from mlsubmit.checker.systems.jsonfile import JsonDocument
-from mlsubmit.checker.systems.knowledge import knowledge, norm
+from mlsubmit.checker.systems.knowledge import knowledge, spelling_key
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
@@ -67,7 +67,7 @@ def _pairing_findings(org: OrgTree, docs: dict[str, JsonDocument]) -> Iterator[F
 
 
 def _names_agree(a: str, b: str) -> bool:
-    na, nb = norm(a), norm(b)
+    na, nb = spelling_key(a), spelling_key(b)
     return bool(na and nb) and (na in nb or nb in na)
 
 
@@ -97,7 +97,7 @@ def _division_finding(log: _LogSide, doc: JsonDocument) -> Iterator[Finding]:
 
 def _status_finding_log(log: _LogSide, doc: JsonDocument) -> Iterator[Finding]:
     ours, theirs = log.value("submission_status"), doc.data.get("status")
-    info = knowledge().status.get(norm(theirs)) if isinstance(theirs, str) else None
+    info = knowledge().status.get(spelling_key(theirs)) if isinstance(theirs, str) else None
     if ours is None or info is None or ours in info.log:
         return
     yield log.finding("SYS043", "submission_status",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.logs.decode import clipped
 from mlsubmit.checker.systems.jsonfile import JsonDocument, escape, read_json
-from mlsubmit.checker.systems.knowledge import Processor, knowledge, norm
+from mlsubmit.checker.systems.knowledge import Processor, knowledge, spelling_key
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
@@ -99,7 +99,7 @@ def _status_finding(doc: JsonDocument, error: jsonschema.ValidationError, pointe
     allowed = _keyword_value(error)
     canonical_round = "Preview" in allowed  # the 4.x vocabulary
     value = error.instance
-    info = knowledge().status.get(norm(value)) if isinstance(value, str) else None
+    info = knowledge().status.get(spelling_key(value)) if isinstance(value, str) else None
     line = doc.line(pointer)
     if info is None:
         return finding("SYS014", doc.path, f"status {value!r} is not one of: {', '.join(map(repr, allowed))}",

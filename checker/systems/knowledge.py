@@ -1,6 +1,6 @@
 """What the system-description checks know about hardware, as data (checker/tables/systems-knowledge.yaml, schema-
 checked): the schema of each round, the status spellings, the placeholders a log may carry, accelerator families
-(their POD size in a name) and host processors (cores, threads, sockets). Names are compared by `norm`.
+(their POD size in a name) and host processors (cores, threads, sockets). Names are compared by `spelling_key`.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def knowledge() -> Knowledge:
     return Knowledge(schemas, status, frozenset(data["log_placeholders"]), families, processors)
 
 
-def norm(text: str) -> str:
+def spelling_key(text: str) -> str:
     """Lower-case letters and digits only: how names and status spellings are compared."""
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
