@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from mlsubmit.checker.base import ledger_pg
-from mlsubmit.checker.base.ledger import COLUMNS, MAX_VALUE, VERDICTS, Entry, open_ledger, refuse
+from mlsubmit.checker.base.ledger import COLUMNS, MAX_VALUE, VERDICTS, Entry, ledger_refused, open_ledger
 
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.ledger_url import LedgerUrl
@@ -165,10 +165,10 @@ class Reader:
                         self.left_out[int(row[0])] = why
         except sqlite3.DataError as exc:  # a value past ledger.MAX_VALUE: SQLite refused to load it
             assert isinstance(self.path, Path)  # the PostgreSQL cursor's errors are exit 2 already
-            raise refuse(self.path, self._too_long() or f"damaged ({exc})") from None
+            raise ledger_refused(self.path, self._too_long() or f"damaged ({exc})") from None
         except sqlite3.Error as exc:
             assert isinstance(self.path, Path)
-            raise refuse(self.path, f"damaged ({exc})") from None
+            raise ledger_refused(self.path, f"damaged ({exc})") from None
 
     def count(self) -> int:
         """How many rows the ledger holds (entries or not)."""

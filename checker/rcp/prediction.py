@@ -280,7 +280,7 @@ def _as_packaged(facts: list[LogFacts], benchmark: str, ruleset: str) -> tuple[l
     (the reference's RCP checker lists only such names). The words say which runs were taken."""
     facts = sorted(facts, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
     n, total, words = benchmarks.runs(benchmark), len(facts), ""
-    if n and total > n and window.applies(ruleset):
+    if n and total > n and window.window_applies(ruleset):
         picked = window.median_window([window.scored_minutes(f.minutes, f.converged) for f in facts], n, benchmark)
         facts = facts[picked.start : picked.stop]
         first, last = (os.path.basename(f.path) for f in (facts[0], facts[-1]))

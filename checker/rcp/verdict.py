@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.base.cache import MISS, folder_key, load_entry, store_entry
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.rounds.division import closed as says_closed
+from mlsubmit.checker.rounds.division import is_closed as says_closed
 from mlsubmit.checker.upstream.installed import rcp_data_folder
 from mlsubmit.checker.upstream.npstats import mean as np_mean
 

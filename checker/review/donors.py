@@ -35,7 +35,7 @@ def score(resubmitted: Entry, candidate: Entry, rules: BorrowRules, ruleset: str
     return Candidate(candidate, matched, len(keys))
 
 
-def own(entry: Entry, original: Entry) -> bool:
+def is_own_entry(entry: Entry, original: Entry) -> bool:
     """The original's submitter's entry, under any system name: by the log's submission_org, or by the system
     descriptions' submitter (review/identity.py, one identity with review preview and since)."""
     if entry.org is not None and entry.org == original.org:
@@ -55,7 +55,7 @@ def rank_donors(original: Entry, resubmitted: Entry, trees: list[str], rules: Bo
                 continue
             seen.add(folder.resolve())
             entry = read_entry(folder, limit=1)
-            if own(entry, original):
+            if is_own_entry(entry, original):
                 continue
             out.append(score(resubmitted, entry, rules, ruleset))
     return sorted(out, key=lambda c: (-c.share, -c.matched, str(c.entry.folder)))

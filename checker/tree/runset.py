@@ -5,8 +5,8 @@ rules take, will the set pass its RCP, what will it score).
 Runs are grouped as `package` places them: by the system (`--system NAME`, else a `package.toml` entry whose `logs`
 match the file, else the log's `submission_platform`), the log's `submission_benchmark` and `submission_division`;
 within a set they are ordered by start time (`LogFacts.started_ms`, packaging's order). The set is then shown to the
-tree check as a results folder held in memory (`view`: its runs as result_0..N-1, in that order), so the olympic
-tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree checks' own code (`tree/convergence.py`,
+tree check as a results folder held in memory (`as_results_folder`: its runs as result_0..N-1, in that order), so the
+olympic tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree checks' own code (`tree/convergence.py`,
 `tree/folders.py`), and the window of N out of M is packaging's rule (`rounds/window.py`). No second copy of any.
 """
 
@@ -163,7 +163,8 @@ def judged_runs(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOpt
     return {shown for rs in group(folder, facts, options) if rs.key.benchmark in allowed for shown, _ in rs.runs}
 
 
-def view(rs: RunSet, runs: list[tuple[str, LogFacts]]) -> tuple[BenchFolder, list[LogFacts], dict[str, str]]:
+def as_results_folder(rs: RunSet, runs: list[tuple[str, LogFacts]]
+                      ) -> tuple[BenchFolder, list[LogFacts], dict[str, str]]:
     """The runs as a results folder in memory: result_<i>.txt in start order (the names the reference's RCP checker
     lists), with the map back to the raw files."""
     folder = BenchFolder(rs.key.system, rs.key.benchmark, Path(rs.where), rs.where)
@@ -190,11 +191,11 @@ def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
     if bench not in benchmarks.allowed(options.ruleset):
         return [finding("RUN005", rs.where, f"{bench!r} is not a benchmark of ruleset {options.ruleset} ({names})")]
     out, scored = _count(rs, options)
-    folder, renamed, back = view(rs, scored)
+    folder, renamed, back = as_results_folder(rs, scored)
     out += check_olympic(folder, [f for _, f in scored])
     out += check_init([f for _, f in scored], options.ruleset)
     result = None
-    if division_of.closed(None, [f for _, f in scored]):
+    if division_of.is_closed(None, [f for _, f in scored]):
         found, result = closed_set_checks(folder, renamed, options, frozenset(), judge_rcp=_enough(rs, scored))
         out += [_raw_names(f, back) for f in found]
         out += _risk(rs, scored, options)
@@ -228,8 +229,8 @@ def _count(rs: RunSet, options: CheckOptions) -> tuple[list[Finding], list[tuple
         more = n - have
         return [finding("RUN001", rs.where, f"{have} of {n} runs: {more} more run{'s' if more > 1 else ''} "
                         "needed")], rs.runs
-    if options.run_select != SELECT_MEDIAN_WINDOW or not rule.applies(options.ruleset):
-        why = ("ruleset 1.0.0 has no rule for choosing N of M runs" if not rule.applies(options.ruleset)
+    if options.run_select != SELECT_MEDIAN_WINDOW or not rule.window_applies(options.ruleset):
+        why = ("ruleset 1.0.0 has no rule for choosing N of M runs" if not rule.window_applies(options.ruleset)
                else "with select = \"all\" every run is scored")
         return [finding("RUN007", rs.where, f"{have} runs where the rules ask for {n}: {why}")], rs.runs
     window = rule.median_window([_minutes(f) for _, f in rs.runs], n, rs.key.benchmark)
@@ -296,7 +297,7 @@ def ledger_entries(run: CheckRun, options: CheckOptions) -> list[Entry]:
     keys: dict[str, tuple[SetKey, tuple[float | None, float | None]]] = {}
     for raw in run.targets.raw_folders:
         for rs in group(raw, {r.display: run.results[r.display].facts for r in raw.logs}, options):
-            numbers = _rcp_numbers(rs.key.benchmark, view(rs, _count(rs, options)[1])[1], options)
+            numbers = _rcp_numbers(rs.key.benchmark, as_results_folder(rs, _count(rs, options)[1])[1], options)
             keys.update({shown: (rs.key, numbers) for shown, _ in rs.runs})
     keys.update(_tree_keys(run, options))
     out = []
@@ -342,7 +343,7 @@ def _tree_keys(run: CheckRun, options: CheckOptions) -> dict[str, tuple[SetKey, 
             folders.setdefault((ref.system or UNNAMED, ref.benchmark or UNNAMED), []).append(ref)
         for (system, bench), refs in folders.items():
             facts = [run.results[r.display].facts for r in refs]
-            key = SetKey(system, bench, division_of.stated(None, facts) or UNNAMED)
+            key = SetKey(system, bench, division_of.scored_division(None, facts) or UNNAMED)
             numbers = _rcp_numbers(bench, facts, options)
             keys.update({r.display: (key, numbers) for r in refs})
     return keys
@@ -353,7 +354,7 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
     again when the check's bypass flags made it another question)."""
     if bench not in benchmarks.allowed(options.ruleset) or not benchmarks.has_rcp(bench):
         return None, None
-    if not division_of.closed(None, runs):
+    if not division_of.is_closed(None, runs):
         return None, None
     if len(runs) <= 2 * benchmarks.dropped(bench):  # no verdict yet: the window the check will use (run planning)
 

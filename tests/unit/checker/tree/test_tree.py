@@ -8,7 +8,7 @@ import pytest
 from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.rounds.division import closed as closed_division
+from mlsubmit.checker.rounds.division import is_closed as closed_division
 from mlsubmit.checker.tree.folders import bench_folders, bypass_flags, check_olympic, policy
 from mlsubmit.checker.tree.init_time import check_init, init_limit
 from mlsubmit.checker.tree.results_folders import check_names
