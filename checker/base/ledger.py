@@ -84,7 +84,7 @@ class Entry:
 COLUMNS = [f.name for f in fields(Entry)]
 
 
-def now() -> str:
+def utc_now_text() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -43,7 +43,7 @@ _SEED = 1 << 63
 BY_SET = "system, benchmark, division, run_start_ms IS NULL, run_start_ms, shown, id"
 
 
-def clipped(text: str, budget: int = TEXT_BYTES, total: int | None = None) -> str:
+def clipped_utf8(text: str, budget: int = TEXT_BYTES, total: int | None = None) -> str:
     """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note (of
     `total` characters: the text is a head of it). Only its head is encoded: a 400 MB value costs no second copy.
     A NUL is written as an escape (PostgreSQL's text holds none: either backend stores the same value)."""
@@ -63,7 +63,7 @@ def row_to_store(entry: Entry) -> tuple[object, ...]:
     """The row to store for `entry`: texts clipped, numbers finite or None."""
     values = dict(zip(COLUMNS, astuple(entry), strict=True))
     for name in (*_TEXT, "sha256", "verdict", "first_seen"):
-        values[name] = clipped(str(values[name]))
+        values[name] = clipped_utf8(str(values[name]))
     for name in _NUMBERS:
         values[name] = finite(values[name])
     values["seed"] = _seed(values["seed"])
@@ -102,7 +102,7 @@ def _problem(got: dict[str, object], lengths: dict[str, int]) -> str | None:
         if not isinstance(text, str):
             return f"{name} is not text"
         if lengths[name] > TEXT_BYTES // 4:
-            got[name] = clipped(text, total=lengths[name])
+            got[name] = clipped_utf8(text, total=lengths[name])
     for name in _NUMBERS:
         if got[name] is not None:
             got[name] = finite(got[name])

@@ -23,7 +23,7 @@ from mlsubmit.checker.logs.decode import (
     FAST,
     FAST_ERRORS,
     RecordError,
-    clipped,
+    clipped_quote,
     decode_record,
     duplicate_keys,
     scan_latin1,
@@ -236,12 +236,12 @@ class _Reader:
 
     def _warn(self, key: str, body: str, warnings: list[str], lineno: int) -> None:
         if "LOG008" in warnings:
-            self.noted.append(finding("LOG008", self.display, f"record '{clipped(key)}' holds NaN or Infinity",
+            self.noted.append(finding("LOG008", self.display, f"record '{clipped_quote(key)}' holds NaN or Infinity",
                                       line=lineno))
         dups = duplicate_keys(body) if "LOG007" in warnings else []
         if dups:
-            self.noted.append(finding("LOG007", self.display, f"record '{clipped(key)}' repeats key(s) "
-                                      f"{clipped(', '.join(dups))}; the last value is used", line=lineno))
+            self.noted.append(finding("LOG007", self.display, f"record '{clipped_quote(key)}' repeats key(s) "
+                                      f"{clipped_quote(', '.join(dups))}; the last value is used", line=lineno))
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines

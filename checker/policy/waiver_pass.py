@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlsubmit.checker.policy.waivers import Waiver, literal_message, searchable
+from mlsubmit.checker.policy.waivers import Waiver, literal_message, searchable_message
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Report, Waived
@@ -74,7 +74,7 @@ class _Index:
         """(position, found by its path) of each waiver that may cover `f`, in file order: the first that covers
         marks the finding."""
         found = dict.fromkeys(self.by_code.get(f.code, []) + self.by_code.get(f.family, []), False)
-        text = searchable(f.message)
+        text = searchable_message(f.message)
         for base in self.bases if f.path else ():
             parts = rel(f.path, base).split("/")
             for n in range(1, len(parts) + 1):  # the path and each folder above it
@@ -159,7 +159,7 @@ def apply_waivers(report: Report, waivers: Sequence[Waiver], *, today: dt.date |
     return out
 
 
-def applied(report: Report) -> list[dict[str, Any]]:
+def applied_waivers(report: Report) -> list[dict[str, Any]]:
     """Each waiver that marked a finding, with how many: what `package` records in its manifest."""
     counts: dict[tuple[str, int], tuple[Waived, list[str]]] = {}
     for f in report.all_findings():

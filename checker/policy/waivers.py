@@ -84,7 +84,7 @@ class Waiver:
         message = original_message(f)  # a fold of many findings (mlsubmit/core/repeats.py): the message they share
         if message is None:
             return False
-        text = searchable(message)
+        text = searchable_message(message)
         exact = literal_message(self.message or "")
         return text == exact if exact is not None else pattern.search(text) is not None
 
@@ -102,7 +102,7 @@ def literal_message(pattern: str) -> str | None:
         return None
 
 
-def searchable(message: str) -> str:
+def searchable_message(message: str) -> str:
     """The text a pattern is searched in: bounded, and encodable (a lone surrogate from a log is U+FFFD)."""
     return _SURROGATE.sub("\ufffd", message[:MESSAGE_LIMIT])
 

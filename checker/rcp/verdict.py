@@ -293,7 +293,7 @@ def _key(benchmark: str, ruleset: str, runs: list[LogFacts], bypass: bool, close
     return folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
 
 
-def judged(benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool = True,
+def rcp_verdict(benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool = True,
            train_samples: bool = False, rcps: str | None = None) -> RcpResult:
     """The verdict the check gave in this process on exactly these runs, else evaluate()'s."""
     kept = _JUDGED.get(_key(benchmark, ruleset, runs, bypass, closed, train_samples, rcps))
@@ -308,7 +308,7 @@ def evaluate_cached(
 ) -> RcpResult:
     """evaluate(), remembered in the --cache folder under everything that decides it (each run's name and kept
     lines, the ruleset, bypass, division, the bert flag and the RCPs given), so an unchanged folder is not judged
-    again; and in this process, for `judged`."""
+    again; and in this process, for `rcp_verdict`."""
     key = _key(benchmark, ruleset, runs, bypass, closed, train_samples, rcps)
     result = _JUDGED[key] = _stored(key, benchmark, ruleset, runs, bypass=bypass, closed=closed,
                                     cache_dir=cache_dir, train_samples=train_samples, rcps=rcps)

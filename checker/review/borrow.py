@@ -50,7 +50,7 @@ def same_value(a: Any, b: Any) -> bool:
     """Logged values the same: numbers within the closed table's tolerance, anything else exactly."""
     kinds = (int, float)
     if isinstance(a, kinds) and isinstance(b, kinds) and not isinstance(a, bool) and not isinstance(b, bool):
-        return numbers.close(a, b, rel_tol=1e-6, abs_tol=1e-12)
+        return numbers.nearly_equal(a, b, rel_tol=1e-6, abs_tol=1e-12)
     return bool(a == b)
 
 

@@ -24,7 +24,7 @@ class Candidate:
         return self.matched / self.compared if self.compared else 0.0
 
 
-def score(resubmitted: Entry, candidate: Entry, rules: BorrowRules, ruleset: str) -> Candidate:
+def scored_candidate(resubmitted: Entry, candidate: Entry, rules: BorrowRules, ruleset: str) -> Candidate:
     keys = (hyperparameter_keys(resubmitted, rules, ruleset) | hyperparameter_keys(candidate, rules, ruleset))
     keys -= rules.batch | rules.kept
     matched = 0
@@ -57,5 +57,5 @@ def rank_donors(original: Entry, resubmitted: Entry, trees: list[str], rules: Bo
             entry = read_entry(folder, limit=1)
             if is_own_entry(entry, original):
                 continue
-            out.append(score(resubmitted, entry, rules, ruleset))
+            out.append(scored_candidate(resubmitted, entry, rules, ruleset))
     return sorted(out, key=lambda c: (-c.share, -c.matched, str(c.entry.folder)))

@@ -176,14 +176,14 @@ def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) ->
     for path, shown in org_system_files(org):
         doc, found = prepared.get(str(path)) or check_system_file(path, shown, options.ruleset)
         docs[path.stem] = doc
-        if concerned(org, path.stem, options):
+        if system_changed(org, path.stem, options):
             findings.extend(found)
-    findings.extend(f for f in _pairing_findings(org, docs) if concerned(org, _system_of(org, f), options))
+    findings.extend(f for f in _pairing_findings(org, docs) if system_changed(org, _system_of(org, f), options))
     findings.extend(agreement_findings(org, facts, docs))
     return findings
 
 
-def concerned(org: OrgTree, system: str, options: CheckOptions) -> bool:
+def system_changed(org: OrgTree, system: str, options: CheckOptions) -> bool:
     """With --changed-since, a system's own findings are reported again only when its file or its results folder
     holds a change: one changed log must not bring back every unchanged system file's warnings."""
     changed = options.changed_paths

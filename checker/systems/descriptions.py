@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.logs.decode import clipped
+from mlsubmit.checker.logs.decode import clipped_quote
 from mlsubmit.checker.systems.jsonfile import JsonDocument, escape, read_json
 from mlsubmit.checker.systems.knowledge import Processor, knowledge, spelling_key
 
@@ -42,7 +42,7 @@ _COUNT_EXAMPLES = dict(zip(COUNT_FIELDS, ("1", "2", "16", "64", "128", "2"), str
 
 def count(value: Any) -> int | None:
     """A count field as an int (JSON integer, integral float or digit string) up to MAX_COUNT (SYS048), else None."""
-    return numbers.whole(value)
+    return numbers.whole_number(value)
 
 
 def _huge_counts(doc: JsonDocument) -> Iterator[Finding]:
@@ -250,7 +250,8 @@ def _pod_size_findings(doc: JsonDocument, s: SystemSummary) -> Iterator[Finding]
         if size != units:
             per = f" ({fam.units_per_accelerator} per accelerator)" if fam.units_per_accelerator > 1 else ""
             yield finding("SYS030", doc.path,
-                          f"{source} {clipped(repr(text))} states size {'beyond any' if size is None else size}{per}, "
+                          f"{source} {clipped_quote(repr(text))} states size "
+                          f"{'beyond any' if size is None else size}{per}, "
                           f"but number_of_nodes × accelerators_per_node = {s.nodes} × {s.accelerators_per_node} = "
                           f"{s.accelerators}",
                           line=doc.line(pointer), pointer=pointer,
@@ -320,7 +321,7 @@ def _unitless_memory(doc: JsonDocument) -> Iterator[Finding]:
     for key in MEMORY_FIELDS:
         value = doc.data.get(key) if isinstance(doc.data, dict) else None
         if isinstance(value, str) and re.search(r"\d", value) and not _MEMORY_UNIT.search(value):
-            yield finding("SYS049", doc.path, f"{key} is {clipped(value)!r}: a number with no unit",
+            yield finding("SYS049", doc.path, f"{key} is {clipped_quote(value)!r}: a number with no unit",
                           line=doc.line("/" + key), pointer="/" + key)
 
 

@@ -57,7 +57,8 @@ class Knowledge:
         for fam in self.families:
             match = fam.pattern.search(text)
             if match:
-                return fam, numbers.whole(match.group("size"))  # None: no system's size (int() of 5,000 digits raised)
+                # None: no system's size (int() of 5,000 digits raised)
+                return fam, numbers.whole_number(match.group("size"))
         return None
 
     def processor_of(self, model: str) -> Processor | None:

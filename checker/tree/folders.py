@@ -32,7 +32,7 @@ NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 
 
 @functools.cache
-def policy() -> dict[str, Any]:
+def tree_policy() -> dict[str, Any]:
     entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/tree-policy.yaml")
     data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="tables/tree-policy.yaml")
     return data

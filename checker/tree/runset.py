@@ -19,12 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from mlsubmit.checker.base.ledger import Entry, now
+from mlsubmit.checker.base.ledger import Entry, utc_now_text
 from mlsubmit.checker.base.targets import BenchFolder, LogRef, RawFolder
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rcp.planning import risk_finding, runs_of, window_effect, window_for
-from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, judged, run_convergence
+from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, rcp_verdict, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
@@ -119,7 +119,7 @@ def order_key(display: str, facts: LogFacts) -> tuple[float, str]:
 _PLACEHOLDERS = ("", "n/a", "na", "none", "null", "todo", "tbd", "unknown", UNNAMED)
 
 
-def placeholder(system: str) -> bool:
+def is_placeholder(system: str) -> bool:
     """Whether a platform a log names is a placeholder, not a system: `<N>xSUBMISSION_PLATFORM_PLACEHOLDER` (the
     reference implementations' default, in thousands of published logs), N/A, TODO, TBD, empty."""
     plain = system.strip().lower()
@@ -138,10 +138,10 @@ def group(folder: RawFolder, facts: Mapping[str, LogFacts], options: CheckOption
         key = SetKey(system_of(ref, found, options), found.benchmark or UNNAMED, found.division or UNNAMED)
         sets.setdefault(key, []).append((ref.display, found))
     notes: dict[SetKey, str] = {}
-    for key in [k for k in sets if placeholder(k.system)]:
-        named = sorted((k for k in sets if not placeholder(k.system) and (k.benchmark, k.division) ==
+    for key in [k for k in sets if is_placeholder(k.system)]:
+        named = sorted((k for k in sets if not is_placeholder(k.system) and (k.benchmark, k.division) ==
                         (key.benchmark, key.division)), key=lambda k: (-len(sets[k]), k))
-        placeholders = sorted(k for k in sets if placeholder(k.system) and (k.benchmark, k.division) ==
+        placeholders = sorted(k for k in sets if is_placeholder(k.system) and (k.benchmark, k.division) ==
                               (key.benchmark, key.division))
         into = named[0] if named else placeholders[0]
         if into == key:
@@ -293,7 +293,7 @@ def _labelled(found: Finding, rs: RunSet) -> Finding:
 
 def ledger_entries(run: CheckRun, options: CheckOptions) -> list[Entry]:
     """One ledger entry per log the check read (with records and a digest): its set, verdict and convergence."""
-    seen = now()
+    seen = utc_now_text()
     keys: dict[str, tuple[SetKey, tuple[float | None, float | None]]] = {}
     for raw in run.targets.raw_folders:
         for rs in group(raw, {r.display: run.results[r.display].facts for r in raw.logs}, options):
@@ -362,5 +362,5 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
                          for_benchmark(options.custom_rcps, bench))
         return (None, None) if win is None or win.kind == "above" else (_finite(win.rcp_mean), _finite(win.fastest))
 
-    result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
+    result = rcp_verdict(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
     return _finite(result.rcp_mean), _finite(result.min_epochs)

@@ -187,7 +187,7 @@ def _bypassed(org: OrgTree, refs: Sequence[LogRef], run: CheckRun, score: Score,
         return []
     facts = [run.results[r.display].facts for r in sorted(refs, key=lambda r: _result_index(r.path.name))]
     shown = org.shown("results", folder.parent.name, folder.name)
-    return [rcp_evidence.gather(shown, score.system, score.benchmark, ruleset, facts, scope)]
+    return [rcp_evidence.bypass_evidence(shown, score.system, score.benchmark, ruleset, facts, scope)]
 
 
 def _result_index(name: str) -> tuple[int, str]:

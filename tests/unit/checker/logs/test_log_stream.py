@@ -17,7 +17,7 @@ from mlsubmit.checker.logs.reader import Record, read_log, read_stream
 from mlsubmit.checker.rules import engine
 from mlsubmit.checker.rules.engine import RuleStream, check_records
 from mlsubmit.checker.rules.files import get_ruleset
-from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, short
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, short_repr
 
 SD_EVAL = {"metric": "FID", "samples_count": 512000}
 RUNS = [
@@ -108,9 +108,9 @@ def test_repeated_values_are_printed_only_when_a_message_may_need_them(monkeypat
 
     def counting(value: object, limit: int = 120) -> str:
         printed.append(value)
-        return short(value, limit)
+        return short_repr(value, limit)
 
-    monkeypatch.setattr(tally, "short", counting)
+    monkeypatch.setattr(tally, "short_repr", counting)
     seen = KeyTally()
     for line in range(3):
         seen.add("x", line + 1)
