@@ -36,8 +36,8 @@ def rcp_outcome(result: RcpResult) -> RcpOutcome:
     if result.crash:
         # The reference raises inside its RCP step; the summarizer prints a warning, leaves the column empty and
         # the folder's scaling.json as it was.
-        # The message says it in words (checker.rcp.verdict.said); the raw exception stays in the result, not in the
-        # page.
+        # The message says it in words (checker.rcp.verdict.error_in_words); the raw exception stays in the result,
+        # not in the page.
         return RcpOutcome(status="", message=f"the reference's RCP check stops here: {result.message}")
     return RcpOutcome(
         status=summarizer_status(result),
