@@ -31,7 +31,8 @@ from mlsubmit.checker.engine.pipeline import CheckRun, run_check, run_rounds
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.logs.reader import ParsedLog, read_log
 from mlsubmit.checker.policy.check_config import policy_for
-from mlsubmit.checker.policy.waivers import Waiver, apply_waivers, read_waivers
+from mlsubmit.checker.policy.waiver_pass import apply_waivers
+from mlsubmit.checker.policy.waivers import Waiver, read_waivers
 from mlsubmit.checker.rounds.detect import round_name
 from mlsubmit.checker.rounds.window import median_window
 from mlsubmit.checker.rules.files import (

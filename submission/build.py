@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker import CheckOptions, Profile, Tracker, apply_waivers, no_progress, round_name, run_check
 from mlsubmit.checker.policy.check_config import Policy
-from mlsubmit.checker.policy.waivers import applied as applied_waivers
+from mlsubmit.checker.policy.waiver_pass import applied_waivers
 from mlsubmit.checker.rounds.detect import ROUND_FILE
 from mlsubmit.checker.tree import params as org_params
 from mlsubmit.submission import archive as arch
@@ -33,7 +33,7 @@ from mlsubmit.submission.run_selection import Selection, collect
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.findings import Finding, Report, has_errors
-from mlsubmit.core.support.ledger_url import named
+from mlsubmit.core.support.ledger_url import shown_ledger
 from mlsubmit.core.support.names import did_you_mean
 from mlsubmit.core.support.safe_io import SMALL_FILE, read_bounded
 
@@ -183,7 +183,7 @@ def _place_results(sel: Selection, org_root: Path, manifest: dict[str, Any], ori
             "olympic_minutes": score,
             "run_set": [{"source": run.display, "source_sha256": run.source_sha256, "run_start_ms": run.start_ms}
                         for run in sel.candidates],
-            "ledger": None if entry.ledger is None else named(entry.ledger),  # a URL without its password
+            "ledger": None if entry.ledger is None else shown_ledger(entry.ledger),  # a URL without its password
             "excluded": [
                 {"source": run.display, "source_sha256": run.source_sha256, "reason": reason}
                 for run, reason in sel.excluded

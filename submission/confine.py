@@ -101,7 +101,7 @@ def _tool(name: str) -> str:
 
 
 @functools.cache
-def available() -> Confinement:
+def available_confinement() -> Confinement:
     """bubblewrap when it runs the interpreter here, else none (with the reason in its words)."""
     if shutil.which(BWRAP) is None:
         return _none(f"{BWRAP} is not installed (package {PACKAGE})")

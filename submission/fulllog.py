@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from mlsubmit.checker.logs.input import output_pieces
+from mlsubmit.checker.logs.limits import output_pieces
 
 from mlsubmit.core.findings import Finding
 
@@ -124,7 +124,7 @@ class _Copy:
 def copy_full(open_stream: Opener, dest: Path, redaction: Redaction, limit: int = LIMIT, *, display: str = "",
               cut: list[Finding] | None = None) -> FullCopy:
     """Write the output to `dest` as the round allows; `open_stream` opens it afresh (it is read twice). Read in
-    chunks within `check`'s limits (input.output_pieces): LOG012 into `cut` where it stops."""
+    chunks within `check`'s limits (limits.output_pieces): LOG012 into `cut` where it stops."""
     total, mllog = _sizes(open_stream)
     budget = None if total <= limit else max(limit - mllog, 0)  # framework bytes that fit beside every record
     with open_stream() as stream, open(dest, "wb") as out:

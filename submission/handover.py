@@ -97,7 +97,7 @@ def prepare(tree: Path, org: str, shown: str, with_params: bool, copied: Sequenc
     return out
 
 
-def blocking(found: Sequence[Finding], unit: Path | None = None, org: str = "") -> list[Finding]:
+def blocking_findings(found: Sequence[Finding], unit: Path | None = None, org: str = "") -> list[Finding]:
     """The findings of our check that keep the unit from the tools: those in BLOCKING, and (given the unit) a
     PKG074 for each record our reader dropped in a result log the tools open and the reference would read."""
     kept = [f for f in found if f.code in BLOCKING]

@@ -17,7 +17,7 @@ from mlsubmit.submission.package_config import PackageConfig, ResultEntry
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
-from mlsubmit.core.support.ledger_url import location, named
+from mlsubmit.core.support.ledger_url import location, shown_ledger
 from mlsubmit.core.support.safe_io import sha256_file
 
 
@@ -30,7 +30,7 @@ def ledger_runs(cfg: PackageConfig, entry: ResultEntry) -> tuple[list[Path], lis
         for e in reader.entries():
             if e.system == entry.system and e.benchmark == entry.benchmark:
                 latest[e.path] = e  # rows are in the order they were added: a later entry for the path wins
-    where, ledger = f"/results/{entry.index}/ledger", named(entry.ledger)  # a URL's password never shown
+    where, ledger = f"/results/{entry.index}/ledger", shown_ledger(entry.ledger)  # a URL's password never shown
     paths, findings = [], []
     findings += [finding("RUN008", str(cfg.path), f"{ledger}: {note} (not a ledger entry; it may be one of "
                          "this set's runs)", pointer=where) for note in reader.notes()]

@@ -48,19 +48,19 @@ def new_manifest(org: str, ruleset: str) -> dict[str, Any]:
     }
 
 
-def rounded(value: Any) -> Any:
+def floats_rounded(value: Any) -> Any:
     """`value` with every float rounded to DECIMALS places (integers, strings and the shape kept)."""
     if isinstance(value, float):
         return round(value, DECIMALS)
     if isinstance(value, dict):
-        return {key: rounded(item) for key, item in value.items()}
+        return {key: floats_rounded(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [rounded(item) for item in value]
+        return [floats_rounded(item) for item in value]
     return value
 
 
 def dumps(manifest: dict[str, Any]) -> bytes:
-    text = json.dumps(rounded(manifest), indent=2, ensure_ascii=False, allow_nan=False)
+    text = json.dumps(floats_rounded(manifest), indent=2, ensure_ascii=False, allow_nan=False)
     return (text + "\n").encode("utf-8")
 
 

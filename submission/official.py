@@ -240,7 +240,7 @@ def org_steps(tree: Path, org: str, ruleset: str, summary_csv: Path, params: lis
 
 def _run_module(module: str, args: list[str], cwd: Path) -> Step:
     """One reference tool on the private copy in `cwd`, confined and limited (submission/confine.py)."""
-    argv = confine.available().wrap(confine.tool_command(f"mlperf_logging.{module}", args), cwd)
+    argv = confine.available_confinement().wrap(confine.tool_command(f"mlperf_logging.{module}", args), cwd)
     shown = [os.path.basename(a) if os.path.isabs(a) else a for a in args]  # our temporary folder says nothing
     command = " ".join(["python", "-m", f"mlperf_logging.{module}", *shown])
     name = module.replace("_", " ")
@@ -259,7 +259,7 @@ def _run_module(module: str, args: list[str], cwd: Path) -> Step:
         passed = passed and any(PACKAGE_OK in line for line in lines)
     elif module == "repo_checker":
         passed = passed and any(REPO_OK in line for line in lines)
-    refused = refusal(lines, done.returncode)
+    refused = launcher_refusal(lines, done.returncode)
     step = Step(name, command, passed and not refused, _last(lines, module))
     if done.returncode != 0:
         step.last.append(f"(exit status {done.returncode})")
@@ -268,7 +268,7 @@ def _run_module(module: str, args: list[str], cwd: Path) -> Step:
     return step
 
 
-def refusal(lines: list[str], status: int) -> str:
+def launcher_refusal(lines: list[str], status: int) -> str:
     """What the launcher refused the tool, from its marker line (or its exit status alone), else ""."""
     said = [ln.split(tool_launcher.MARKER, 1)[1].strip() for ln in lines if tool_launcher.MARKER in ln]
     if said:

@@ -82,7 +82,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _count(value: Any) -> int:
     """A count the schema let through as an integer: TOML's `2.0` is one (JSON Schema's integers include it)."""
-    return numbers.whole(value, 99) or 1
+    return numbers.whole_number(value, 99) or 1
 
 
 def _validate(data: dict[str, Any], path: Path) -> None:

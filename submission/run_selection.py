@@ -20,7 +20,8 @@ from pathlib import Path
 
 from mlsubmit.checker import LogFacts, median_window, read_log
 from mlsubmit.checker.logs.facts import FactsBuilder
-from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log, raw_records
+from mlsubmit.checker.logs.input import GZIP_ERRORS, open_log
+from mlsubmit.checker.logs.limits import raw_records
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import olympic as window_olympic
 from mlsubmit.submission.fulllog import Redaction, copy_full
@@ -156,7 +157,7 @@ def _ours(path: Path, out: Path) -> bool:
 def _copy_records(source: Path, staged: Path, run: Run, cut: list[Finding]) -> int:
     """The run's records into `staged`, each record's raw line noted so findings can point back at it. Read in
     chunks, as `check` reads (checker.numbered_records): a newline bomb costs C-level scans, not a loop per line;
-    and within `check`'s limits (input.raw_records), so past 4 GiB or 10 M records both stop at the same place
+    and within `check`'s limits (limits.raw_records), so past 4 GiB or 10 M records both stop at the same place
     and say LOG012 (into `cut`)."""
     count = 0
     with open_log(source, unpack=True) as stream, open(staged, "wb") as out:  # the reader `check` uses

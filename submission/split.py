@@ -47,7 +47,7 @@ def upload_name(org: str, number: int) -> str:
     return f"{org}_{number}"
 
 
-def share(cfg: PackageConfig, number: int, out: Path) -> PackageConfig:
+def upload_config(cfg: PackageConfig, number: int, out: Path) -> PackageConfig:
     """The config of one upload: its entries, the system params of its systems, the organisation's params."""
     results = tuple(e for e in cfg.results if e.upload == number)
     systems = {e.system for e in results}
@@ -84,7 +84,7 @@ def package_split(cfg: PackageConfig, options: build.PackageOptions) -> SplitRes
 def _split(cfg: PackageConfig, options: build.PackageOptions, tmp: Path) -> SplitResult:
     result = SplitResult(report=Report(), out=cfg.out)
     for number in range(1, cfg.uploads + 1):
-        done = build.package(share(cfg, number, tmp / upload_name(cfg.org, number)), options)
+        done = build.package(upload_config(cfg, number, tmp / upload_name(cfg.org, number)), options)
         result.uploads.append(done)
         _merge(result.report, build.remap(done.report, str(tmp), os.path.normpath(cfg.out)))
     if not all(r.finalised for r in result.uploads):

@@ -39,7 +39,7 @@ NEVER = frozenset({"subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os
 NEVER_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
 
 
-def inside(path: str, roots: Sequence[str]) -> bool:
+def is_inside(path: str, roots: Sequence[str]) -> bool:
     """Whether `path` (a real path) is one of `roots` (real paths) or under one."""
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
@@ -75,7 +75,7 @@ class Policy:
     def why(self, event: str, args: tuple[Any, ...]) -> str | None:
         if event == "open":
             path = _text(args[0]) if args else None
-            if path is not None and _writes(args) and not inside(os.path.realpath(path), [self.work, os.devnull]):
+            if path is not None and _writes(args) and not is_inside(os.path.realpath(path), [self.work, os.devnull]):
                 return f"writing {os.path.realpath(path)}, outside the working folder"
             return self._open(path)
         if event == "compile":
@@ -94,12 +94,12 @@ class Policy:
         if path is None:
             return None
         real = os.path.realpath(path)
-        if path.startswith(self.rules_text) and not inside(real, [self.rules_root]):
+        if path.startswith(self.rules_text) and not is_inside(real, [self.rules_root]):
             return f"open of {real}: a path built from mlperf-logging's own folder that leaves it"
         lower = real.lower()
-        if lower.endswith(RULE_SUFFIXES) and not inside(real, [self.rules_root]):
+        if lower.endswith(RULE_SUFFIXES) and not is_inside(real, [self.rules_root]):
             return f"open of {real}: a rule file outside mlperf-logging's own folder"
-        if lower.endswith(CODE_SUFFIXES) and not inside(real, self.code) and not self._text_read(path):
+        if lower.endswith(CODE_SUFFIXES) and not is_inside(real, self.code) and not self._text_read(path):
             return f"open of {real}: code outside the interpreter's and mlperf-logging's folders"
         return None
 
@@ -116,7 +116,7 @@ class Policy:
         if text.startswith("<"):  # compiled from a string (<string>, <frozen os>): its text came from a shipped file
             return None
         real = os.path.realpath(text)
-        if inside(real, self.code):
+        if is_inside(real, self.code):
             return None
         return f"{what} of {real}: code outside the interpreter's and mlperf-logging's folders"
 
@@ -127,7 +127,7 @@ class Policy:
             text = _text(entry)
             if text is None or text in self.import_path:
                 continue
-            if not inside(os.path.realpath(text or "."), self.code):
+            if not is_inside(os.path.realpath(text or "."), self.code):
                 shown = text or "the working folder"
                 return f"import with {shown!r} on the import path (outside the interpreter's folders)"
         return None
@@ -137,7 +137,7 @@ class Policy:
         if text is None or os.sep not in text:  # a library found by the loader's own search (libc, libm)
             return None
         real = os.path.realpath(text)
-        if inside(real, [*self.code, "/usr/lib", "/lib", "/usr/lib64", "/lib64", "/usr/local/lib"]):
+        if is_inside(real, [*self.code, "/usr/lib", "/lib", "/usr/lib64", "/lib64", "/usr/local/lib"]):
             return None
         return f"loading the library {real} (outside the interpreter's and the system's folders)"
 

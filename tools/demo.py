@@ -147,7 +147,7 @@ def modern_round(root: Path) -> None:
     say("The results chair's own flow on the archive, in one command: pack_submission.sh --unpack's sha1 check and "
         f"decryption, verify_for_v{MODERN_RULESET[:3]}_training.sh's steps with the installed mlperf-logging, then "
         "report --against the summary they produced")
-    confined = confine.available()
+    confined = confine.available_confinement()
     if confined.kind == "none":  # the demo's own archive, written above: trusted, so it may run unconfined
         print(f"  bubblewrap cannot confine the tools here ({confined.why}): this demo passes --unconfined, which "
               "`verify --official` requires then (install bubblewrap: `make install-machine`)")

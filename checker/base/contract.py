@@ -106,7 +106,7 @@ class Check(Generic[Run]):
     @property
     def codes(self) -> frozenset[str]:
         """Every code the check may emit, a whole family declared read from the catalogue."""
-        return expand(self.declared)
+        return expanded_codes(self.declared)
 
 
 def covers(declared: frozenset[str], code: str) -> bool:
@@ -115,7 +115,7 @@ def covers(declared: frozenset[str], code: str) -> bool:
     return code in declared or code.rstrip("0123456789") in declared
 
 
-def expand(declared: frozenset[str]) -> frozenset[str]:
+def expanded_codes(declared: frozenset[str]) -> frozenset[str]:
     """The codes a declaration holds, each family named read from the catalogue (only those families load)."""
     out = {code for code in declared if not code.isalpha()}
     for family in (code for code in declared if code.isalpha()):

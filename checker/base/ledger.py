@@ -84,7 +84,7 @@ class Entry:
 COLUMNS = [f.name for f in fields(Entry)]
 
 
-def now() -> str:
+def utc_now_text() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -106,7 +106,7 @@ def _header(path: Path) -> tuple[str | None, bool]:
     return None, head[18] == _WAL
 
 
-def refuse(path: Path, why: str) -> FatalError:
+def ledger_refused(path: Path, why: str) -> FatalError:
     return FatalError(f"--ledger {path}: {why}; it is left as it is (give another FILE)")
 
 
@@ -126,7 +126,7 @@ def _connect(path: Path, *, write: bool, wal: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(_uri(path, write=write, wal=wal), uri=True, timeout=BUSY_MS / 1000,
                                isolation_level=None)
     except sqlite3.Error as exc:
-        raise refuse(path, f"cannot be read as a ledger: damaged, or not readable here ({exc})") from None
+        raise ledger_refused(path, f"cannot be read as a ledger: damaged, or not readable here ({exc})") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         if not write:
@@ -136,14 +136,14 @@ def _connect(path: Path, *, write: bool, wal: bool) -> sqlite3.Connection:
         rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
     except sqlite3.Error as exc:
         conn.close()
-        raise refuse(path, f"cannot be read as a ledger: damaged, or not readable here ({exc})") from None
+        raise ledger_refused(path, f"cannot be read as a ledger: damaged, or not readable here ({exc})") from None
     if rows != [("table", "runs", _SCHEMA), ("index", "sqlite_autoindex_runs_1", None)]:
         conn.close()
-        raise refuse(path, "its tables are not a ledger's (a foreign or altered database)")
+        raise ledger_refused(path, "its tables are not a ledger's (a foreign or altered database)")
     why = _damage(conn)
     if why is not None:
         conn.close()
-        raise refuse(path, why)
+        raise ledger_refused(path, why)
     if write and wal:
         with contextlib.suppress(sqlite3.Error):  # another process still has it open: the next write switches it
             conn.execute("PRAGMA journal_mode = DELETE")
@@ -213,8 +213,8 @@ def open_ledger(path: Path, *, write: bool) -> sqlite3.Connection:
         except (OSError, sqlite3.Error) as exc:
             raise FatalError(f"--ledger {path}: cannot create it: {exc}") from None
     if not path.is_file():
-        raise refuse(path, "not a regular file")
+        raise ledger_refused(path, "not a regular file")
     why, wal = _header(path)
     if why is not None:
-        raise refuse(path, why)
+        raise ledger_refused(path, why)
     return _connect(path, write=write, wal=wal)

@@ -266,7 +266,7 @@ def _frozen(url: LedgerUrl) -> FatalError:
                       "(record new runs in the next round's ledger)")
 
 
-def ready(url: LedgerUrl) -> None:
+def require_ready(url: LedgerUrl) -> None:
     """Exit 2 now, before a check's minutes of work, for a ledger the check could not add its runs to: no extra,
     no server, not a ledger of this format, frozen, or a role that may not insert."""
     pg = _psycopg()

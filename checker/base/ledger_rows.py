@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from mlsubmit.checker.base import ledger_pg
-from mlsubmit.checker.base.ledger import COLUMNS, MAX_VALUE, VERDICTS, Entry, open_ledger, refuse
+from mlsubmit.checker.base.ledger import COLUMNS, MAX_VALUE, VERDICTS, Entry, ledger_refused, open_ledger
 
 from mlsubmit.core.errors import FatalError
 from mlsubmit.core.support.ledger_url import LedgerUrl
@@ -43,7 +43,7 @@ _SEED = 1 << 63
 BY_SET = "system, benchmark, division, run_start_ms IS NULL, run_start_ms, shown, id"
 
 
-def clipped(text: str, budget: int = TEXT_BYTES, total: int | None = None) -> str:
+def clipped_utf8(text: str, budget: int = TEXT_BYTES, total: int | None = None) -> str:
     """`text` as UTF-8 of at most `budget` bytes: lone surrogates as escapes, a longer text cut with a note (of
     `total` characters: the text is a head of it). Only its head is encoded: a 400 MB value costs no second copy.
     A NUL is written as an escape (PostgreSQL's text holds none: either backend stores the same value)."""
@@ -59,11 +59,11 @@ def _seed(value: object) -> int | None:
     return value if type(value) is int and -_SEED <= value < _SEED else None
 
 
-def stored(entry: Entry) -> tuple[object, ...]:
+def row_to_store(entry: Entry) -> tuple[object, ...]:
     """The row to store for `entry`: texts clipped, numbers finite or None."""
     values = dict(zip(COLUMNS, astuple(entry), strict=True))
     for name in (*_TEXT, "sha256", "verdict", "first_seen"):
-        values[name] = clipped(str(values[name]))
+        values[name] = clipped_utf8(str(values[name]))
     for name in _NUMBERS:
         values[name] = finite(values[name])
     values["seed"] = _seed(values["seed"])
@@ -102,7 +102,7 @@ def _problem(got: dict[str, object], lengths: dict[str, int]) -> str | None:
         if not isinstance(text, str):
             return f"{name} is not text"
         if lengths[name] > TEXT_BYTES // 4:
-            got[name] = clipped(text, total=lengths[name])
+            got[name] = clipped_utf8(text, total=lengths[name])
     for name in _NUMBERS:
         if got[name] is not None:
             got[name] = finite(got[name])
@@ -165,10 +165,10 @@ class Reader:
                         self.left_out[int(row[0])] = why
         except sqlite3.DataError as exc:  # a value past ledger.MAX_VALUE: SQLite refused to load it
             assert isinstance(self.path, Path)  # the PostgreSQL cursor's errors are exit 2 already
-            raise refuse(self.path, self._too_long() or f"damaged ({exc})") from None
+            raise ledger_refused(self.path, self._too_long() or f"damaged ({exc})") from None
         except sqlite3.Error as exc:
             assert isinstance(self.path, Path)
-            raise refuse(self.path, f"damaged ({exc})") from None
+            raise ledger_refused(self.path, f"damaged ({exc})") from None
 
     def count(self) -> int:
         """How many rows the ledger holds (entries or not)."""
@@ -202,8 +202,8 @@ class Reader:
 
 def record(path: Path | LedgerUrl, entries: Iterable[Entry]) -> int:
     """Add the entries not yet in the ledger, in one transaction; how many were new. Each value is stored as
-    stored() makes it (text within a byte budget, numbers finite)."""
-    rows = [stored(e) for e in entries]
+    row_to_store() makes it (text within a byte budget, numbers finite)."""
+    rows = [row_to_store(e) for e in entries]
     if isinstance(path, LedgerUrl):
         return ledger_pg.record(path, COLUMNS, rows)
     conn = open_ledger(path, write=True)

@@ -25,7 +25,7 @@ from mlsubmit.checker.base.contract import (
     PrepareCheck,
     RawCheck,
     declare,
-    expand,
+    expanded_codes,
 )
 from mlsubmit.checker.engine import log_checks
 from mlsubmit.checker.hyperparameters import apply as hp_apply
@@ -265,13 +265,13 @@ for _name, _codes in COMMAND_CODES.items():
 
 def command_codes() -> dict[str, frozenset[str]]:
     """Each command's declared codes (a family declared whole, read from the catalogue)."""
-    return {name: expand(codes) for name, codes in COMMAND_CODES.items()}
+    return {name: expanded_codes(codes) for name, codes in COMMAND_CODES.items()}
 
 
 def emitted_by(name: str) -> frozenset[str]:
     """The codes the check (at every stage) or command of that name declares."""
     if name in COMMAND_CODES:
-        return expand(COMMAND_CODES[name])
+        return expanded_codes(COMMAND_CODES[name])
     return frozenset(code for c in CHECKS.values() if c.name == name for code in c.codes)
 
 

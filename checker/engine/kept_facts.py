@@ -29,7 +29,7 @@ def facts_cost(facts: LogFacts) -> int:
     return value_size([(o.value, o.metadata) for o in occurrences]) + keys + lines
 
 
-def reduced(facts: LogFacts) -> LogFacts:
+def cut_to_first_occurrences(facts: LogFacts) -> LogFacts:
     """The facts with each series cut to its first occurrence and no RCP lines (the reader's answer, when the
     worker computed it, is kept: it is small)."""
     return replace(
@@ -59,7 +59,7 @@ class FactsBudget:
                 self.used += cost
         if fits:
             return result
-        small = reduced(facts)
+        small = cut_to_first_occurrences(facts)
         with self.lock:
             self.used += facts_cost(small)
         cut = finding(

@@ -33,7 +33,7 @@ from mlsubmit.checker.logs.facts import TREE_KEYS, FactsBuilder, LogFacts
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.logs.sinks import WholeLogReader, fan_out
 from mlsubmit.checker.policy.severity import Policy, RunFiles, in_force
-from mlsubmit.checker.policy.waivers import WaiverPass
+from mlsubmit.checker.policy.waiver_pass import WaiverPass
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
@@ -187,7 +187,7 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
     if not (run.targets.system_files or run.targets.orgs):
         return  # logs alone: the system modules (and jsonschema) are not imported
     # jsonschema (the system descriptions) only for an organisation tree (start-up)
-    from mlsubmit.checker.systems.agreement import concerned, org_system_files
+    from mlsubmit.checker.systems.agreement import org_system_files, system_changed
 
     checks = [c.function() for c in run_by(options, "file")]  # the profile's check of a loose file
     for sref in run.targets.system_files:
@@ -195,7 +195,7 @@ def _add_system_files(run: CheckRun, options: CheckOptions) -> None:
                                                                                  options.ruleset)])
     for org in run.targets.orgs:
         for path, shown in org_system_files(org):
-            if concerned(org, path.stem, options):  # --changed-since: only the systems a change concerns
+            if system_changed(org, path.stem, options):  # --changed-since: only the systems a change concerns
                 run.report.add_file(shown)
 
 

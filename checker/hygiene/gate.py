@@ -35,7 +35,7 @@ from typing import Any
 
 from mlsubmit.checker.hygiene.regex_internals import compile_item, parse, sre
 
-from mlsubmit.core.support.datafiles import derived
+from mlsubmit.core.support.datafiles import derived_data
 
 _ASCII = [chr(c) for c in range(128)]
 _ZERO_WIDTH = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}
@@ -46,7 +46,7 @@ class _Unsupported(Exception):
     """A construct hyperscan cannot take, even relaxed."""
 
 
-def relaxed(pattern: re.Pattern[str]) -> str | None:
+def relaxed_for_hyperscan(pattern: re.Pattern[str]) -> str | None:
     """The pattern relaxed for hyperscan (see the module docstring), or None when it cannot be."""
     try:
         tree = parse(pattern)
@@ -138,7 +138,7 @@ class Gate:
 
 def build(patterns: Sequence[re.Pattern[str]]) -> Gate | None:
     """A gate for the patterns that relax and compile, or None without hyperscan or without any. Compiling
-    takes ~0.3 s, so the compiled database is kept as data (`datafiles.derived`): a copy that is missing,
+    takes ~0.3 s, so the compiled database is kept as data (`datafiles.derived_data`): a copy that is missing,
     damaged or does not load is compiled again."""
     try:
         # lazy: hyperscan: ~15 ms to import, and absent on some platforms
@@ -147,12 +147,12 @@ def build(patterns: Sequence[re.Pattern[str]]) -> Gate | None:
         return None
     def compile_all() -> list[Any]:
         return _compiled({i: e for i, rx in enumerate(patterns)
-                          if (e := relaxed(rx)) is not None and re.fullmatch(e, "") is None})  # fmt: skip
+                          if (e := relaxed_for_hyperscan(rx)) is not None and re.fullmatch(e, "") is None})  # fmt: skip
 
     # named by what the database depends on: the patterns, this code, hyperscan (relaxing costs ~0.3 s too)
     source = [[rx.pattern, rx.flags] for rx in patterns]
     inputs = json.dumps([getattr(hyperscan, "__version__", ""), source]).encode() + Path(__file__).read_bytes()
-    database = _load(derived("secretgate", inputs, compile_all))
+    database = _load(derived_data("secretgate", inputs, compile_all))
     if database is None:  # a copy that does not load: compiled here
         database = _load(compile_all())
     if database is None:

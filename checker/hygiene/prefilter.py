@@ -49,7 +49,7 @@ class Probe:
 Req = frozenset[tuple[str, bool]]  # literals, each with whether it is matched ignoring case
 
 
-def fold(text: str) -> str:
+def ascii_folded(text: str) -> str:
     """The text with every character re's IGNORECASE matches to an ASCII letter replaced by its lowercase; same
     length, so offsets agree with the text's. (str.lower changes no other character's length than İ's and maps no
     other non-ASCII character to ASCII than K: tests/differential/test_codescan.py checks both, all Unicode.)"""
@@ -237,7 +237,7 @@ class _Text:
         self._one_line_each = self.text.count("\n") == len(lines) - 1  # no line holds a newline itself
 
     def view(self, folded: bool) -> str:
-        return fold(self.text) if folded else self.text
+        return ascii_folded(self.text) if folded else self.text
 
     def present(self, folded: bool) -> dict[str, list[int]]:
         """Each literal (of this kind) that occurs, with where it starts ([] for one-character literals)."""

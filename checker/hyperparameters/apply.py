@@ -23,8 +23,8 @@ from mlsubmit.checker.hyperparameters.constraints import Lookup, Outcome, check_
 from mlsubmit.checker.hyperparameters.table import Rule, Table, covered_rulesets, table_for
 from mlsubmit.checker.logs.reader import ParsedLog, Record
 
+from mlsubmit.core.codes import code_info as code_info
 from mlsubmit.core.codes import finding
-from mlsubmit.core.codes import info as code_info
 from mlsubmit.core.findings import Finding
 
 if TYPE_CHECKING:

@@ -63,7 +63,7 @@ def benchmark_of(model: str, previous: Table, ruleset: str) -> str:
     in 5.0); a name the ruleset's benchmark list lacks is the one listed benchmark it abbreviates, if exactly one
     does (dlrmv2 -> dlrm_dcnv2)."""
     name = previous.benchmark_aliases.get(model) or re.sub(r"[^a-z0-9_]", "", model.lower().replace(" ", "_"))
-    name = history.fate(name, previous.rulesets[-1], ruleset).name
+    name = history.benchmark_fate(name, previous.rulesets[-1], ruleset).name
     listed = benchmark_table.allowed(ruleset)
     if not listed or name in listed or name in benchmark_table.table()["benchmarks"]:
         return name  # a benchmark by its own name (rnnt in 5.0's deprecated table: not retinanet)

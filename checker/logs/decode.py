@@ -52,7 +52,7 @@ FAST = msgspec.json.Decoder().decode
 FAST_ERRORS = (StopIteration, ValueError, RecursionError, KeyError, TypeError, OverflowError)
 
 
-def clipped(text: str, limit: int = 200) -> str:
+def clipped_quote(text: str, limit: int = 200) -> str:
     """Log content quoted in a finding's message, at most `limit` characters: a record may hold 16 MiB, and a
     message is kept (up to the log's cap) and written in every report format."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -78,12 +78,12 @@ def decode_record(text: str) -> tuple[str, dict[str, Any], float, list[str]]:
     try:
         ts = float(obj["time_ms"])
     except (TypeError, ValueError, OverflowError):
-        raise RecordError("LOG006", f"time_ms {clipped(repr(obj['time_ms']))} is not a number") from None
+        raise RecordError("LOG006", f"time_ms {clipped_quote(repr(obj['time_ms']))} is not a number") from None
     if not math.isfinite(ts):  # 1e999 decodes to inf: a run time from it would be infinite or negative
         raise RecordError("LOG006", f"time_ms {json.dumps(obj['time_ms'])} is not a finite number")
     key = obj["key"]
     if not isinstance(key, str):
-        raise RecordError("LOG005", f"record key {clipped(repr(key))} is not a string")
+        raise RecordError("LOG005", f"record key {clipped_quote(repr(key))} is not a string")
     if text.count(":") > shallow_keys(obj):
         warnings.append("LOG007")
     return key, {"value": obj["value"], "metadata": obj["metadata"]}, ts, warnings

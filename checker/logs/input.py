@@ -1,6 +1,7 @@
 """How a log's bytes are reached: a plain file, or raw job output that may be gzip-compressed, and the raw records
 of a run for copying into a result file. `logs.read_log` reads through `open_log`; packaging copies with
-`numbered_records`; discovery tells raw job output from the files beside it with `holds_records`.
+`numbered_records` (within `check`'s limits: `limits.raw_records`); discovery tells raw job output from the files
+beside it with `holds_records`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from mlsubmit.core.support.safe_io import open_regular
-
-if TYPE_CHECKING:
-    from mlsubmit.core.findings import Finding
 
 TOKEN = ":::MLLOG "
 BTOKEN = TOKEN.encode("ascii")
@@ -172,24 +170,7 @@ def numbered_records(stream: SupportsRead, reading: Reading | None = None) -> It
         yield from _block_records(rest, line)
 
 
-def raw_records(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[int, bytes]]:
-    """numbered_records within `check`'s limits (limits.MAX_RECORDS, counting a line that does not decode as one,
-    and limits.MAX_BYTES, stopping at the same byte as `check`'s reader), and LOG012 into `cut` where it stops, as
-    `check` says it: packaging copies raw job output through this, so the same bytes give the same cut."""
-    from mlsubmit.checker.logs import limits  # limits reads this module's constants: imported when first used
-
-    reading = Reading(limits.MAX_BYTES)
-    count, last = 0, None
-    for line, raw in numbered_records(stream, reading):
-        yield line, raw
-        count, last = count + 1, line
-        if count >= limits.MAX_RECORDS:
-            break
-    if count >= limits.MAX_RECORDS or reading.stopped:
-        cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
-
-
-def _whole_lines(stream: SupportsRead, reading: Reading) -> Iterator[bytes]:
+def whole_lines(stream: SupportsRead, reading: Reading) -> Iterator[bytes]:
     """The stream as blocks of whole lines (the last may end without a newline), read in CHUNK pieces and stopping
     where `reading` says, as `check` stops; a line over MAX_LINE is handed on in MAX_LINE pieces, never held whole."""
     rest = b""
@@ -205,37 +186,6 @@ def _whole_lines(stream: SupportsRead, reading: Reading) -> Iterator[bytes]:
             rest = rest[MAX_LINE:]
     if rest and not reading.full():
         yield rest
-
-
-def output_pieces(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[bool, bytes]]:
-    """A run's whole output as (is a record's line, bytes): each line holding the token alone, the lines between
-    records as one piece, all of it byte for byte (a whole-output copy, submission/fulllog.py). Read in chunks
-    within `check`'s limits, as raw_records reads: past them the rest is not read, and LOG012 goes into `cut`."""
-    from mlsubmit.checker.logs import limits  # limits reads this module's constants: imported when first used
-
-    reading = Reading(limits.MAX_BYTES)
-    count, line, last = 0, 1, None
-    for block in _whole_lines(stream, reading):
-        pos, find = 0, block.find
-        at = find(BTOKEN)
-        while at >= 0:
-            start = block.rfind(b"\n", 0, at) + 1
-            end = find(b"\n", at) + 1 or len(block)
-            if start > pos:
-                yield False, block[pos:start]
-            line += block.count(b"\n", pos, start)
-            yield True, block[start:end]
-            count, last, pos = count + 1, line, end
-            line += 1
-            if count >= limits.MAX_RECORDS:
-                cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
-                return
-            at = find(BTOKEN, end)
-        if pos < len(block):
-            yield False, block[pos:]
-        line += block.count(b"\n", pos)
-    if reading.stopped:
-        cut.append(limits.cut_finding(display, count, limits.MAX_RECORDS, last))
 
 
 def record_lines(stream: SupportsRead) -> Iterator[bytes]:

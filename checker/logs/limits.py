@@ -1,6 +1,6 @@
 """What one log may expand to: records read and bytes read (decompressed, for raw job output). Past either, the
-rest of the log is not read and LOG012 says so. The reader hands records on as it reads (`hand`) and the checks
-keep per-key state, not records, so memory does not follow these numbers; they bound time (10 M records take
+rest of the log is not read and LOG012 says so. The reader hands records on as it reads (`hand_records_on`) and the
+checks keep per-key state, not records, so memory does not follow these numbers; they bound time (10 M records take
 about 40 s). A rule file that reads the whole log runs on the log read again, kept whole up to WHOLE_RECORDS.
 """
 
@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from mlsubmit.checker.logs.input import BTOKEN, MAX_LINE
+from mlsubmit.checker.logs.input import BTOKEN, MAX_LINE, Reading, SupportsRead, numbered_records, whole_lines
 from mlsubmit.checker.logs.rcp_lines import collect
 
 from mlsubmit.core.codes import finding
@@ -137,7 +137,7 @@ def records_size(records: list[Record]) -> int:
     return value_size([r.value for r in records]) + sum(map(len, [r.key for r in records]))
 
 
-def fitting(records: list[Record], room: int) -> tuple[int, int]:
+def records_that_fit(records: list[Record], room: int) -> tuple[int, int]:
     """How many of `records`, from the first, fit in `room` bytes (records_size), and their size: the whole batch in
     one pass when it fits, else record by record (once, where a keeper fills up)."""
     total = records_size(records)
@@ -205,7 +205,7 @@ def record_bytes(block: bytes) -> int:
     return total
 
 
-def hand(log: ParsedLog, sink: Sink | None, block: bytes = b"", *, cut: bool = True) -> None:
+def hand_records_on(log: ParsedLog, sink: Sink | None, block: bytes = b"", *, cut: bool = True) -> None:
     """Count the records the reader just added (cut to the limit), note the first run_start and run_stop, and
     give them to `sink`, which keeps what it needs: the log then keeps none. Without a sink the log keeps them,
     and `block` (the bytes they were read from) counts towards MAX_KEPT_BYTES."""
@@ -228,3 +228,50 @@ def hand(log: ParsedLog, sink: Sink | None, block: bytes = b"", *, cut: bool = T
     if sink is not None:
         sink(batch)
         log.records = []
+
+
+# Reading a run's output for packaging, within the same limits (LOG012 at the same byte as check's reader)
+
+
+def raw_records(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[int, bytes]]:
+    """numbered_records within `check`'s limits (MAX_RECORDS, counting a line that does not decode as one,
+    and MAX_BYTES, stopping at the same byte as `check`'s reader), and LOG012 into `cut` where it stops, as
+    `check` says it: packaging copies raw job output through this, so the same bytes give the same cut."""
+    reading = Reading(MAX_BYTES)
+    count, last = 0, None
+    for line, raw in numbered_records(stream, reading):
+        yield line, raw
+        count, last = count + 1, line
+        if count >= MAX_RECORDS:
+            break
+    if count >= MAX_RECORDS or reading.stopped:
+        cut.append(cut_finding(display, count, MAX_RECORDS, last))
+
+
+def output_pieces(stream: SupportsRead, display: str, cut: list[Finding]) -> Iterator[tuple[bool, bytes]]:
+    """A run's whole output as (is a record's line, bytes): each line holding the token alone, the lines between
+    records as one piece, all of it byte for byte (a whole-output copy, submission/fulllog.py). Read in chunks
+    within `check`'s limits, as raw_records reads: past them the rest is not read, and LOG012 goes into `cut`."""
+    reading = Reading(MAX_BYTES)
+    count, line, last = 0, 1, None
+    for block in whole_lines(stream, reading):
+        pos, find = 0, block.find
+        at = find(BTOKEN)
+        while at >= 0:
+            start = block.rfind(b"\n", 0, at) + 1
+            end = find(b"\n", at) + 1 or len(block)
+            if start > pos:
+                yield False, block[pos:start]
+            line += block.count(b"\n", pos, start)
+            yield True, block[start:end]
+            count, last, pos = count + 1, line, end
+            line += 1
+            if count >= MAX_RECORDS:
+                cut.append(cut_finding(display, count, MAX_RECORDS, last))
+                return
+            at = find(BTOKEN, end)
+        if pos < len(block):
+            yield False, block[pos:]
+        line += block.count(b"\n", pos)
+    if reading.stopped:
+        cut.append(cut_finding(display, count, MAX_RECORDS, last))

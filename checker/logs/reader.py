@@ -2,8 +2,8 @@
 
 What mlperf-logging does (mlp_parser, training 1.0.0 to 6.1.0): read latin-1 text with universal newlines, keep the
 lines holding `:::MLLOG `, drop everything before the *last* token, strip, JSON-decode the rest, number the kept
-lines from 0. We do the same on bytes, a chunk at a time, handing each chunk's records on (limits.hand) so memory
-does not grow with the file, and give each record the 1-based physical line (by `\\n`) it sits on (records
+lines from 0. We do the same on bytes, a chunk at a time, handing each chunk's records on (limits.hand_records_on) so
+memory does not grow with the file, and give each record the 1-based physical line (by `\\n`) it sits on (records
 separated by a bare CR share it).
 """
 
@@ -23,16 +23,16 @@ from mlsubmit.checker.logs.decode import (
     FAST,
     FAST_ERRORS,
     RecordError,
-    clipped,
+    clipped_quote,
     decode_record,
     duplicate_keys,
     scan_latin1,
     shallow_keys,
 )
 from mlsubmit.checker.logs.input import BTOKEN, CHUNK, GZIP_ERRORS, MAX_LINE, TOKEN, TOKEN_LEN, open_log
-from mlsubmit.checker.logs.limits import Sink, hand, keep_rcp_lines, over_limit, records_limit
+from mlsubmit.checker.logs.limits import Sink, hand_records_on, keep_rcp_lines, over_limit, records_limit
 from mlsubmit.checker.logs.order import run_order
-from mlsubmit.checker.logs.watchdog import beat, watched
+from mlsubmit.checker.logs.watchdog import note_read, watch_reads
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
@@ -79,7 +79,7 @@ class ParsedLog:
     parse_errors: int = 0  # MLLOG lines that did not give a record (mlperf-logging fails the log for these)
     readable: bool = True
     rcp_lines: list[bytes] = field(default_factory=list)  # what the reference's RCP reader acts on (logs/rcp_lines.py)
-    record_count: int = 0  # records read (with a sink, `records` keeps none of them: limits.hand)
+    record_count: int = 0  # records read (with a sink, `records` keeps none of them: limits.hand_records_on)
     last_line: int = 0
     rcp_bytes: int = 0  # of rcp_lines, bounded (limits.keep_rcp_lines)
     rcp_cut: bool = False
@@ -236,12 +236,12 @@ class _Reader:
 
     def _warn(self, key: str, body: str, warnings: list[str], lineno: int) -> None:
         if "LOG008" in warnings:
-            self.noted.append(finding("LOG008", self.display, f"record '{clipped(key)}' holds NaN or Infinity",
+            self.noted.append(finding("LOG008", self.display, f"record '{clipped_quote(key)}' holds NaN or Infinity",
                                       line=lineno))
         dups = duplicate_keys(body) if "LOG007" in warnings else []
         if dups:
-            self.noted.append(finding("LOG007", self.display, f"record '{clipped(key)}' repeats key(s) "
-                                      f"{clipped(', '.join(dups))}; the last value is used", line=lineno))
+            self.noted.append(finding("LOG007", self.display, f"record '{clipped_quote(key)}' repeats key(s) "
+                                      f"{clipped_quote(', '.join(dups))}; the last value is used", line=lineno))
 
     def finish(self, lines: int) -> ParsedLog:
         self.log.lines = lines
@@ -277,7 +277,8 @@ def _last_record_marked(found: Iterable[Finding], last_good: int) -> list[Findin
 def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_lines: bool = True,
                 sink: Sink | None = None) -> ParsedLog:
     """Read a log in 1 MiB chunks; whole lines go to the reader, a line over MAX_LINE is skipped (LOG010); each
-    chunk's records go to `sink` (limits.hand). digest=False leaves `sha256` empty (hashing is ~7% of reading)."""
+    chunk's records go to `sink` (limits.hand_records_on). digest=False leaves `sha256` empty (hashing is ~7% of
+    reading)."""
     reader = _Reader(display)
     kept: list[bytes] = []
     hasher = hashlib.sha256() if digest else None
@@ -285,7 +286,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
     rest, overlong, size, limit = b"", False, 0, records_limit(sink)
     while not over_limit(reader.log, size, limit):  # LOG012 past the limits: the rest is not read
         chunk = stream.read(CHUNK)
-        beat()  # watchdog: this read returned
+        note_read()  # watchdog: this read returned
         if not chunk:
             break
         if hasher is not None:
@@ -305,7 +306,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
             if rcp_lines:  # the lines the RCP check reads (logs/rcp_lines.py), where one follows
                 keep_rcp_lines(reader.log, block, kept)
             line += reader.feed(_decodable(reader.log, block, line), line)
-            hand(reader.log, sink, block)
+            hand_records_on(reader.log, sink, block)
         rest = data[cut:]
         if len(rest) > MAX_LINE:
             reader.log.findings.append(_too_long(display, line))
@@ -314,7 +315,7 @@ def read_stream(stream: BinaryIO, display: str, *, digest: bool = True, rcp_line
         if rcp_lines:
             keep_rcp_lines(reader.log, rest, kept)
         reader.feed(rest, line)
-        hand(reader.log, sink, rest, cut=False)
+        hand_records_on(reader.log, sink, rest, cut=False)
     lines = line - 1 + (1 if rest or overlong else 0)
     log = reader.finish(lines)
     log.rcp_lines = kept
@@ -368,7 +369,7 @@ def read_log(path: str | Path, display: str | None = None, *, digest: bool = Tru
     display = display if display is not None else str(path)
     try:
         hasher = hashlib.sha256() if digest and unpack else None
-        with watched(display), open_log(path, unpack=unpack, hasher=hasher) as stream:
+        with watch_reads(display), open_log(path, unpack=unpack, hasher=hasher) as stream:
             compressed = not isinstance(stream, io.BufferedReader)
             log = read_stream(stream, display, digest=digest and not compressed, rcp_lines=rcp_lines, sink=sink)
         if compressed and hasher is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.logs.facts import FactsBuilder
-from mlsubmit.checker.logs.limits import HP_BYTES, WHOLE_BYTES, WHOLE_RECORDS, fitting
+from mlsubmit.checker.logs.limits import HP_BYTES, WHOLE_BYTES, WHOLE_RECORDS, records_that_fit
 from mlsubmit.checker.logs.reader import ParsedLog, Record, read_log
 
 from mlsubmit.core.codes import finding
@@ -33,7 +33,7 @@ class RecordsOfKeys:
         keys = self.keys
         mine = [r for r in batch if r.key in keys]
         if mine and self.seen == len(self.records) < MAX_KEPT:  # nothing left out yet
-            more, grown = fitting(mine[: MAX_KEPT - len(self.records)], HP_BYTES - self.size)
+            more, grown = records_that_fit(mine[: MAX_KEPT - len(self.records)], HP_BYTES - self.size)
             self.records += mine[:more]
             self.size += grown
         self.seen += len(mine)
@@ -64,7 +64,7 @@ class WholeLogReader:
 
         def keep(batch: list[Record]) -> None:
             if total[0] == len(kept) < WHOLE_RECORDS:  # nothing left out yet
-                more, grown = fitting(batch[: WHOLE_RECORDS - len(kept)], WHOLE_BYTES - size[0])
+                more, grown = records_that_fit(batch[: WHOLE_RECORDS - len(kept)], WHOLE_BYTES - size[0])
                 kept.extend(batch[:more])
                 size[0] += grown
             total[0] += len(batch)

@@ -2,11 +2,11 @@
 
 FIFOs, devices, /proc and /sys are refused when a file is opened (support.safe_io.open_regular), so what is left to
 block is a regular file on a filesystem that stops answering (a hung NFS or FUSE mount). A read stuck in the kernel
-cannot be interrupted from Python, so a thread watches instead: the reader stamps each chunk it gets (`beat`), and
+cannot be interrupted from Python, so a thread watches instead: the reader stamps each chunk it gets (`note_read`), and
 when the stamp is older than the limit the thread writes the message and ends the process with os._exit(2). In a
 pool worker it first signals the parent (SIGUSR2), whose handler exits 2 too. The kernel completes the exit once
 the stuck call can be killed: NFS waits can be (TASK_KILLABLE); a driver that waits uninterruptibly holds the
-process until its read returns. Only log reads are watched (the bulk of a run's I/O), not every stat or small read.
+process until its read returns. Only log reads are watch_reads (the bulk of a run's I/O), not every stat or small read.
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ class _Slot:
     path: str | None = None  # the file being read in this process, if any
     since = 0.0  # time.monotonic() of the last progress
     pid = 0  # the process whose thread watches (a forked worker starts its own)
-    parent = 0  # the process that first watched: a worker signals it
+    parent = 0  # the process that first watch_reads: a worker signals it
 
 
 _SLOT = _Slot()
 
 
 @contextmanager
-def watched(path: str) -> Iterator[None]:
-    """Watch the reads of `path` inside the block; call `beat` whenever one returns."""
+def watch_reads(path: str) -> Iterator[None]:
+    """Watch the reads of `path` inside the block; call `note_read` whenever one returns."""
     _start()
     _SLOT.path, _SLOT.since = path, time.monotonic()
     try:
@@ -42,7 +42,7 @@ def watched(path: str) -> Iterator[None]:
         _SLOT.path = None
 
 
-def beat() -> None:
+def note_read() -> None:
     _SLOT.since = time.monotonic()
 
 

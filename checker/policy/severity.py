@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from mlsubmit.checker.base.contract import may_emit
 from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.policy.profiles import CodeLevel, ProfileSpec, load
-from mlsubmit.checker.policy.waivers import Waiver, WaiverPass, waiver_pass
+from mlsubmit.checker.policy.waiver_pass import WaiverPass, waiver_pass
+from mlsubmit.checker.policy.waivers import Waiver
 
 from mlsubmit.core.codes import catalogue, families, finding
 from mlsubmit.core.errors import UsageError

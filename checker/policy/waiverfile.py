@@ -14,7 +14,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from mlsubmit.checker.policy.waivers import MAX_WAIVERS, relative_to, searchable
+from mlsubmit.checker.policy.waiver_pass import relative_to
+from mlsubmit.checker.policy.waivers import MAX_WAIVERS, searchable_message
 
 from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity
@@ -60,7 +61,7 @@ def exact_pattern(message: str) -> str:
     escaped. A message whose pattern would pass PATTERN_LIMIT is matched by its start."""
     out: list[str] = []
     size = 2  # the ^ and $ around them
-    for ch in searchable(message):
+    for ch in searchable_message(message):
         if ch in _PATTERN_SPECIAL:
             piece = "\\" + ch
         elif 0x20 <= ord(ch) < 0x7F:

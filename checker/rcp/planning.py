@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rcp.risk import Risk, Run, amount, assess, percent, strictness
+from mlsubmit.checker.rcp.risk import Risk, Run, assess, convergence_text, percent, strictness
 from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import window as rule
@@ -27,7 +27,7 @@ from mlsubmit.core.errors import UsageError
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support import numbers
 
-__all__ = ["amount", "percent"]  # runs show writes chances and amounts as RUN009 does
+__all__ = ["convergence_text", "percent"]  # runs show writes chances and amounts as RUN009 does
 
 
 def runs_of(facts: Sequence[LogFacts], ruleset: str, *, train_samples: bool = False
@@ -88,8 +88,9 @@ def risk_finding(where: str, benchmark: str, ruleset: str, facts: Sequence[LogFa
         return None
     unit = benchmarks.unit(benchmark, ruleset)
     assert win is not None
-    text = (f"{risk.words(unit)}; RCP window {amount(win.fastest, unit)} (fastest allowed) to "
-            f"{amount(win.rcp_mean, unit)} (RCP mean) ({win.kind}: {', '.join(name for name, _ in win.references)})"
+    text = (f"{risk.words(unit)}; RCP window {convergence_text(win.fastest, unit)} (fastest allowed) to "
+            f"{convergence_text(win.rcp_mean, unit)} (RCP mean) "
+            f"({win.kind}: {', '.join(name for name, _ in win.references)})"
             f"{' (read from train_samples: rcp_bert_train_samples)' if train_samples else ''}{window_note}")
     over = limit is not None and risk.p_fail > limit
     if over:
@@ -159,8 +160,9 @@ def strictness_findings(ruleset: str, asked: str) -> list[Finding]:
     # batch-size order, as a column
     width = max(len(f"{r.batch_size:g}") for r in rows)
     return [finding("HP011", where, f"batch size {r.batch_size:>{width}g}: {r.name} ({r.reference_runs} reference "
-                    f"runs), RCP mean {amount(r.rcp_mean, unit)}, fastest allowed (the record's Min Epochs) "
-                    f"{amount(r.min_epochs, unit)}, max speedup {r.max_speedup:.4f}; P(score < fastest allowed) "
+                    f"runs), RCP mean {convergence_text(r.rcp_mean, unit)}, fastest allowed (the record's Min "
+                    f"Epochs) {convergence_text(r.min_epochs, unit)}, max speedup {r.max_speedup:.4f}; P(score < "
+                    f"fastest allowed) "
                     f"{r.p_below:.4f} for a reference-like set of {benchmarks.runs(benchmark)} runs (rcp_viewer "
                     f"--bootstrap; seed {r.seed}, {r.draws:,} draws)")
             for r in rows]

@@ -107,7 +107,7 @@ def points(ruleset: str, benchmark: str) -> tuple[Point, ...] | None:
     return tuple(p for p in (_point(n, r) for n, r in raw.items()) if p is not None)
 
 
-def prune(all_points: Sequence[Point]) -> tuple[Point, ...]:
+def pruned_rcps(all_points: Sequence[Point]) -> tuple[Point, ...]:
     """The RCPs the reference's check uses, by batch size (its `_prune_rcps` on its BS-sorted data, step for step)."""
     ordered = sorted(all_points, key=lambda p: p.batch_size)  # stable, as the reference's sorted()
     if not ordered:
@@ -129,7 +129,7 @@ def prune(all_points: Sequence[Point]) -> tuple[Point, ...]:
 def match(all_points: Sequence[Point], batch_size: float) -> Match:
     """The RCPs the check measures a run of this global batch size against."""
     same = next((p for p in all_points if p.batch_size == batch_size), None)
-    used = prune(all_points)
+    used = pruned_rcps(all_points)
     if not used:
         return Match("none", (), same)
     found = next((p for p in used if p.batch_size == batch_size), None)
@@ -146,7 +146,7 @@ def match(all_points: Sequence[Point], batch_size: float) -> Match:
     return Match("above", (low,) if low is not None else (), same)
 
 
-def differences(point: Point, lookup: Callable[[str], Any]) -> list[tuple[str, Any, Any]]:
+def unmatched_hyperparameters(point: Point, lookup: Callable[[str], Any]) -> list[tuple[str, Any, Any]]:
     """(key, run value, RCP value) for each RCP hyperparameter the run does not log with the same value."""
     out = []
     for key, want in point.hyperparameters.items():
@@ -209,7 +209,7 @@ def _hp_findings(log: ParsedLog, m: Match, gbs_line: int | None, benchmark: str)
     parts = []
     by_key: dict[str, list[tuple[Point, Any, Any]]] = {}  # an interpolated check compares with two RCPs
     for point in compared:
-        diffs = differences(point, lookup)
+        diffs = unmatched_hyperparameters(point, lookup)
         for key, run, rcp in diffs:
             by_key.setdefault(key, []).append((point, run, rcp))
         total = len(point.hyperparameters)
@@ -280,7 +280,7 @@ def _as_packaged(facts: list[LogFacts], benchmark: str, ruleset: str) -> tuple[l
     (the reference's RCP checker lists only such names). The words say which runs were taken."""
     facts = sorted(facts, key=lambda f: (math.inf if f.started_ms is None else f.started_ms, f.path))
     n, total, words = benchmarks.runs(benchmark), len(facts), ""
-    if n and total > n and window.applies(ruleset):
+    if n and total > n and window.window_applies(ruleset):
         picked = window.median_window([window.scored_minutes(f.minutes, f.converged) for f in facts], n, benchmark)
         facts = facts[picked.start : picked.stop]
         first, last = (os.path.basename(f.path) for f in (facts[0], facts[-1]))

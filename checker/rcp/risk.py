@@ -29,8 +29,8 @@ just above their fastest allowed mean, and none that published a run that did no
 shares of the mapped chance; a certain verdict is not mapped; `p_model` keeps the draws' own chance.
 
 `certain` is true only when the runs in hand already decide the verdict (more runs that did not converge than
-tolerated, or all N runs in); only then is a chance shown as 100 %. `drift` flags converged runs that trend from
-first to last (the model assumes they do not).
+tolerated, or all N runs in); only then is a chance shown as 100 %. `convergence_drift` flags converged runs that
+trend from first to last (the model assumes they do not).
 
 Strictness (`strictness`) is mlperf-logging's `rcp_viewer.py --bootstrap GBS` (May 2026): N draws with replacement
 from a measured record's reference runs, ceil(10 %) trimmed from each end, the mean against the record's Min Epochs.
@@ -162,7 +162,7 @@ class Risk:
 
     def words(self, unit: str) -> str:
         """The figures in one sentence, with where they come from."""
-        shown = (f"final score median {band(*self.score)}" if self.score is not None
+        shown = (f"final score median {band_text(*self.score)}" if self.score is not None
                  else "no passing draw has a score")
         if self.runs >= self.required:
             return (f"all {self.required} runs are in: RCP fail {percent(self.p_fail, True)}, normalised "
@@ -200,7 +200,7 @@ def percent(p: float, certain: bool) -> str:
     return "< 0.1 %" if p < 0.001 else "> 99.9 %"
 
 
-def band(p10: float, median: float, p90: float, unit: str = "min") -> str:
+def band_text(p10: float, median: float, p90: float, unit: str = "min") -> str:
     """The median and 10-90 % band, with as many decimals as it takes for the band's width to show."""
     width = p90 - p10
     places = 2
@@ -211,7 +211,7 @@ def band(p10: float, median: float, p90: float, unit: str = "min") -> str:
     return f"{median:.{places}f} {unit} (10-90 %: {p10:.{places}f}-{p90:.{places}f})"
 
 
-def amount(value: float, unit: str) -> str:
+def convergence_text(value: float, unit: str) -> str:
     """A convergence value in the one format the RCP verdict (TREE018/TREE019) writes it: four decimals and its
     unit (an exponent only past 10^15, for hostile values)."""
     if not math.isfinite(value) or abs(value) >= 1e15:
@@ -229,7 +229,7 @@ def _centre(y: np.ndarray) -> float:
     return float(np.median(y) if y.size >= 3 else np.mean(y))
 
 
-def drift(seen: Sequence[Run]) -> float | None:
+def convergence_drift(seen: Sequence[Run]) -> float | None:
     """The converged runs' trend against their place in the set (a fraction a run), when the least-squares slope
     is at least DRIFT_T standard errors from zero; None with fewer than 4 converged runs or no clear trend."""
     at = [(i, r.to_converge) for i, r in enumerate(seen) if r.to_converge is not None]
@@ -326,7 +326,7 @@ def assess(seen: Sequence[Run], window: Window, benchmark: str, *, seed: int = S
     p = raw if certain else (calibration() if calibrate is None else calibrate)(raw)
     share = insufficient / raw if raw > 0 else 0.0  # the parts keep their shares of the mapped chance
     return Risk(len(seen), n, MODEL, p, p * share, float((~fail & (factor > 1.0)).mean()), _quantiles(score),
-                _histogram(score), seed, rows, certain, drift(seen), prior, raw)
+                _histogram(score), seed, rows, certain, convergence_drift(seen), prior, raw)
 
 
 def _olympic(values: np.ndarray, drop: int) -> tuple[np.ndarray, np.ndarray]:

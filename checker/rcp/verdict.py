@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsubmit.checker.base.cache import MISS, folder_key, load_entry, store_entry
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.rounds.division import closed as says_closed
+from mlsubmit.checker.rounds.division import is_closed as says_closed
 from mlsubmit.checker.upstream.installed import rcp_data_folder
 from mlsubmit.checker.upstream.npstats import mean as np_mean
 
@@ -113,7 +113,7 @@ def _read_run(module: Any, served: str, facts: LogFacts, ruleset: str, train_sam
     try:
         failed, epochs, bs, bench = module.read_submission_file(served, ruleset, train_samples)
     except Exception as exc:  # the reference's reader raises: its package checker stops here
-        return RunConvergence(facts.path, -1, facts.benchmark, False, NOT_CONVERGED, said(exc))
+        return RunConvergence(facts.path, -1, facts.benchmark, False, NOT_CONVERGED, error_in_words(exc))
     return RunConvergence(facts.path, bs, bench if isinstance(bench, str) else None, not failed,
                           epochs if not failed else NOT_CONVERGED)  # fmt: skip
 
@@ -122,12 +122,12 @@ def answer_for(facts: LogFacts, ruleset: str) -> list[Any] | None:
     """[ruleset, the reference reader's answer] on this run's kept lines, or None when the reader raises (the RCP
     check then reads the run itself, to raise as the reference does)."""
     # mlperf-logging's RCP checker only when a set is judged (start-up)
-    from mlsubmit.checker.upstream.rcp_adapted import misfits, module, serving
+    from mlsubmit.checker.upstream.rcp_adapted import as_logs_on_disk, misfits, module
 
     if misfits():  # upstream's module as it is reads files: the check reads the run then, in this process
         return None
     name = f"{_FOLDER}/result_0.txt"
-    with serving({name: _text(facts)}):
+    with as_logs_on_disk({name: _text(facts)}):
         try:
             return [ruleset, list(module().read_submission_file(name, ruleset, False))]
         except Exception:  # the check meets the same raise and names it
@@ -151,11 +151,11 @@ def run_convergence(facts: LogFacts, ruleset: str, *, train_samples: bool = Fals
     """One run's convergence as the reference reads it (the report's per-run `to_converge`); `train_samples`: as
     the package checker's --rcp-bert-train-samples reads it (a tree's package_checker_params)."""
     # mlperf-logging's RCP checker only when a set is judged (start-up)
-    from mlsubmit.checker.upstream.rcp_adapted import module, serving
+    from mlsubmit.checker.upstream.rcp_adapted import as_logs_on_disk, module
 
     served = _served([facts]) or {f"{_FOLDER}/result_0.txt": (_text(facts), facts)}
     name, (text, _) = next(iter(served.items()))
-    with serving({name: text}, _answers({name: (text, facts)}, ruleset), ruleset):
+    with as_logs_on_disk({name: text}, _answers({name: (text, facts)}, ruleset), ruleset):
         return _read_run(module(), name, facts, ruleset, train_samples)
 
 
@@ -174,10 +174,11 @@ def evaluate(
         why = "open division" if not closed else f"no RCP check for {benchmark} (TR1.x)"
         return RcpResult("not_applicable", True, 1.0, f"RCP check does not apply: {why}")
     # mlperf-logging's RCP checker only when a set is judged (start-up)
-    from mlsubmit.checker.upstream.rcp_adapted import judge, module, serving
+    from mlsubmit.checker.upstream.rcp_adapted import as_logs_on_disk, judge, module
 
     served = _served(runs)
-    with serving({name: text for name, (text, _) in served.items()}, _answers(served, ruleset), ruleset) as judged:
+    texts = {name: text for name, (text, _) in served.items()}
+    with as_logs_on_disk(texts, _answers(served, ruleset), ruleset) as judged:
         try:
             passed, msg, norm = judge(_FOLDER, ruleset, bypass, train_samples=train_samples, rcps=rcps)
         except Exception as exc:  # the reference stops with a traceback: no verdict for this folder
@@ -208,10 +209,11 @@ def _crashed(exc: Exception, conv: tuple[RunConvergence, ...]) -> RcpResult:
     if benchmarks.runs(bench) and not reference_knows(bench):
         return RcpResult("not_checked", True, 1.0, f"the installed RCP checker has no run count for {bench!r}",
                          crash=crash, runs=conv)  # fmt: skip
-    return RcpResult("error", False, 1.0, f"the reference's RCP check stops: {said(exc)}", crash=crash, runs=conv)
+    return RcpResult("error", False, 1.0, f"the reference's RCP check stops: {error_in_words(exc)}", crash=crash,
+                     runs=conv)
 
 
-def said(exc: Exception) -> str:
+def error_in_words(exc: Exception) -> str:
     """The reference's exception in words: a KeyError is a value it looks up and does not find (`KeyError: None`
     says nothing to a submitter); other errors keep their own text. The raw exception stays in RcpResult.crash."""
     if isinstance(exc, KeyError):
@@ -291,7 +293,7 @@ def _key(benchmark: str, ruleset: str, runs: list[LogFacts], bypass: bool, close
     return folder_key("rcp", benchmark, ruleset, bypass, closed, inputs, train_samples, rcps)
 
 
-def judged(benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool = True,
+def rcp_verdict(benchmark: str, ruleset: str, runs: list[LogFacts], *, bypass: bool = False, closed: bool = True,
            train_samples: bool = False, rcps: str | None = None) -> RcpResult:
     """The verdict the check gave in this process on exactly these runs, else evaluate()'s."""
     kept = _JUDGED.get(_key(benchmark, ruleset, runs, bypass, closed, train_samples, rcps))
@@ -306,7 +308,7 @@ def evaluate_cached(
 ) -> RcpResult:
     """evaluate(), remembered in the --cache folder under everything that decides it (each run's name and kept
     lines, the ruleset, bypass, division, the bert flag and the RCPs given), so an unchanged folder is not judged
-    again; and in this process, for `judged`."""
+    again; and in this process, for `rcp_verdict`."""
     key = _key(benchmark, ruleset, runs, bypass, closed, train_samples, rcps)
     result = _JUDGED[key] = _stored(key, benchmark, ruleset, runs, bypass=bypass, closed=closed,
                                     cache_dir=cache_dir, train_samples=train_samples, rcps=rcps)

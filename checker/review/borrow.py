@@ -46,11 +46,11 @@ class Borrowing:
     findings: list[Finding] = field(default_factory=list)
 
 
-def equal(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     """Logged values the same: numbers within the closed table's tolerance, anything else exactly."""
     kinds = (int, float)
     if isinstance(a, kinds) and isinstance(b, kinds) and not isinstance(a, bool) and not isinstance(b, bool):
-        return numbers.close(a, b, rel_tol=1e-6, abs_tol=1e-12)
+        return numbers.nearly_equal(a, b, rel_tol=1e-6, abs_tol=1e-12)
     return bool(a == b)
 
 
@@ -75,12 +75,12 @@ def _value(entry: Entry, key: str) -> Any:
 
 def _verdict(key: str, o: Any, d: Any, r: Any, rules: BorrowRules) -> str:
     if key in rules.kept:
-        return SETTING if equal(r, o) else SETTING_CHANGED
-    if equal(r, d):
-        return SAME if equal(d, o) else FROM_DONOR
+        return SETTING if same_value(r, o) else SETTING_CHANGED
+    if same_value(r, d):
+        return SAME if same_value(d, o) else FROM_DONOR
     if key in rules.batch:
         return BATCH
-    return KEPT_OWN if equal(r, o) else CHANGED
+    return KEPT_OWN if same_value(r, o) else CHANGED
 
 
 def compare_hyperparameters(b: Borrowing, ruleset: str) -> None:
@@ -143,7 +143,7 @@ def donor_findings(b: Borrowing) -> list[Finding]:
     return out
 
 
-def verdict(b: Borrowing) -> Finding:
+def borrowing_finding(b: Borrowing) -> Finding:
     """REV010 with the numbers, or REV017 when any error was found."""
     counts = {v: sum(1 for r in b.rows if r.verdict == v) for v in (FROM_DONOR, SAME, BATCH, KEPT_OWN, CHANGED)}
     scale = f"{b.original.accelerators} -> {b.resubmitted.accelerators} accelerators"
@@ -164,5 +164,5 @@ def check_borrowing(original: Entry, resubmitted: Entry, donor: Entry, rules: Bo
     compare_hyperparameters(b, ruleset)
     b.findings.extend(system_findings(original, resubmitted, rules))
     b.findings.extend(scale_findings(original, resubmitted, rules))
-    b.findings.append(verdict(b))
+    b.findings.append(borrowing_finding(b))
     return b

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
+from mlsubmit.checker.review.borrow import hyperparameter_keys, same_value
 from mlsubmit.checker.review.borrowing_rules import BorrowRules
 from mlsubmit.checker.review.entries import Entry, entry_folders, log_names, read_entry
 from mlsubmit.checker.review.identity import hardware, same_submitter
@@ -24,18 +24,18 @@ class Candidate:
         return self.matched / self.compared if self.compared else 0.0
 
 
-def score(resubmitted: Entry, candidate: Entry, rules: BorrowRules, ruleset: str) -> Candidate:
+def scored_candidate(resubmitted: Entry, candidate: Entry, rules: BorrowRules, ruleset: str) -> Candidate:
     keys = (hyperparameter_keys(resubmitted, rules, ruleset) | hyperparameter_keys(candidate, rules, ruleset))
     keys -= rules.batch | rules.kept
     matched = 0
     for key in keys:
         mine, theirs = resubmitted.value(key), candidate.value(key)
-        if mine is not None and theirs is not None and equal(mine.value, theirs.value):
+        if mine is not None and theirs is not None and same_value(mine.value, theirs.value):
             matched += 1
     return Candidate(candidate, matched, len(keys))
 
 
-def own(entry: Entry, original: Entry) -> bool:
+def is_own_entry(entry: Entry, original: Entry) -> bool:
     """The original's submitter's entry, under any system name: by the log's submission_org, or by the system
     descriptions' submitter (review/identity.py, one identity with review preview and since)."""
     if entry.org is not None and entry.org == original.org:
@@ -55,7 +55,7 @@ def rank_donors(original: Entry, resubmitted: Entry, trees: list[str], rules: Bo
                 continue
             seen.add(folder.resolve())
             entry = read_entry(folder, limit=1)
-            if own(entry, original):
+            if is_own_entry(entry, original):
                 continue
-            out.append(score(resubmitted, entry, rules, ruleset))
+            out.append(scored_candidate(resubmitted, entry, rules, ruleset))
     return sorted(out, key=lambda c: (-c.share, -c.matched, str(c.entry.folder)))

@@ -22,10 +22,10 @@ class Rounds:
     before: str | None
     now: str | None
 
-    def fate(self, benchmark: str) -> history.Fate:
+    def benchmark_fate(self, benchmark: str) -> history.Fate:
         if self.before is None or self.now is None:
             return history.Fate("unknown", benchmark)
-        return history.fate(benchmark, self.before, self.now)
+        return history.benchmark_fate(benchmark, self.before, self.now)
 
     @property
     def due(self) -> history.Due | None:

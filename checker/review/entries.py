@@ -17,8 +17,9 @@ from mlsubmit.checker.logs.facts import LogFacts, Occurrence, extract
 from mlsubmit.checker.logs.input import is_result_log
 from mlsubmit.checker.logs.reader import read_log
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.systems.descriptions import knowledge, summarize
+from mlsubmit.checker.systems.descriptions import summarize
 from mlsubmit.checker.systems.jsonfile import JsonDocument, read_json
+from mlsubmit.checker.systems.knowledge import knowledge
 
 from mlsubmit.core.errors import UsageError
 

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from mlsubmit.checker.systems.descriptions import norm, summarize
+from mlsubmit.checker.systems.descriptions import summarize
+from mlsubmit.checker.systems.knowledge import spelling_key
 
 from mlsubmit.core.support.datafiles import load_validated
 
@@ -41,7 +42,7 @@ def processor(model: str) -> str:
     """The host processor's generation when the data knows it, else its model in compared form. Only the first
     256 characters are read: a model name is short, and the patterns' `.*` must not meet a huge hostile one."""
     model = model[:256]
-    return next((name for name, pattern in _generations() if pattern.search(model)), norm(model))
+    return next((name for name, pattern in _generations() if pattern.search(model)), spelling_key(model))
 
 
 def name_stem(name: str) -> str:
@@ -55,7 +56,8 @@ def name_stem(name: str) -> str:
 
 @dataclass(frozen=True)
 class Hardware:
-    """What a system is, in compared form (norm: lower-case letters and digits), and as its description says it."""
+    """What a system is, in compared form (spelling_key: lower-case letters and digits), and as its description
+    says it."""
 
     submitter: str
     division: str
@@ -85,14 +87,15 @@ def hardware(data: Any, system_id: str, *, division: str | None = None, org: str
     data = data if isinstance(data, dict) else {}
     s = summarize(data, system_id)
     model = _text(data, "accelerator_model_name")
-    accelerator = "" if not s.accelerators_per_node or norm(model) in _NO_ACCELERATOR else norm(model)
+    accelerator = "" if not s.accelerators_per_node or spelling_key(model) in _NO_ACCELERATOR else spelling_key(model)
     host = _text(data, "host_processor_model_name")
     return Hardware(
-        submitter=norm(s.submitter or org or ""), division=(s.division or division or "").lower(),
+        submitter=spelling_key(s.submitter or org or ""), division=(s.division or division or "").lower(),
         accelerator=accelerator, per_node=s.accelerators_per_node, host=processor(host) if host else "",
-        hosts_per_node=s.host_processors_per_node, interconnect=norm(_text(data, "accelerator_interconnect")),
-        networking=norm(_text(data, "host_networking")),
-        name=norm(s.family or "") or name_stem(s.system_name or system_id),  # a family's name has no scale in it
+        hosts_per_node=s.host_processors_per_node, interconnect=spelling_key(_text(data, "accelerator_interconnect")),
+        networking=spelling_key(_text(data, "host_networking")),
+        # a family's name has no scale in it
+        name=spelling_key(s.family or "") or name_stem(s.system_name or system_id),
         said_accelerator=model, said_host=host,
     )
 

@@ -28,7 +28,7 @@ from mlsubmit.checker.review.entries import Entry, entry_folders_all, read_entry
 from mlsubmit.checker.review.identity import Chips, Hardware, Match, chips, closest, hardware
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.detect import round_name, ruleset_of_path, version
-from mlsubmit.checker.systems.descriptions import knowledge, norm
+from mlsubmit.checker.systems.knowledge import knowledge, spelling_key
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
@@ -42,13 +42,13 @@ CITE = "submission_rules.adoc §Preview Systems L753-755"
 def status_of(entry: Entry) -> str:
     """"Preview", "Available" or another canonical status (systems knowledge), "" when unknown."""
     raw = entry.system_data.get("status")
-    info = knowledge().status.get(norm(raw)) if isinstance(raw, str) else None
+    info = knowledge().status.get(spelling_key(raw)) if isinstance(raw, str) else None
     if info is None:
         return ""
     return "Available" if info.canonical.startswith("Available") else info.canonical
 
 
-def identity(entry: Entry) -> Hardware:
+def hardware_of(entry: Entry) -> Hardware:
     """What the entry's system is (review/identity.py): a result counts against one of its own division only."""
     return hardware(entry.system_data, entry.system, division=entry.first.division, org=entry.org)
 
@@ -63,7 +63,7 @@ class Point:
     host_chips: bool = False  # a CPU system: its chips are its host processors
 
     @property
-    def said(self) -> str:
+    def chips_text(self) -> str:
         """Its chips as a message says them."""
         return Chips(self.chips, self.host_chips).say()
 
@@ -123,7 +123,7 @@ def points(trees: list[str], wanted: str) -> tuple[Points, list[Finding]]:
         if why is not None or count.count is None or minutes is None:
             continue
         energy = entry_energy(entry.folder, entry.runs, entry.benchmark)
-        hw = identity(entry)
+        hw = hardware_of(entry)
         group = hw if wanted != "Preview" else _group(hw)
         out.setdefault((group, entry.benchmark), []).append(
             Point(entry, count.count, minutes, energy, hw, count.host_processors))
@@ -167,24 +167,26 @@ def _round(trees: list[str]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def num(value: float) -> str:
+def time_text(value: float) -> str:
     """Three decimals, as the results tables give times; a huge value (a log's odd timestamps) in short form."""
     return f"{value:.3f}" if abs(value) < 1e9 else f"{value:.6g}"
 
 
 def _numbers(c: Comparison) -> str:
     matched = f"; the same system by {c.match.say()}" if c.match is not None else ""
-    return (f"Available {c.available.entry.system} ({c.available.said}, {num(c.available.minutes)} min) "
-            f"{c.measure} {num(c.got)} {c.unit} against at most {num(c.allowed)} (Preview {c.preview.entry.system}, "
-            f"{c.preview.said}, {num(c.preview.minutes)} min, +2 %{matched})")
+    return (f"Available {c.available.entry.system} ({c.available.chips_text}, {time_text(c.available.minutes)} min) "
+            f"{c.measure} {time_text(c.got)} {c.unit} against at most {time_text(c.allowed)} "
+            f"(Preview {c.preview.entry.system}, "
+            f"{c.preview.chips_text}, {time_text(c.preview.minutes)} min, +2 %{matched})")
 
 
-def judge(preview: Point, available: list[Point], match: Match | None = None, rounds: Rounds | None = None,
+def best_comparison(preview: Point, available: list[Point], match: Match | None = None, rounds: Rounds | None = None,
           others: tuple[str, ...] = ()) -> tuple[Comparison | None, list[Finding]]:
     """The best comparison for one Preview point (held ones first, then the closest) and its finding. `others`:
     systems of the Preview's hardware this round with no result of the benchmark (for REV021's message)."""
     path, rounds = preview.entry.first.path, rounds or Rounds(None, None)
-    said = f"Preview {preview.entry.system} {preview.entry.benchmark} ({preview.said}, {num(preview.minutes)} min)"
+    said = (f"Preview {preview.entry.system} {preview.entry.benchmark} ({preview.chips_text}, "
+            f"{time_text(preview.minutes)} min)")
     if not available:
         if rounds.early:
             return None, [finding("REV058", path, f"{said}: no Available result of the same system yet; "
@@ -221,8 +223,8 @@ def _same_scale(best: Comparison, tried: list[Comparison]) -> str:
     if not same or any(c.held for c in same):
         return ""
     c = same[0]
-    return (f"; at the Preview's own scale {c.available.entry.system} ({num(c.available.minutes)} min, at most "
-            f"{num(c.allowed)}) does not hold")
+    return (f"; at the Preview's own scale {c.available.entry.system} ({time_text(c.available.minutes)} min, at most "
+            f"{time_text(c.allowed)}) does not hold")
 
 
 def _same_runs(preview: Point, available: Point) -> bool:
@@ -293,15 +295,15 @@ def check_preview(previous: list[str], current: list[str]) -> tuple[list[Compari
 def _judge_point(point: Point, available: list[Point], rounds: Rounds) -> tuple[Comparison | None, list[Finding]]:
     """One Preview point: retired (REV059), or judged against its successor's entries of the benchmark's name in
     the round under review."""
-    fate = rounds.fate(point.entry.benchmark)
+    fate = rounds.benchmark_fate(point.entry.benchmark)
     if not fate.compatible:
         return None, [finding("REV059", point.entry.first.path, f"Preview {point.entry.system} "
-                              f"{point.entry.benchmark} ({point.said}, {num(point.minutes)} min): "
+                              f"{point.entry.benchmark} ({point.chips_text}, {time_text(point.minutes)} min): "
                               f"{rounds.retired(point.entry.benchmark)}")]
-    target = point.hardware or identity(point.entry)
-    pairs = [(p.hardware or identity(p.entry), p) for p in available]
+    target = point.hardware or hardware_of(point.entry)
+    pairs = [(p.hardware or hardware_of(p.entry), p) for p in available]
     entries, match = closest(target, [(hw, p) for hw, p in pairs if p.entry.benchmark == fate.name])
     others: tuple[str, ...] = ()
     if not entries:  # say which systems of that hardware there are, for the hand check
         others = tuple(sorted({p.entry.system for p in closest(target, pairs)[0]}))[:5]
-    return judge(point, entries, match, rounds, others)
+    return best_comparison(point, entries, match, rounds, others)

@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.hyperparameters.table import table_for
-from mlsubmit.checker.review.borrow import equal, hyperparameter_keys
+from mlsubmit.checker.review.borrow import hyperparameter_keys, same_value
 from mlsubmit.checker.review.borrowing_rules import rules_for
 from mlsubmit.checker.review.entries import entry_folders_all, json_type, read_entry
 from mlsubmit.checker.review.identity import closest, hardware
 from mlsubmit.checker.rounds import benchmarks, history
 from mlsubmit.checker.rounds.detect import round_name, version
-from mlsubmit.checker.systems.descriptions import norm, summarize
+from mlsubmit.checker.systems.descriptions import summarize
 from mlsubmit.checker.systems.jsonfile import read_json
+from mlsubmit.checker.systems.knowledge import spelling_key
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
@@ -58,7 +59,7 @@ def renamed_systems(before: Path, now: Path) -> dict[str, tuple[str, str]]:
 
 def _framework(data: Any) -> str:
     value = data.get("framework") if isinstance(data, dict) else None
-    return norm(value.split()[0]) if isinstance(value, str) and value.split() else ""
+    return spelling_key(value.split()[0]) if isinstance(value, str) and value.split() else ""
 
 
 def _changed(a: Any, b: Any) -> str:
@@ -90,7 +91,7 @@ def _entries(tree: Path) -> dict[tuple[str, str], Path]:
 
 def _now_name(bench: str, rulesets: tuple[str, str] | None) -> str:
     """The benchmark's name in the current round (v4.1's ssd is v5.0's retinanet)."""
-    return history.fate(bench, *rulesets).name if rulesets is not None else bench
+    return history.benchmark_fate(bench, *rulesets).name if rulesets is not None else bench
 
 
 def benchmark_findings(before: Path, now: Path, ruleset: str,
@@ -126,7 +127,7 @@ def moved_findings(before: Path, now: Path, rulesets: tuple[str, str]) -> Iterat
         keys = hyperparameter_keys(a, ra, rulesets[0]) | hyperparameter_keys(b, rb, rulesets[1])
         for k in sorted(keys):
             va, vb = (e.value(k) for e in (a, b))
-            if not equal(va.value if va else None, vb.value if vb else None):
+            if not same_value(va.value if va else None, vb.value if vb else None):
                 # one finding per hyperparameter: a folder's moves on one line reached 19 values and ~1,000 characters
                 shown = "/".join(key) if now_key == key else f"{'/'.join(key)} -> {'/'.join(now_key)}"
                 yield finding("REV035", b.first.path, f"{shown}: {k} moved since the previous round: "

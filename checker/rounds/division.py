@@ -23,7 +23,7 @@ def reference_closed(json_division: Any) -> bool:
     return json_division == "closed"
 
 
-def closed(json_division: str | None, runs: Sequence[LogFacts]) -> bool:
+def is_closed(json_division: str | None, runs: Sequence[LogFacts]) -> bool:
     """Closed as the package checker and the summarizer take it: the system file's division is exactly "closed";
     when the system file gives none, a run's log saying closed."""
     if json_division is not None:
@@ -38,7 +38,7 @@ def table(json_division: str) -> str:
     return f"no results table (the summarizer's tables are closed and open; it writes the division {json_division!r})"
 
 
-def stated(json_division: str | None, runs: Sequence[LogFacts]) -> str | None:
+def scored_division(json_division: str | None, runs: Sequence[LogFacts]) -> str | None:
     """The division a result is scored in: the system file's as written, else the one most logs state."""
     if json_division:
         return json_division

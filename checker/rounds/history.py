@@ -50,7 +50,7 @@ def _renamed(benchmark: str, before: str, after: str) -> tuple[str, str]:
     return name, "; ".join(sources)
 
 
-def fate(benchmark: str, before: str, after: str) -> Fate:
+def benchmark_fate(benchmark: str, before: str, after: str) -> Fate:
     """The fate in ruleset `after` of a benchmark of ruleset `before`."""
     name, source = _renamed(benchmark, before, after)
     listed = benchmarks.allowed(after)

@@ -55,7 +55,7 @@ class Window:
                 f"{len(self.scores)} windows of {self.n} (olympic minutes {shown}), scoring {score}")
 
 
-def applies(ruleset: str) -> bool:
+def window_applies(ruleset: str) -> bool:
     return tuple(int(p) for p in ruleset.split(".")) >= FIRST_RULESET
 
 

@@ -28,7 +28,7 @@ from mlsubmit.checker.rules.tally import (
     Outcome,
     count_keys,
     lines_of_records,
-    short,
+    short_repr,
     short_src,
 )
 
@@ -256,10 +256,10 @@ class LogRun:
         head = self._crash_heads.get(cause)
         if head is None:
             head = (f"{what} `{short_src(snip, 100)}` of {rules.name} raised {type(exc).__name__}: "
-                    f"{short(cause[4], 80)}")
+                    f"{short_repr(cause[4], 80)}")
             if len(self._crash_heads) < 10_000:  # an error quoting each record's value would grow it without end
                 self._crash_heads[cause] = head
-        message = head + (f" on value {short(rec.value.get('value'))}" if rec is not None else "")
+        message = head + (f" on value {short_repr(rec.value.get('value'))}" if rec is not None else "")
         line = rec.line if rec else None
         if key is None:
             found = out.fixed

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.logs.reader import Record
 from mlsubmit.checker.rules.files import KeyRule, RuleFile
 from mlsubmit.checker.rules.safe_eval import Evaluator, Refused, Snippet, namespace, run
-from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, Outcome, Values, count_keys, short, short_src
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, Outcome, Values, count_keys, short_repr, short_src
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Location
@@ -185,7 +185,7 @@ class FileRun:
                     finding(
                         "RULE001",
                         self.e.path,
-                        f"'{rec.key}' fails `{snip.source}` with value {short(rec.value.get('value'))} "
+                        f"'{rec.key}' fails `{snip.source}` with value {short_repr(rec.value.get('value'))} "
                         f"({self.rules.name})",
                         line=rec.line,
                     ),

@@ -17,7 +17,7 @@ from typing import Any
 from mlsubmit.checker.rules.safe_eval import Evaluator, Mode, Snippet, compile_snippet, conjunction
 from mlsubmit.checker.upstream import installed
 
-from mlsubmit.core.support.datafiles import derived
+from mlsubmit.core.support.datafiles import derived_data
 
 USAGE = "training"
 _RULESET_RE = re.compile(r"^training_(\d+)\.(\d+)\.(\d+)$")
@@ -267,7 +267,7 @@ class Ruleset:
                 raise RulesetError(f"{self.prefix}{bare} is not a rule file of this ruleset")
             raw = (self.folder / bare).read_bytes()
             # the parsed YAML (strings, lists, mappings) is kept as data; its snippets are vetted again each time
-            data = derived("rules", b"BaseLoader\0" + raw, lambda: load_rule_data(_text(raw)))
+            data = derived_data("rules", b"BaseLoader\0" + raw, lambda: load_rule_data(_text(raw)))
             self._files[bare] = build_rule_file(data, self.prefix + bare)
         return self._files[bare]
 

@@ -68,14 +68,14 @@ class KeyTally:
         if _prints_as_first(value, self.first):
             return
         if not self.shown:
-            self.shown.add(short(self.first, 40))
+            self.shown.add(short_repr(self.first, 40))
         if len(self.shown) <= SHOWN_VALUES:
-            self.shown.add(short(value, 40))
+            self.shown.add(short_repr(value, 40))
 
     def values(self) -> set[str]:
         """The distinct texts of the values (at most SHOWN_VALUES + 1), for a message."""
         if self.count and not self.shown:
-            return {short(self.first, 40)}
+            return {short_repr(self.first, 40)}
         return self.shown
 
 
@@ -148,7 +148,7 @@ class Outcome:
         return [*self.warnings, *(f for fs in self.by_key.values() for f in fs), *self.fixed]
 
 
-def short(value: Any, limit: int = 120) -> str:
+def short_repr(value: Any, limit: int = 120) -> str:
     if type(value) is str and len(value) < limit - 1 and value.isascii() and value.isprintable() and not (
             '"' in value or "\\" in value):
         return f'"{value}"'  # as json.dumps writes it: a failing record's value, maybe once per record

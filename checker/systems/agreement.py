@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from mlsubmit.checker.base.targets import LogRef, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import division
-from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, norm
+from mlsubmit.checker.systems.descriptions import check_system_file
 from mlsubmit.checker.systems.jsonfile import JsonDocument
+from mlsubmit.checker.systems.knowledge import knowledge, spelling_key
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Location
@@ -66,7 +67,7 @@ def _pairing_findings(org: OrgTree, docs: dict[str, JsonDocument]) -> Iterator[F
 
 
 def _names_agree(a: str, b: str) -> bool:
-    na, nb = norm(a), norm(b)
+    na, nb = spelling_key(a), spelling_key(b)
     return bool(na and nb) and (na in nb or nb in na)
 
 
@@ -96,7 +97,7 @@ def _division_finding(log: _LogSide, doc: JsonDocument) -> Iterator[Finding]:
 
 def _status_finding_log(log: _LogSide, doc: JsonDocument) -> Iterator[Finding]:
     ours, theirs = log.value("submission_status"), doc.data.get("status")
-    info = knowledge().status.get(norm(theirs)) if isinstance(theirs, str) else None
+    info = knowledge().status.get(spelling_key(theirs)) if isinstance(theirs, str) else None
     if ours is None or info is None or ours in info.log:
         return
     yield log.finding("SYS043", "submission_status",
@@ -175,14 +176,14 @@ def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) ->
     for path, shown in org_system_files(org):
         doc, found = prepared.get(str(path)) or check_system_file(path, shown, options.ruleset)
         docs[path.stem] = doc
-        if concerned(org, path.stem, options):
+        if system_changed(org, path.stem, options):
             findings.extend(found)
-    findings.extend(f for f in _pairing_findings(org, docs) if concerned(org, _system_of(org, f), options))
+    findings.extend(f for f in _pairing_findings(org, docs) if system_changed(org, _system_of(org, f), options))
     findings.extend(agreement_findings(org, facts, docs))
     return findings
 
 
-def concerned(org: OrgTree, system: str, options: CheckOptions) -> bool:
+def system_changed(org: OrgTree, system: str, options: CheckOptions) -> bool:
     """With --changed-since, a system's own findings are reported again only when its file or its results folder
     holds a change: one changed log must not bring back every unchanged system file's warnings."""
     changed = options.changed_paths

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlsubmit.checker.systems.capture import Capture
-from mlsubmit.checker.systems.descriptions import count, knowledge, norm, schema_for, validate
+from mlsubmit.checker.systems.descriptions import count, schema_for, validate
 from mlsubmit.checker.systems.jsonfile import parse_json
+from mlsubmit.checker.systems.knowledge import knowledge, spelling_key
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
@@ -99,7 +100,7 @@ def field_order(ruleset: str) -> list[str]:
 
 def status_spelling(value: str, ruleset: str) -> str:
     """`value` spelled as the round's schema requires (canonical from 4.0.0, the short names before)."""
-    info = knowledge().status.get(norm(value))
+    info = knowledge().status.get(spelling_key(value))
     if info is None:
         return value  # the round's schema reports it (SYS014)
     allowed = _status_enum(schema_for(ruleset))

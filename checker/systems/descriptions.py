@@ -3,8 +3,8 @@
 Three layers, each a small function:
 - `validate(doc, ruleset, system_id)`: the round's JSON Schema (schemas/system-*.schema.json); every schema error
   becomes a finding whose code the schema itself names (`x-finding`), with its pointer and line.
-- `semantic_findings(data, system_id)`: facts from checker/tables/systems-knowledge.yaml: the POD size in a
-  name, the accelerator of a family, the cores of a host processor, host servers per node.
+- `semantic_findings(data, system_id)`: facts from checker/tables/systems-knowledge.yaml (knowledge.py): the POD
+  size in a name, the accelerator of a family, the cores of a host processor, host servers per node.
 - `agreement.check(org, facts, options)`: systems/ against results/, and each log's submission_* values
   against the system description (through `LogFacts`, never by re-reading logs).
 
@@ -14,21 +14,19 @@ Three layers, each a small function:
 from __future__ import annotations
 
 import difflib
-import functools
-import importlib.resources
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlsubmit.checker.logs.decode import clipped
+from mlsubmit.checker.logs.decode import clipped_quote
 from mlsubmit.checker.systems.jsonfile import JsonDocument, escape, read_json
+from mlsubmit.checker.systems.knowledge import Processor, knowledge, spelling_key
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support import numbers
-from mlsubmit.core.support.datafiles import load_validated
 from mlsubmit.core.support.schema_loader import load_schema, validator
 
 if TYPE_CHECKING:
@@ -42,90 +40,9 @@ ZERO = "zero"  # SYS012's case of a count of 0, which int() reads: the profile l
 _COUNT_EXAMPLES = dict(zip(COUNT_FIELDS, ("1", "2", "16", "64", "128", "2"), strict=True))  # our IPU-POD16's
 
 
-# ---------------------------------------------------------------- knowledge (data)
-
-
-@dataclass(frozen=True)
-class Family:
-    name: str
-    pattern: re.Pattern[str]
-    accelerators: tuple[re.Pattern[str], ...]
-    units_per_accelerator: int = 1
-
-
-@dataclass(frozen=True)
-class Processor:
-    name: str
-    pattern: re.Pattern[str]
-    cores: int
-    threads: int | None
-    max_sockets: int
-
-
-@dataclass(frozen=True)
-class StatusInfo:
-    log: tuple[str, ...]
-    canonical: str
-    legacy: str
-
-
-@dataclass(frozen=True)
-class Knowledge:
-    schemas: tuple[tuple[tuple[int, ...], tuple[int, ...], str], ...]
-    status: dict[str, StatusInfo]
-    log_placeholders: frozenset[str]
-    families: tuple[Family, ...]
-    processors: tuple[Processor, ...]
-
-    def schema_name(self, ruleset: str) -> str:
-        version = _version(ruleset)
-        for low, high, name in self.schemas:
-            if low <= version < high:
-                return name
-        return self.schemas[-1][2]
-
-    def family_of(self, text: str) -> tuple[Family, int | None] | None:
-        for fam in self.families:
-            match = fam.pattern.search(text)
-            if match:
-                return fam, numbers.whole(match.group("size"))  # None: no system's size (int() of 5,000 digits raised)
-        return None
-
-    def processor_of(self, model: str) -> Processor | None:
-        return next((p for p in self.processors if p.pattern.search(model)), None)
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else 0 for p in text.split("."))
-
-
-@functools.cache
-def knowledge() -> Knowledge:
-    """Load and validate checker/tables/systems-knowledge.yaml (once per process)."""
-    entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/systems-knowledge.yaml")
-    data = load_validated(entry, "systems-knowledge.schema.json", what="systems-knowledge.yaml")
-    families = tuple(
-        Family(f["name"], re.compile(f["pattern"], re.I), tuple(re.compile(a, re.I) for a in f["accelerators"]),
-               f.get("units_per_accelerator", 1))
-        for f in data["families"]
-    )
-    processors = tuple(
-        Processor(p["name"], re.compile(p["pattern"], re.I), p["cores"], p.get("threads"), p["max_sockets"])
-        for p in data["processors"]
-    )
-    schemas = tuple((_version(s["from"]), _version(s["until"]), s["schema"]) for s in data["schemas"])
-    status = {k: StatusInfo(tuple(v["log"]), v["canonical"], v["legacy"]) for k, v in data["status"].items()}
-    return Knowledge(schemas, status, frozenset(data["log_placeholders"]), families, processors)
-
-
-def norm(text: str) -> str:
-    """Lower-case letters and digits only: how names and status spellings are compared."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
 def count(value: Any) -> int | None:
     """A count field as an int (JSON integer, integral float or digit string) up to MAX_COUNT (SYS048), else None."""
-    return numbers.whole(value)
+    return numbers.whole_number(value)
 
 
 def _huge_counts(doc: JsonDocument) -> Iterator[Finding]:
@@ -182,7 +99,7 @@ def _status_finding(doc: JsonDocument, error: jsonschema.ValidationError, pointe
     allowed = _keyword_value(error)
     canonical_round = "Preview" in allowed  # the 4.x vocabulary
     value = error.instance
-    info = knowledge().status.get(norm(value)) if isinstance(value, str) else None
+    info = knowledge().status.get(spelling_key(value)) if isinstance(value, str) else None
     line = doc.line(pointer)
     if info is None:
         return finding("SYS014", doc.path, f"status {value!r} is not one of: {', '.join(map(repr, allowed))}",
@@ -333,7 +250,8 @@ def _pod_size_findings(doc: JsonDocument, s: SystemSummary) -> Iterator[Finding]
         if size != units:
             per = f" ({fam.units_per_accelerator} per accelerator)" if fam.units_per_accelerator > 1 else ""
             yield finding("SYS030", doc.path,
-                          f"{source} {clipped(repr(text))} states size {'beyond any' if size is None else size}{per}, "
+                          f"{source} {clipped_quote(repr(text))} states size "
+                          f"{'beyond any' if size is None else size}{per}, "
                           f"but number_of_nodes × accelerators_per_node = {s.nodes} × {s.accelerators_per_node} = "
                           f"{s.accelerators}",
                           line=doc.line(pointer), pointer=pointer,
@@ -403,7 +321,7 @@ def _unitless_memory(doc: JsonDocument) -> Iterator[Finding]:
     for key in MEMORY_FIELDS:
         value = doc.data.get(key) if isinstance(doc.data, dict) else None
         if isinstance(value, str) and re.search(r"\d", value) and not _MEMORY_UNIT.search(value):
-            yield finding("SYS049", doc.path, f"{key} is {clipped(value)!r}: a number with no unit",
+            yield finding("SYS049", doc.path, f"{key} is {clipped_quote(value)!r}: a number with no unit",
                           line=doc.line("/" + key), pointer="/" + key)
 
 

@@ -17,7 +17,7 @@ from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.tree import params, seeds
 from mlsubmit.checker.tree.eval_cadence import check_eval_cadence
 from mlsubmit.checker.tree.folders import rcp_findings
-from mlsubmit.checker.tree.shared import FolderFacts, listed, prepare_rcp, tree_facts
+from mlsubmit.checker.tree.shared import FolderFacts, listed_folders, prepare_rcp, tree_facts
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
@@ -84,7 +84,7 @@ def check_folder(facts: FolderFacts, options: CheckOptions) -> list[Finding]:
 
 def prepare(org: OrgTree, options: CheckOptions) -> None:
     """The RCP statistics of the benchmarks whose system file says closed, beside the log checks."""
-    prepare_rcp(org, listed(org), options)
+    prepare_rcp(org, listed_folders(org), options)
 
 
 def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:

@@ -32,7 +32,7 @@ NUMBERED = re.compile(r"^result_(\d+)\.txt$")
 
 
 @functools.cache
-def policy() -> dict[str, Any]:
+def tree_policy() -> dict[str, Any]:
     entry = importlib.resources.files("mlsubmit.checker").joinpath("tables/tree-policy.yaml")
     data: dict[str, Any] = load_validated(entry, "tree-policy.schema.json", what="tables/tree-policy.yaml")
     return data
@@ -139,7 +139,7 @@ def fail_words(result: rcp.RcpResult) -> str:
     return f"{why}; {result.message}"
 
 
-def touched(folder: BenchFolder, options: CheckOptions) -> bool:
+def holds_changed_path(folder: BenchFolder, options: CheckOptions) -> bool:
     """With --changed-since, only folders holding a changed path are checked again."""
     changed = options.changed_paths
     if changed is None:

@@ -13,7 +13,7 @@ from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.tree.configfile import code_folder
 from mlsubmit.checker.tree.folders import listdir
-from mlsubmit.checker.tree.shared import listed, only_logs_changed, tree_facts
+from mlsubmit.checker.tree.shared import listed_folders, only_logs_changed, tree_facts
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
@@ -105,7 +105,7 @@ def with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
 def prepare(org: OrgTree, options: CheckOptions) -> None:
     """The code folders are judged from the listing alone: beside the log checks (not when only logs changed)."""
     if not only_logs_changed(org, options):
-        org.prepared.implementations = check_implementations(org, with_results(listed(org), options.ruleset))
+        org.prepared.implementations = check_implementations(org, with_results(listed_folders(org), options.ruleset))
 
 
 def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds.detect import round_name
-from mlsubmit.checker.tree.folders import policy
+from mlsubmit.checker.tree.folders import tree_policy
 from mlsubmit.checker.tree.shared import tree_facts
 
 from mlsubmit.core.codes import finding
@@ -28,7 +28,7 @@ def init_minutes(facts: LogFacts) -> tuple[float, int] | None:
 
 
 def init_limit(ruleset: str, division: str) -> float:
-    table = policy()["init_limit_minutes"]
+    table = tree_policy()["init_limit_minutes"]
     limits = table.get(round_name(ruleset), table["default"])
     return float(limits["open" if division == "open" else "closed"])
 

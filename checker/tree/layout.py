@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.tree import params
-from mlsubmit.checker.tree.folders import listdir, policy
+from mlsubmit.checker.tree.folders import listdir, tree_policy
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding
@@ -26,7 +26,7 @@ def check_layout(org: OrgTree, ruleset: str) -> list[Finding]:
         out.append(finding("TREE001", org.display, "no results/ folder"))
     if org.sub("benchmark").is_dir():
         out.append(finding("TREE010", org.shown("benchmark"), "implementation code is in benchmark/, not benchmarks/"))
-    allowed = set(policy()["org_folder_allowed"]) | {"benchmark"}
+    allowed = set(tree_policy()["org_folder_allowed"]) | {"benchmark"}
     if params.applies(ruleset):  # the verify scripts of 2.0 and later read it
         allowed.add(params.NAME)
     out += params.read_org_params(org.root, org.shown(params.NAME), ruleset).findings

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from mlsubmit.checker.base.targets import OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.power import folder as power_folder
-from mlsubmit.checker.tree.folders import touched
-from mlsubmit.checker.tree.shared import known_folders, listed, tree_facts
+from mlsubmit.checker.tree.folders import holds_changed_path
+from mlsubmit.checker.tree.shared import known_folders, listed_folders, tree_facts
 
 from mlsubmit.core.findings import Finding
 
@@ -24,8 +24,8 @@ CODES = frozenset({"POW001", "POW002", "POW003", "POW004", "POW010", "POW011", "
 
 def prepare(org: OrgTree, options: CheckOptions) -> None:
     """The power checker's verdicts and the power logs, beside the log checks: they need no result log."""
-    for folder in known_folders(listed(org), options.ruleset):
-        if touched(folder, options):
+    for folder in known_folders(listed_folders(org), options.ruleset):
+        if holds_changed_path(folder, options):
             power_folder.prepare_folder(org, folder)
 
 

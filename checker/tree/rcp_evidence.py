@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, judged
+from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, rcp_verdict
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.tree import params as org_params
 from mlsubmit.checker.tree.folders import bypass_flags
@@ -72,9 +72,10 @@ def bypass_scope(folder: Path, org_root: Path, ruleset: str) -> str | None:
     return None
 
 
-def gather(shown: str, system: str, benchmark: str, ruleset: str, facts: list[LogFacts], scope: str) -> Evidence:
+def bypass_evidence(shown: str, system: str, benchmark: str, ruleset: str, facts: list[LogFacts], scope: str
+                    ) -> Evidence:
     """The evidence for one bypassed folder; `facts` in result-file order."""
-    result = judged(benchmark, ruleset, facts, closed=True)  # the verdict without the bypass
+    result = rcp_verdict(benchmark, ruleset, facts, closed=True)  # the verdict without the bypass
     points = {c.path: c for c in result.runs}
     values = []
     for f in facts:

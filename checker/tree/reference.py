@@ -26,10 +26,10 @@ from mlsubmit.checker.tree.folders import (
     bypass_flags,
     check_counts,
     check_olympic,
+    holds_changed_path,
     listdir,
     prepared_folders,
     rcp_findings,
-    touched,
 )
 from mlsubmit.checker.tree.shared import prepare_folders
 
@@ -69,7 +69,7 @@ JOINED_FIELDS = (
 STATUS_VALUES = ("Available on-premise", "Available cloud", "Research, Development, or Internal (RDI)", "Preview")
 
 
-def crash(path: str, why: str) -> Finding:
+def crash_finding(path: str, why: str) -> Finding:
     return finding("TREE024", path, why, severity=Severity.ERROR)
 
 
@@ -92,10 +92,10 @@ def _load_json(path: Path) -> tuple[Any, str | None]:
 def check_system_file(path: Path, shown: str, ruleset: str) -> list[Finding]:
     data, problem = _load_json(path)
     if problem:
-        return [finding("TREE028", shown, problem), crash(shown, f"system description checker: {problem}")]
+        return [finding("TREE028", shown, problem), crash_finding(shown, f"system description checker: {problem}")]
     if not isinstance(data, (dict, list)):
         why = f"top level is a JSON {type(data).__name__} (TypeError)"
-        return [finding("TREE028", shown, why), crash(shown, f"system description checker: {why}")]
+        return [finding("TREE028", shown, why), crash_finding(shown, f"system description checker: {why}")]
     out = []
     missing = [f for f in REQUIRED_SYSTEM_FIELDS if f not in data]
     if missing:
@@ -104,7 +104,7 @@ def check_system_file(path: Path, shown: str, ruleset: str) -> list[Finding]:
         bad = [f for f in JOINED_FIELDS if f in data and not isinstance(data[f], str)]
         if bad:
             why = f"{', '.join(bad)} not text (TypeError when joined)"
-            out += [finding("TREE028", shown, why), crash(shown, f"system description checker: {why}")]
+            out += [finding("TREE028", shown, why), crash_finding(shown, f"system description checker: {why}")]
         major = int(ruleset.split(".")[0])
         if major >= 4 and "status" in data and data["status"] not in STATUS_VALUES:
             out.append(finding("TREE027", shown, f"status {data['status']!r} is not one of {', '.join(STATUS_VALUES)}"))
@@ -121,7 +121,8 @@ def check_systems(org: OrgTree, ruleset: str) -> list[Finding]:
         if (folder / name).is_file():
             out += check_system_file(folder / name, shown, ruleset)
         elif not (folder / name).is_dir():  # a FIFO or device: the reference would block reading it
-            out += [finding("TREE028", shown, "not a regular file"), crash(shown, "opening it would block or fail")]
+            out += [finding("TREE028", shown, "not a regular file"),
+                    crash_finding(shown, "opening it would block or fail")]
     return out
 
 
@@ -130,12 +131,12 @@ def reference_division(org: OrgTree, folder: BenchFolder) -> tuple[str, Finding 
     shown = org.shown("systems", folder.system + ".json")
     path = org.sub("systems", folder.system + ".json")
     if not path.is_file():
-        return "", crash(folder.shown, f"no system file {shown} (FileNotFoundError)")
+        return "", crash_finding(folder.shown, f"no system file {shown} (FileNotFoundError)")
     data, problem = _load_json(path)
     if problem:
-        return "", crash(folder.shown, f"reading {shown}: {problem}")
+        return "", crash_finding(folder.shown, f"reading {shown}: {problem}")
     if not isinstance(data, dict) or "division" not in data:
-        return "", crash(folder.shown, f"{shown} has no 'division' (KeyError)")
+        return "", crash_finding(folder.shown, f"{shown} has no 'division' (KeyError)")
     return ("closed" if reference_closed(data["division"]) else ""), None
 
 
@@ -161,7 +162,7 @@ def check_folder(
     for run in runs:
         raising = sorted(set(run.error_codes) & CRASH_CODES)
         if raising:
-            out.append(crash(run.path, f"compliance checker raises on this log ({', '.join(raising)})"))
+            out.append(crash_finding(run.path, f"compliance checker raises on this log ({', '.join(raising)})"))
     powered, power_failed = power.check_folder(org, folder, runs, as_reference=True)
     out += [*powered, *check_olympic(folder, runs, power_failed)]
     if division != "closed":
@@ -175,7 +176,7 @@ def check_folder(
         result = rcp.evaluate_cached(folder.name, options.ruleset, runs, bypass="rcp-bypass" in flags, closed=True,
                                      cache_dir=options.cache_dir, train_samples=params.BERT_TRAIN_SAMPLES in flags)
         if result.crash:
-            out.append(crash(folder.shown, f"RCP checker: {result.message}"))
+            out.append(crash_finding(folder.shown, f"RCP checker: {result.message}"))
         else:
             out += rcp_findings(folder, result)
     return out
@@ -184,7 +185,7 @@ def check_folder(
 def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) -> list[Finding]:
     out = check_systems(org, options.ruleset)
     if not org.sub("results").is_dir():
-        return [*out, crash(org.display, "no results/ folder (FileNotFoundError listing it)")]
+        return [*out, crash_finding(org.display, "no results/ folder (FileNotFoundError listing it)")]
     by_system: dict[str, list[BenchFolder]] = {}
     for folder in prepared_folders(org):
         by_system.setdefault(folder.system, []).append(folder)
@@ -193,7 +194,7 @@ def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) ->
     for system, folders in by_system.items():
         system_flags, _ = bypass_flags(org.sub("results", system))
         for folder in folders:
-            if touched(folder, options):
+            if holds_changed_path(folder, options):
                 out += check_folder(org, folder, facts, options, system_flags | org_params.flags)
     return out
 

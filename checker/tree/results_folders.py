@@ -13,7 +13,7 @@ from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds.detect import version
-from mlsubmit.checker.tree.folders import NUMBERED, check_counts, check_olympic, policy
+from mlsubmit.checker.tree.folders import NUMBERED, check_counts, check_olympic, tree_policy
 from mlsubmit.checker.tree.shared import FolderFacts, tree_facts
 
 from mlsubmit.core.codes import finding
@@ -54,7 +54,7 @@ def check_entries(folder: BenchFolder, ruleset: str) -> list[Finding]:
         if name == "scaling.json":
             if not scaling_allowed:
                 out.append(finding("TREE005", shown, "scaling.json written by an earlier run of the reference checker"))
-        elif name not in policy()["results_folder_allowed"]:
+        elif name not in tree_policy()["results_folder_allowed"]:
             out.append(finding("TREE004", shown, f"{name!r} is not a result_<i>.txt log"))
     for name, count in folder.nested_logs.items():
         out.append(

@@ -5,8 +5,8 @@ rules take, will the set pass its RCP, what will it score).
 Runs are grouped as `package` places them: by the system (`--system NAME`, else a `package.toml` entry whose `logs`
 match the file, else the log's `submission_platform`), the log's `submission_benchmark` and `submission_division`;
 within a set they are ordered by start time (`LogFacts.started_ms`, packaging's order). The set is then shown to the
-tree check as a results folder held in memory (`view`: its runs as result_0..N-1, in that order), so the olympic
-tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree checks' own code (`tree/convergence.py`,
+tree check as a results folder held in memory (`as_results_folder`: its runs as result_0..N-1, in that order), so the
+olympic tolerance (TREE007/TREE008), seeds and the RCP verdict are the tree checks' own code (`tree/convergence.py`,
 `tree/folders.py`), and the window of N out of M is packaging's rule (`rounds/window.py`). No second copy of any.
 """
 
@@ -19,12 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from mlsubmit.checker.base.ledger import Entry, now
+from mlsubmit.checker.base.ledger import Entry, utc_now_text
 from mlsubmit.checker.base.targets import BenchFolder, LogRef, RawFolder
 from mlsubmit.checker.logs.facts import LogFacts
 from mlsubmit.checker.rcp.custom import for_benchmark
 from mlsubmit.checker.rcp.planning import risk_finding, runs_of, window_effect, window_for
-from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, judged, run_convergence
+from mlsubmit.checker.rcp.verdict import NOT_CONVERGED, rcp_verdict, run_convergence
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.rounds import window as rule
@@ -119,7 +119,7 @@ def order_key(display: str, facts: LogFacts) -> tuple[float, str]:
 _PLACEHOLDERS = ("", "n/a", "na", "none", "null", "todo", "tbd", "unknown", UNNAMED)
 
 
-def placeholder(system: str) -> bool:
+def is_placeholder(system: str) -> bool:
     """Whether a platform a log names is a placeholder, not a system: `<N>xSUBMISSION_PLATFORM_PLACEHOLDER` (the
     reference implementations' default, in thousands of published logs), N/A, TODO, TBD, empty."""
     plain = system.strip().lower()
@@ -138,10 +138,10 @@ def group(folder: RawFolder, facts: Mapping[str, LogFacts], options: CheckOption
         key = SetKey(system_of(ref, found, options), found.benchmark or UNNAMED, found.division or UNNAMED)
         sets.setdefault(key, []).append((ref.display, found))
     notes: dict[SetKey, str] = {}
-    for key in [k for k in sets if placeholder(k.system)]:
-        named = sorted((k for k in sets if not placeholder(k.system) and (k.benchmark, k.division) ==
+    for key in [k for k in sets if is_placeholder(k.system)]:
+        named = sorted((k for k in sets if not is_placeholder(k.system) and (k.benchmark, k.division) ==
                         (key.benchmark, key.division)), key=lambda k: (-len(sets[k]), k))
-        placeholders = sorted(k for k in sets if placeholder(k.system) and (k.benchmark, k.division) ==
+        placeholders = sorted(k for k in sets if is_placeholder(k.system) and (k.benchmark, k.division) ==
                               (key.benchmark, key.division))
         into = named[0] if named else placeholders[0]
         if into == key:
@@ -163,7 +163,8 @@ def judged_runs(folder: RawFolder, facts: dict[str, LogFacts], options: CheckOpt
     return {shown for rs in group(folder, facts, options) if rs.key.benchmark in allowed for shown, _ in rs.runs}
 
 
-def view(rs: RunSet, runs: list[tuple[str, LogFacts]]) -> tuple[BenchFolder, list[LogFacts], dict[str, str]]:
+def as_results_folder(rs: RunSet, runs: list[tuple[str, LogFacts]]
+                      ) -> tuple[BenchFolder, list[LogFacts], dict[str, str]]:
     """The runs as a results folder in memory: result_<i>.txt in start order (the names the reference's RCP checker
     lists), with the map back to the raw files."""
     folder = BenchFolder(rs.key.system, rs.key.benchmark, Path(rs.where), rs.where)
@@ -190,11 +191,11 @@ def check_set(rs: RunSet, options: CheckOptions) -> list[Finding]:
     if bench not in benchmarks.allowed(options.ruleset):
         return [finding("RUN005", rs.where, f"{bench!r} is not a benchmark of ruleset {options.ruleset} ({names})")]
     out, scored = _count(rs, options)
-    folder, renamed, back = view(rs, scored)
+    folder, renamed, back = as_results_folder(rs, scored)
     out += check_olympic(folder, [f for _, f in scored])
     out += check_init([f for _, f in scored], options.ruleset)
     result = None
-    if division_of.closed(None, [f for _, f in scored]):
+    if division_of.is_closed(None, [f for _, f in scored]):
         found, result = closed_set_checks(folder, renamed, options, frozenset(), judge_rcp=_enough(rs, scored))
         out += [_raw_names(f, back) for f in found]
         out += _risk(rs, scored, options)
@@ -228,8 +229,8 @@ def _count(rs: RunSet, options: CheckOptions) -> tuple[list[Finding], list[tuple
         more = n - have
         return [finding("RUN001", rs.where, f"{have} of {n} runs: {more} more run{'s' if more > 1 else ''} "
                         "needed")], rs.runs
-    if options.run_select != SELECT_MEDIAN_WINDOW or not rule.applies(options.ruleset):
-        why = ("ruleset 1.0.0 has no rule for choosing N of M runs" if not rule.applies(options.ruleset)
+    if options.run_select != SELECT_MEDIAN_WINDOW or not rule.window_applies(options.ruleset):
+        why = ("ruleset 1.0.0 has no rule for choosing N of M runs" if not rule.window_applies(options.ruleset)
                else "with select = \"all\" every run is scored")
         return [finding("RUN007", rs.where, f"{have} runs where the rules ask for {n}: {why}")], rs.runs
     window = rule.median_window([_minutes(f) for _, f in rs.runs], n, rs.key.benchmark)
@@ -292,11 +293,11 @@ def _labelled(found: Finding, rs: RunSet) -> Finding:
 
 def ledger_entries(run: CheckRun, options: CheckOptions) -> list[Entry]:
     """One ledger entry per log the check read (with records and a digest): its set, verdict and convergence."""
-    seen = now()
+    seen = utc_now_text()
     keys: dict[str, tuple[SetKey, tuple[float | None, float | None]]] = {}
     for raw in run.targets.raw_folders:
         for rs in group(raw, {r.display: run.results[r.display].facts for r in raw.logs}, options):
-            numbers = _rcp_numbers(rs.key.benchmark, view(rs, _count(rs, options)[1])[1], options)
+            numbers = _rcp_numbers(rs.key.benchmark, as_results_folder(rs, _count(rs, options)[1])[1], options)
             keys.update({shown: (rs.key, numbers) for shown, _ in rs.runs})
     keys.update(_tree_keys(run, options))
     out = []
@@ -342,7 +343,7 @@ def _tree_keys(run: CheckRun, options: CheckOptions) -> dict[str, tuple[SetKey, 
             folders.setdefault((ref.system or UNNAMED, ref.benchmark or UNNAMED), []).append(ref)
         for (system, bench), refs in folders.items():
             facts = [run.results[r.display].facts for r in refs]
-            key = SetKey(system, bench, division_of.stated(None, facts) or UNNAMED)
+            key = SetKey(system, bench, division_of.scored_division(None, facts) or UNNAMED)
             numbers = _rcp_numbers(bench, facts, options)
             keys.update({r.display: (key, numbers) for r in refs})
     return keys
@@ -353,7 +354,7 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
     again when the check's bypass flags made it another question)."""
     if bench not in benchmarks.allowed(options.ruleset) or not benchmarks.has_rcp(bench):
         return None, None
-    if not division_of.closed(None, runs):
+    if not division_of.is_closed(None, runs):
         return None, None
     if len(runs) <= 2 * benchmarks.dropped(bench):  # no verdict yet: the window the check will use (run planning)
 
@@ -361,5 +362,5 @@ def _rcp_numbers(bench: str, runs: list[LogFacts], options: CheckOptions) -> tup
                          for_benchmark(options.custom_rcps, bench))
         return (None, None) if win is None or win.kind == "above" else (_finite(win.rcp_mean), _finite(win.fastest))
 
-    result = judged(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
+    result = rcp_verdict(bench, options.ruleset, runs, closed=True, rcps=for_benchmark(options.custom_rcps, bench))
     return _finite(result.rcp_mean), _finite(result.min_epochs)

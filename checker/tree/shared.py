@@ -25,7 +25,13 @@ from mlsubmit.checker.rcp import verdict as rcp
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds import division as division_of
 from mlsubmit.checker.tree import params
-from mlsubmit.checker.tree.folders import bench_folders, bypass_flags, prepared_folders, read_division, touched
+from mlsubmit.checker.tree.folders import (
+    bench_folders,
+    bypass_flags,
+    holds_changed_path,
+    prepared_folders,
+    read_division,
+)
 
 from mlsubmit.core.findings import Finding
 
@@ -61,7 +67,7 @@ class FolderFacts:
     @cached_property
     def closed(self) -> bool:
         """Whether the folder is judged as closed (seeds, evaluation cadence, RCPs)."""
-        return division_of.closed(self.division, self.runs)
+        return division_of.is_closed(self.division, self.runs)
 
     @cached_property
     def bypass(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -103,12 +109,12 @@ def tree_facts(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOption
     org_flags = frozenset(params.read_org_params(org.root, org.shown(params.NAME), options.ruleset).flags)
     made = TreeFacts(facts, folders, org_flags)
     made.touched = [FolderFacts(org, f, f.facts(facts), options.ruleset, org_flags)
-                    for f in folders if touched(f, options)]
+                    for f in folders if holds_changed_path(f, options)]
     org.prepared.tree = made
     return made
 
 
-def listed(org: OrgTree) -> list[BenchFolder]:
+def listed_folders(org: OrgTree) -> list[BenchFolder]:
     """The results folders as a preparation lists them: once for all the preparations of a pass."""
     if org.prepared.folders is None:
         org.prepared.folders = bench_folders(org)
@@ -133,7 +139,7 @@ def prepare_rcp(org: OrgTree, folders: list[BenchFolder], options: CheckOptions)
     """The RCP statistics of the benchmarks whose system file says closed (each system file read once)."""
     folders = known_folders(folders, options.ruleset)
     divisions = {system: read_division(org, system) for system in {f.system for f in folders}}
-    rcp.prepare(options.ruleset, {f.name for f in folders if division_of.closed(divisions[f.system], [])})
+    rcp.prepare(options.ruleset, {f.name for f in folders if division_of.is_closed(divisions[f.system], [])})
 
 
 def only_logs_changed(org: OrgTree, options: CheckOptions) -> bool:

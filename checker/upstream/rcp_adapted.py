@@ -47,7 +47,7 @@ from typing import Any
 from mlsubmit.checker.upstream import installed as _installed
 from mlsubmit.checker.upstream import npstats, rcp_fit, rcp_plain, tstat
 
-from mlsubmit.core.support.datafiles import derived
+from mlsubmit.core.support.datafiles import derived_data
 
 _STAT_FIELDS = ("RCP Mean", "RCP Stdev", "Max Speedup", "Min Epochs")
 
@@ -143,7 +143,7 @@ def misfits() -> list[str]:
     if _Fit.reasons is None:
         version, source = installed()
         inputs = version.encode() + b"\0" + source.encode() + b"\0" + Path(rcp_fit.__file__).read_bytes()
-        found = derived("rcp-fit", inputs, lambda: rcp_fit.misfits(source, version))
+        found = derived_data("rcp-fit", inputs, lambda: rcp_fit.misfits(source, version))
         _Fit.reasons = [str(r) for r in found] if isinstance(found, list) else rcp_fit.misfits(source, version)
     return _Fit.reasons
 
@@ -162,7 +162,7 @@ def module() -> Any:
     if reasons := misfits():
         _say_plain(reasons)
         return _plain()
-    return adapted()
+    return adapted_module()
 
 
 @functools.cache
@@ -212,7 +212,7 @@ def _adapter_files() -> frozenset[Path]:
 
 
 @functools.cache
-def adapted() -> types.ModuleType:
+def adapted_module() -> types.ModuleType:
     """The private copy, its outside world replaced as the module docstring says."""
     mod = _load()
     mod.open = _open  # type: ignore[attr-defined]
@@ -279,7 +279,7 @@ _KEPT: dict[bytes, dict[str, Any]] = {}
 
 
 def _statistics(ruleset: str, benchmark: str, runs: int, processed: dict[str, Any], build: Any) -> dict[str, Any]:
-    """RCP statistics depend on shipped files alone: kept in this process and as data (`datafiles.derived`), keyed
+    """RCP statistics depend on shipped files alone: kept in this process and as data (`datafiles.derived_data`), keyed
     by the processed RCP data, the run count and the code that computes them (the reference's module, our
     t-test and mean, this file)."""
     raw = json.dumps(processed, sort_keys=True, default=repr).encode()
@@ -287,7 +287,7 @@ def _statistics(ruleset: str, benchmark: str, runs: int, processed: dict[str, An
     if (kept := _KEPT.get(key)) is not None:
         return kept
     code = b"".join(Path(f).read_bytes() for f in _code_files())
-    stats: dict[str, Any] = derived(f"rcp-{ruleset}-{benchmark}", key + b"\0" + code, build)
+    stats: dict[str, Any] = derived_data(f"rcp-{ruleset}-{benchmark}", key + b"\0" + code, build)
     if not _valid_statistics(stats, processed):
         stats = build()
     _KEPT[key] = stats
@@ -318,7 +318,7 @@ def _code_files() -> tuple[str, ...]:
 
 
 @contextmanager
-def serving(files: Mapping[str, str], answers: Mapping[str, list[Any]] | None = None, ruleset: str = ""
+def as_logs_on_disk(files: Mapping[str, str], answers: Mapping[str, list[Any]] | None = None, ruleset: str = ""
             ) -> Iterator[list[Judged]]:
     """While open: the private module sees exactly `files` (path -> text) as the logs on disk, and its reader
     gives `answers` (path -> its own answer on the same text, for `ruleset`) without reading again. Yields the list
@@ -351,7 +351,7 @@ class Window:
 def checker(ruleset: str, benchmark: str, rcps: str | None = None) -> Any:
     """The reference's RCP_Checker for a benchmark (its statistics and pruning computed, or kept), read-only: the
     adapted class writes no file; when the adapter does not fit, the real class (its constructor writes none)."""
-    mod = rcp_plain.real_module() if misfits() else adapted()
+    mod = rcp_plain.real_module() if misfits() else adapted_module()
     return mod.RCP_Checker("training", ruleset, benchmark, False, io.StringIO(rcps) if rcps is not None else None)
 
 

@@ -61,7 +61,7 @@ class Plain:
 
     def __init__(self, module: ModuleType, files: Any) -> None:
         self.module = module
-        self.files = files  # () -> the served files (path -> text), as reference.serving holds them
+        self.files = files  # () -> the served files (path -> text), as rcp_adapted.as_logs_on_disk holds them
         self.submission_runs = module.submission_runs
         self.TOKEN = module.TOKEN
 

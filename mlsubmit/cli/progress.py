@@ -22,7 +22,7 @@ DELAY = 2.0  # seconds before a bar is worth showing
 Advance = Callable[[], None]
 
 
-def wanted(stream: TextIO) -> bool:
+def progress_wanted(stream: TextIO) -> bool:
     if os.environ.get("MLSUBMIT_PROGRESS", "").strip() == "0" or os.environ.get("TERM") == "dumb":
         return False
     try:
@@ -85,7 +85,7 @@ def _nothing() -> None:
 def tracker(total: int, label: str, *, stream: TextIO | None = None, delay: float = DELAY) -> Iterator[Advance]:
     """Yield a function to call once per finished item; it draws a bar only on a terminal, after `delay`."""
     out = stream if stream is not None else sys.stderr
-    if total <= 0 or not wanted(out):
+    if total <= 0 or not progress_wanted(out):
         yield _nothing
         return
     bar = _Bar(total, label, out)

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such archive or folder")
-    confined = confine.available()
+    confined = confine.available_confinement()
     if not confined.confined and not getattr(args, "unconfined", False):
         raise UsageError(f"--official runs the reference tools confined with bubblewrap, which cannot be used here "
                          f"({confined.why}): install the "
@@ -112,14 +112,14 @@ def _finish(args: argparse.Namespace, report: Report, steps: list[chair.Step], r
                          steps=tuple(s.to_dict() for s in steps))
     release = mlperf_logging_version()
     report.meta.update({"command": "verify --official", "ruleset": ruleset or "", "version": __version__,
-                        "confinement": confine.available().kind,
+                        "confinement": confine.available_confinement().kind,
                         "mlperf_logging": release, "script": chair.script_name(ruleset) if ruleset else "",
                         "steps": "; ".join(f"{s.name}{f' [{s.org}]' if s.org else ''}: {'pass' if s.passed else 'FAIL'}"
                                            for s in steps)})
     _print_steps(steps, release, ruleset)
     code = emit(report, args)
     verdict = "every step passed" if code == 0 and all(s.passed for s in steps) else "FAILED"
-    where = "" if confine.available().confined else " (NOT confined: --unconfined)"
+    where = "" if confine.available_confinement().confined else " (NOT confined: --unconfined)"
     notice(f"mlsubmit: {display}: the chair's flow with mlperf-logging {release}{where}: {verdict}")
     return code if all(s.passed for s in steps) or code else 1
 
@@ -134,7 +134,7 @@ def _handover_step(ready: handover.Handover, org: str) -> chair.Step:
                "records they read and we drop, params, input size)")
     if ready.refused:
         return chair.Step("handover", command, False, handover.refusal_words(ready.refused), org=org)
-    return chair.Step("handover", command, True, [confine.available().words], org=org)
+    return chair.Step("handover", command, True, [confine.available_confinement().words], org=org)
 
 
 def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, display: str, report: Report,
@@ -149,7 +149,7 @@ def _one_org(tree: Path, org: str, ruleset: str, args: argparse.Namespace, displ
         run = run_check([str(ready.unit / org)], CheckOptions(ruleset=ruleset, jobs=max(0, args.jobs)))
         inside = str(ready.unit / org)  # our check's paths name the private copy: the user's name for it instead
         ready.refused = [f.with_path(shown + f.path[len(inside):]) if f.path.startswith(inside) else f
-                         for f in handover.blocking(run.report.all_findings(), ready.unit, org)]
+                         for f in handover.blocking_findings(run.report.all_findings(), ready.unit, org)]
     gate = _handover_step(ready, org)
     if ready.refused or run is None:
         report.extend(ready.refused)

@@ -62,7 +62,7 @@ def catalogue() -> dict[str, CodeInfo]:
     return out
 
 
-def info(code: str) -> CodeInfo:
+def code_info(code: str) -> CodeInfo:
     family = code.rstrip("0123456789")
     try:
         return family_codes(family)[code]
@@ -84,7 +84,7 @@ def finding(
     case: str | None = None,
 ) -> Finding:
     """Build a Finding for a catalogued code; severity and hint default to the catalogue's."""
-    meta = info(code)
+    meta = code_info(code)
     return Finding(
         code=code,
         severity=severity or meta.severity,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from mlsubmit.core.findings import Finding, cause_label, location
 
-__all__ = ["Group", "cause_label", "group", "location", "path_pattern", "places", "waiver_note"]
+__all__ = ["Group", "cause_label", "group", "location", "path_pattern", "places_text", "waiver_note"]
 
 _LIST_AT_MOST = 2  # paths listed one by one up to this many; more become a pattern
 _LIST_UNLESS_ONE_SEGMENT_VARIES = 4  # up to this many, a pattern varying in two places is listed instead
@@ -41,7 +41,7 @@ class Group:
 
     def where(self) -> str:
         """The group's places: each one when few, else a pattern (`dir/*/result_*.txt:31`)."""
-        return places(self.findings)
+        return places_text(self.findings)
 
 
 def waiver_note(f: Finding) -> str:
@@ -91,7 +91,7 @@ def _causes_first(groups: list[Group]) -> list[Group]:
     return ordered + [g for g in groups if id(g) not in seen]  # only a cycle of causes leaves any out
 
 
-def places(findings: Sequence[Finding]) -> str:
+def places_text(findings: Sequence[Finding]) -> str:
     if len(findings) <= _LIST_AT_MOST:
         return ", ".join(location(f) for f in findings)
     pattern = path_pattern([f.path or "(run)" for f in findings])

@@ -14,7 +14,7 @@ from typing import Any
 
 from mlsubmit import __version__
 from mlsubmit.checker import CheckRun, LogFacts, LogRef, OrgTree, mlperf_logging_version
-from mlsubmit.checker.rounds.division import reference_closed, stated
+from mlsubmit.checker.rounds.division import reference_closed, scored_division
 from mlsubmit.checker.tree import rcp_evidence
 from mlsubmit.core.findings import Finding
 from mlsubmit.report.compare import Comparison, compare
@@ -71,9 +71,9 @@ class ReportData:
 
 
 def _division(system: SystemFacts | None, facts: Sequence[LogFacts]) -> str | None:
-    """The division the result is scored in (checker.division.stated: the system file's, else the logs')."""
+    """The division the result is scored in (checker.division.scored_division: the system file's, else the logs')."""
     written = system.get("division") if system is not None and system.readable else None
-    return stated(written if isinstance(written, str) else None, facts)
+    return scored_division(written if isinstance(written, str) else None, facts)
 
 
 def _score(
@@ -187,7 +187,7 @@ def _bypassed(org: OrgTree, refs: Sequence[LogRef], run: CheckRun, score: Score,
         return []
     facts = [run.results[r.display].facts for r in sorted(refs, key=lambda r: _result_index(r.path.name))]
     shown = org.shown("results", folder.parent.name, folder.name)
-    return [rcp_evidence.gather(shown, score.system, score.benchmark, ruleset, facts, scope)]
+    return [rcp_evidence.bypass_evidence(shown, score.system, score.benchmark, ruleset, facts, scope)]
 
 
 def _result_index(name: str) -> tuple[int, str]:

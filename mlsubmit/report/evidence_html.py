@@ -11,7 +11,7 @@ from typing import Any
 
 from mlsubmit.core.support.display_escape import html_text as esc
 from mlsubmit.core.support.display_escape import inert
-from mlsubmit.report.html import FAIL_COLOUR, figure_svg
+from mlsubmit.report.html_charts import FAIL_COLOUR, figure_svg
 
 WIDTH = 11.0  # inches: across the page
 _DROPPED = "#8c959f"

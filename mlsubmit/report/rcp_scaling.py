@@ -1,8 +1,8 @@
 """The RCP verdict and scaling factor of one closed results folder, in the result summarizer's terms.
 
 The RCP check itself is the tree checks' (`mlsubmit.checker.rcp.verdict`, the reference's data and statistics without
-its file writes), and its verdict is reused: `judged` gives the one the check gave in this run on the same runs, and
-judges only a folder the check did not. This module translates it into what the summarizer shows: its RCP column
+its file writes), and its verdict is reused: `rcp_verdict` gives the one the check gave in this run on the same runs,
+and judges only a folder the check did not. This module translates it into what the summarizer shows: its RCP column
 ("Pass", "Fail", "Interp. Fail", "Missing", "No RCP", "Unknown state", or empty when its check raised) and whether a
 reference point was compared, which decides whether the reference rewrites `scaling.json`.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mlsubmit.checker import LogFacts
-from mlsubmit.checker.rcp.verdict import RcpResult, judged
+from mlsubmit.checker.rcp.verdict import RcpResult, rcp_verdict
 from mlsubmit.report.scoring import RcpOutcome
 
 
@@ -32,12 +32,12 @@ def summarizer_status(result: RcpResult) -> str:
     return "Unknown state"
 
 
-def outcome(result: RcpResult) -> RcpOutcome:
+def rcp_outcome(result: RcpResult) -> RcpOutcome:
     if result.crash:
         # The reference raises inside its RCP step; the summarizer prints a warning, leaves the column empty and
         # the folder's scaling.json as it was.
-        # The message says it in words (checker.rcp.verdict.said); the raw exception stays in the result, not in the
-        # page.
+        # The message says it in words (checker.rcp.verdict.error_in_words); the raw exception stays in the result,
+        # not in the page.
         return RcpOutcome(status="", message=f"the reference's RCP check stops here: {result.message}")
     return RcpOutcome(
         status=summarizer_status(result),
@@ -50,7 +50,7 @@ def outcome(result: RcpResult) -> RcpOutcome:
 def evaluate(benchmark: str, ruleset: str, facts: Sequence[LogFacts]) -> RcpOutcome:
     """RCP outcome of a closed results folder (TR1.0/TR1.1 §"Reference Convergence Points")."""
     try:
-        result = judged(benchmark, ruleset, list(facts), closed=True)
+        result = rcp_verdict(benchmark, ruleset, list(facts), closed=True)
     except Exception as exc:  # the summarizer wraps its RCP step the same way: no column, scaling.json untouched
         return RcpOutcome(status="", message=f"RCP check could not run: {type(exc).__name__}: {exc}")
-    return outcome(result)
+    return rcp_outcome(result)

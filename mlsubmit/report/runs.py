@@ -24,7 +24,7 @@ from typing import IO, Any
 from mlsubmit.checker import median_window
 from mlsubmit.checker.base.ledger import Entry as LedgerEntry
 from mlsubmit.checker.base.ledger_rows import BY_SET, Reader
-from mlsubmit.checker.rcp.planning import amount, ledger_risk, percent
+from mlsubmit.checker.rcp.planning import convergence_text, ledger_risk, percent
 from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.rounds.window import Window
 from mlsubmit.core.support.display_escape import html_text as esc
@@ -150,7 +150,8 @@ def write_text(reader: Reader, out: IO[str]) -> None:
             mean, fastest = view.rcp
             if mean is not None and fastest is not None:
                 unit = inert(benchmarks.unit(view.benchmark))
-                out.write(f"  RCP window: fastest allowed {amount(fastest, unit)}, RCP mean {amount(mean, unit)}\n")
+                out.write(f"  RCP window: fastest allowed {convergence_text(fastest, unit)}, "
+                          f"RCP mean {convergence_text(mean, unit)}\n")
             if view.risk is not None:
                 out.write(f"  risk: {view.risk.words(benchmarks.unit(view.benchmark))}\n")
         shown, conv = _time_cells(e)
@@ -162,7 +163,7 @@ def _time_cells(e: LedgerEntry) -> tuple[str, str]:
     """A run's minutes and its epochs or samples to converge as the text and HTML tables show them: a run that
     did not converge says so (never a bare None)."""
     shown = f"{e.minutes:.2f} min" if e.minutes is not None else "-"
-    conv = amount(e.to_converge, inert(e.unit)) if e.to_converge is not None else "did not converge"
+    conv = convergence_text(e.to_converge, inert(e.unit)) if e.to_converge is not None else "did not converge"
     return shown, conv
 
 

@@ -74,7 +74,7 @@ def table_csv(table: Table) -> str:
     return out.getvalue()
 
 
-def sibling(path: Path, suffix: str) -> Path:
+def sibling_file(path: Path, suffix: str) -> Path:
     """OUT.csv -> OUT<suffix> (the summarizer replaces every ".csv" in the path; only the name's is meant)."""
     return path.with_name(path.name[: -len(".csv")] + suffix)
 
@@ -82,8 +82,8 @@ def sibling(path: Path, suffix: str) -> Path:
 def summary_paths(out: Path) -> dict[str, Path]:
     if not out.name.endswith(".csv") or out.name == ".csv":
         raise UsageError(f"--summary-csv {out}: the name must end in .csv, as the result summarizer's --csv")
-    return {"csv": out, "json": sibling(out, ".json"), "detailed_csv": sibling(out, "_detailed.csv"),
-            "detailed_json": sibling(out, "_detailed.json")}  # fmt: skip
+    return {"csv": out, "json": sibling_file(out, ".json"), "detailed_csv": sibling_file(out, "_detailed.csv"),
+            "detailed_json": sibling_file(out, "_detailed.json")}  # fmt: skip
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -72,7 +72,8 @@ def test_the_same_check_into_a_file_and_the_server_shows_the_same(url: str, tmp_
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from mlsubmit.checker.tree import runset
 
-    monkeypatch.setattr(runset, "now", lambda: "2026-11-28T12:00:00Z")  # both checks first see the runs at once
+    # both checks first see the runs at once
+    monkeypatch.setattr(runset, "utc_now_text", lambda: "2026-11-28T12:00:00Z")
     write_runs(tmp_path / "runs", "bert", BERT_SYSTEM, 12, minutes=[20 + k for k in range(12)])
     for where in (url, str(tmp_path / "ledger.db")):
         assert run_cli("check", "--ruleset", RULESET, "--jobs", "1", "--ledger", where, "-o", tmp_path / "r.txt",

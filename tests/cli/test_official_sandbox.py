@@ -34,7 +34,7 @@ IMPL = Path("benchmarks") / BENCHMARK / "implementations" / "ipu"
 def gate_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Our own gate is switched off: its verdict on the check's findings, the folder names and the logs the tools
     open against ours; every organisation is handed to the reference tools."""
-    for gate in ("blocking", "unsafe_names", "unlike_ours"):
+    for gate in ("blocking_findings", "unsafe_names", "unlike_ours"):
         monkeypatch.setattr(handover, gate, lambda *_args, **_kwargs: [])
 
 
@@ -42,10 +42,10 @@ def gate_off(monkeypatch: pytest.MonkeyPatch) -> None:
 def confinement(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Both ways the tools can run; unconfined, only the launcher's hook stands between them and the tree."""
     if request.param == "bwrap":
-        if not confine.available().confined:
+        if not confine.available_confinement().confined:
             pytest.skip("bubblewrap does not run here")
         return []
-    monkeypatch.setattr(confine, "available", lambda: confine._none("switched off by the test"))
+    monkeypatch.setattr(confine, "available_confinement", lambda: confine._none("switched off by the test"))
     return ["--unconfined"]
 
 
@@ -102,7 +102,7 @@ def test_a_division_record_our_reader_drops_runs_nothing(tmp_path: Path, run_cli
                                                          monkeypatch: pytest.MonkeyPatch, time_ms: str) -> None:
     """Case 2: the one submission_division record has a time our reader refuses (LOG006), so we never judge its
     value; the compliance checker reads it and would load the planted rule file. Unconfined: the hook alone."""
-    monkeypatch.setattr(confine, "available", lambda: confine._none("switched off by the test"))
+    monkeypatch.setattr(confine, "available_confinement", lambda: confine._none("switched off by the test"))
     org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")
     marker = tmp_path / "PWNED"
     climb = plant_rule_file(org, marker)
@@ -122,7 +122,7 @@ def test_a_division_record_our_reader_drops_runs_nothing(tmp_path: Path, run_cli
 def test_a_climbing_benchmark_name_runs_nothing(tmp_path: Path, run_cli: Cli, gate_off: None,
                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """The other value the rules turn into a file name: `closed_{submission_benchmark}.yaml`."""
-    monkeypatch.setattr(confine, "available", lambda: confine._none("switched off by the test"))
+    monkeypatch.setattr(confine, "available_confinement", lambda: confine._none("switched off by the test"))
     org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")
     marker = tmp_path / "PWNED"
     climb = plant_rule_file(org, marker)
@@ -137,7 +137,7 @@ def test_a_climbing_benchmark_name_runs_nothing(tmp_path: Path, run_cli: Cli, ga
 def test_a_log_output_outside_is_stopped_even_when_handed_over(tmp_path: Path, run_cli: Cli,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """Our params check (PKG070) switched off too: the package checker would append its log to the victim."""
-    monkeypatch.setattr(confine, "available", lambda: confine._none("switched off by the test"))
+    monkeypatch.setattr(confine, "available_confinement", lambda: confine._none("switched off by the test"))
     vetted = handover.vetted_arguments
     monkeypatch.setattr(handover, "vetted_arguments", lambda *a: (vetted(*a)[0], []))
     victim = tmp_path / "bashrc"
@@ -153,7 +153,8 @@ def test_without_bubblewrap_the_flow_refuses_unless_told(tmp_path: Path, run_cli
                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")
     monkeypatch.setattr(confine, "BWRAP", "no-such-bwrap-here")
-    monkeypatch.setattr(confine, "available", confine.available.__wrapped__)  # probed again, not the cached answer
+    # probed again, not the cached answer
+    monkeypatch.setattr(confine, "available_confinement", confine.available_confinement.__wrapped__)
     code, out, err = official(run_cli, org)
     assert code == 2 and "bubblewrap" in err and "--unconfined" in err and "handover" not in err, out + err
     code, out, err = official(run_cli, org, "--unconfined", "--format", "json")
@@ -164,7 +165,7 @@ def test_without_bubblewrap_the_flow_refuses_unless_told(tmp_path: Path, run_cli
 
 
 def test_the_report_says_the_tools_were_confined(tmp_path: Path, run_cli: Cli) -> None:
-    if not confine.available().confined:
+    if not confine.available_confinement().confined:
         pytest.skip("bubblewrap does not run here")
     org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")
     code, out, err = official(run_cli, org, "--format", "json")
@@ -189,7 +190,7 @@ print(" ".join(found))
 
 
 def test_a_wrapped_tool_writes_only_its_working_folder_and_reads_nothing_of_the_home(tmp_path: Path) -> None:
-    if not confine.available().confined:
+    if not confine.available_confinement().confined:
         pytest.skip("bubblewrap does not run here")
     home = Path(os.path.expanduser("~"))
     secret = home / f".mlsubmit-test-secret-{os.getpid()}"
@@ -200,7 +201,7 @@ def test_a_wrapped_tool_writes_only_its_working_folder_and_reads_nothing_of_the_
     beside = tmp_path / "beside-w"
     try:
         paths = [secret, work / "link", beside, work / "inside-w", home / f"planted-{os.getpid()}-w"]
-        argv = confine.available().wrap([sys.executable, "-I", "-c", _PROBE, *map(str, paths)], work)
+        argv = confine.available_confinement().wrap([sys.executable, "-I", "-c", _PROBE, *map(str, paths)], work)
         done = subprocess.run(argv, cwd=work, env=confine.environment(work), capture_output=True, text=True,
                               timeout=60, check=False)  # fmt: skip
     finally:
@@ -247,7 +248,7 @@ def test_planted_startup_files_and_an_impostor_package_are_never_imported(tmp_pa
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """sitecustomize, usercustomize, a .pth and an `mlperf_logging/` package in the tree and the working folder,
     and PYTHONPATH/PYTHONSTARTUP pointing at them: the tools import none (python -I, a minimal environment)."""
-    monkeypatch.setattr(confine, "available", lambda: confine._none("switched off by the test"))
+    monkeypatch.setattr(confine, "available_confinement", lambda: confine._none("switched off by the test"))
     org = fast_tree(tmp_path, "rcp-bypass\n", ROOT / "systems")
     marker = tmp_path / "PWNED"
     code = f"open({str(marker)!r}, 'w').write('ran')\n"

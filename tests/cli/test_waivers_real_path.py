@@ -34,7 +34,7 @@ def test_waivers_hold_by_either_spelling_of_the_tree(tmp_path: Path, run_cli: Cl
 
 
 def test_a_result_file_that_links_to_another_run_keeps_its_own_name(tmp_path: Path) -> None:
-    from mlsubmit.checker.policy.waivers import relative_to
+    from mlsubmit.checker.policy.waiver_pass import relative_to
 
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "result_0.txt").write_text("x")

@@ -17,7 +17,7 @@ import pytest
 from fixtures.capture import FIELDS, capture_document
 from mlsubmit.checker.systems.capture import parse_capture
 from mlsubmit.checker.systems.completion import Request, build, pod_of, pod_sizes
-from mlsubmit.checker.systems.descriptions import knowledge
+from mlsubmit.checker.systems.knowledge import knowledge
 
 pytestmark = pytest.mark.corpus
 COMPARED = ("number_of_nodes", "accelerators_per_node", "host_processors_per_node", "host_processor_core_count",

@@ -107,7 +107,7 @@ def test_an_adapted_run_that_raises_is_run_again_as_it_is(
     def broken(*args: object) -> None:
         raise AttributeError("module 'numpy' has no attribute 'average'")  # as a stand-in would
 
-    monkeypatch.setattr(reference.adapted(), "get_submission_epochs", broken)
+    monkeypatch.setattr(reference.adapted_module(), "get_submission_epochs", broken)
     bench, ruleset, runs, bypass = CASES["slower"]
     folder = tmp_path / "results" / "sys" / bench
     ours = evaluate(bench, ruleset, write(folder, runs), bypass=bypass, closed=True)

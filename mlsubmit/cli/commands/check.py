@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(args.ledger, LedgerUrl):  # a server that cannot take the runs is said now, not after the check
         from mlsubmit.checker.base import ledger_pg
 
-        ledger_pg.ready(args.ledger)
+        ledger_pg.require_ready(args.ledger)
     runs = run_rounds(groups, options, loose_facts=args.ledger is not None, progress=tracker)
     report = merge([run.report for run in runs])
     if args.ledger is not None:

@@ -53,7 +53,7 @@ def _hanging(line: str) -> str:
                          break_long_words=False, break_on_hyphens=False)
 
 
-def listing(infos: list[CodeInfo]) -> str:
+def code_listing(infos: list[CodeInfo]) -> str:
     """One code a line in fixed columns (code, severity, title), long titles wrapped under the title column."""
     code_w = max((len(i.code) for i in infos), default=0)
     sev_w = max((len(i.severity.value) for i in infos), default=0)
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     codes = catalogue()
     out = sys.stdout
     if not args.code:
-        out.write(listing(list(codes.values())))
+        out.write(code_listing(list(codes.values())))
         out.write("\n" + "\n".join(_wrap(n, "") for n in NOTES) + "\n")
         return 0
     wanted = args.code.upper()
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     family = [i for i in codes.values() if i.family == wanted]
     if family:
-        out.write(listing(family))
+        out.write(code_listing(family))
         return 0
     near = _nearest(wanted, list(codes))
     raise UsageError(f"no finding code {args.code!r}{near} (`mlsubmit explain` lists them all)")

@@ -65,7 +65,7 @@ def load_validated(entry: Readable, schema: str, *, what: str) -> Any:
     return data
 
 
-def derived(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
+def derived_data(name: str, inputs: bytes, build: Callable[[], Any]) -> Any:
     """Data computed from shipped files only (no user input), e.g. RCP statistics from mlperf-logging's data:
     `build()` once, then a JSON copy named by `name` and the hash of `inputs` (every byte the result depends on,
     the code that computes it included). A copy that is missing, damaged or cannot be written means `build()`."""

@@ -45,7 +45,7 @@ def _within(text: str, bound: int) -> bool:
     return not brackets
 
 
-def depth(text: str, bound: int = MAX_DEPTH) -> int:
+def nesting_depth(text: str, bound: int = MAX_DEPTH) -> int:
     """How deeply arrays and objects nest in `text`, counted up to just past `bound` (JSON syntax is not checked);
     at most `bound` where it is within it."""
     if text.count("[") + text.count("{") <= bound or _within(text, bound):
@@ -93,7 +93,7 @@ def loads(data: str | bytes, *, max_depth: int = MAX_DEPTH, finite: bool = True)
         text = data.decode(json.detect_encoding(data), "surrogatepass") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:
         raise JsonLimitError(f"not text: {exc.reason} at byte {exc.start}") from None
-    if depth(text, max_depth) > max_depth:
+    if nesting_depth(text, max_depth) > max_depth:
         raise JsonLimitError(f"nested more than {max_depth} levels deep")
     try:
         return (_FINITE if finite else _ANY_FLOAT).decode(text)

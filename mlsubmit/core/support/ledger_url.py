@@ -24,10 +24,10 @@ class LedgerUrl:
     url: str = field(repr=False)
 
     def __str__(self) -> str:
-        return shown(self.url)
+        return without_password(self.url)
 
     def __repr__(self) -> str:
-        return f"LedgerUrl({shown(self.url)!r})"
+        return f"LedgerUrl({without_password(self.url)!r})"
 
     def secrets(self) -> list[str]:
         """The password(s) the URL holds, to take out of a server's message."""
@@ -36,7 +36,7 @@ class LedgerUrl:
         return found + [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k in _SECRET_KEYS and v]
 
 
-def shown(url: str) -> str:
+def without_password(url: str) -> str:
     """`url` without a password: user:password@ becomes user:***@, password=... in the query becomes ***."""
     try:
         parts = urlsplit(url)
@@ -58,6 +58,6 @@ def location(text: str, base: Path | None = None) -> Path | LedgerUrl:
     return Path(text) if base is None else base / text
 
 
-def named(text: str) -> str:
+def shown_ledger(text: str) -> str:
     """A config's `ledger = TEXT` as a report or manifest may show it: a URL without its password."""
-    return shown(text) if text.startswith(SCHEMES) else text
+    return without_password(text) if text.startswith(SCHEMES) else text

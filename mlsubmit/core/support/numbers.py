@@ -31,7 +31,7 @@ def finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def whole(value: Any, limit: int = MAX_COUNT) -> int | None:
+def whole_number(value: Any, limit: int = MAX_COUNT) -> int | None:
     """A whole number from a JSON integer, an integral float or a string of ASCII digits, within 0..limit; else None."""
     if isinstance(value, bool):
         return None
@@ -59,7 +59,7 @@ def too_large(value: Any, limit: int = MAX_COUNT) -> bool:
     return False
 
 
-def close(a: Any, b: Any, rel_tol: float = 1e-6, abs_tol: float = 1e-12) -> bool:
+def nearly_equal(a: Any, b: Any, rel_tol: float = 1e-6, abs_tol: float = 1e-12) -> bool:
     """Two numbers equal within a tolerance; integers beyond a float's range compare exactly."""
     try:
         return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)

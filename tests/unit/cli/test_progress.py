@@ -27,12 +27,12 @@ def test_no_bar_when_the_stream_is_not_a_terminal() -> None:
 
 def test_progress_can_be_switched_off_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MLSUBMIT_PROGRESS", "0")
-    assert not progress.wanted(FakeTTY())
+    assert not progress.progress_wanted(FakeTTY())
     monkeypatch.setenv("MLSUBMIT_PROGRESS", "1")
     monkeypatch.setenv("TERM", "xterm")
-    assert progress.wanted(FakeTTY())
+    assert progress.progress_wanted(FakeTTY())
     monkeypatch.setenv("TERM", "dumb")
-    assert not progress.wanted(FakeTTY())
+    assert not progress.progress_wanted(FakeTTY())
 
 
 def test_a_terminal_gets_a_transient_bar_with_counts(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,15 +104,15 @@ def test_every_shipped_data_file_round_trips_through_its_copy(copies: Path) -> N
     """The loaders give the same data from a fresh validation and from the copy, for every shipped file."""
     from mlsubmit.checker.hyperparameters.table import _read_tables
     from mlsubmit.checker.rules.engine import _notes
-    from mlsubmit.checker.systems.descriptions import knowledge
-    from mlsubmit.checker.tree.folders import policy
+    from mlsubmit.checker.systems.knowledge import knowledge
+    from mlsubmit.checker.tree.folders import tree_policy
 
     from mlsubmit.core.codes import families, family_codes
 
     def load_all() -> list[object]:
-        for fn in (_notes, knowledge, policy, family_codes):
+        for fn in (_notes, knowledge, tree_policy, family_codes):
             fn.cache_clear()
-        return [_notes(), _read_tables(), knowledge(), policy(), [family_codes(f) for f in families()]]
+        return [_notes(), _read_tables(), knowledge(), tree_policy(), [family_codes(f) for f in families()]]
 
     fresh = load_all()
     folder = importlib.resources.files("mlsubmit.checker").joinpath("tables")

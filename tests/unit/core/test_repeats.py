@@ -121,10 +121,10 @@ def test_records_kept_without_a_sink_stay_within_a_byte_budget(tmp_path: Path, m
 
 @given(st.text(max_size=150) | st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=150))
 def test_short_quotes_a_value_as_json_dumps_does(value: str) -> None:
-    from mlsubmit.checker.rules.tally import short
+    from mlsubmit.checker.rules.tally import short_repr
 
     text = json.dumps(value, sort_keys=True)
-    assert short(value) == (text if len(text) <= 120 else text[:117] + "...")
+    assert short_repr(value) == (text if len(text) <= 120 else text[:117] + "...")
 
 
 def test_a_fold_keeps_its_findings_message_for_a_waiver() -> None:

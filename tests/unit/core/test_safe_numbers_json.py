@@ -54,12 +54,12 @@ def test_finite(value: object, expected: float | None) -> None:
     ("9" * 5000, None), (10**400, None), (" 016 ", 16), (16.0, 16), (16.5, None), (-1, None), ("¹", None),
     (numbers.MAX_COUNT, numbers.MAX_COUNT), (numbers.MAX_COUNT + 1, None), (float("inf"), None), (True, None)])
 def test_whole(value: object, expected: int | None) -> None:
-    assert numbers.whole(value) == expected
+    assert numbers.whole_number(value) == expected
 
 
 def test_close_compares_integers_beyond_a_float_exactly() -> None:
-    assert numbers.close(10**400, 10**400) and not numbers.close(10**400, 10**400 + 1)
-    assert numbers.close(1.0, 1.0000001) and not numbers.close(1.0, 1.1)
+    assert numbers.nearly_equal(10**400, 10**400) and not numbers.nearly_equal(10**400, 10**400 + 1)
+    assert numbers.nearly_equal(1.0, 1.0000001) and not numbers.nearly_equal(1.0, 1.1)
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from mlsubmit.checker.systems.descriptions import summarize
 
 from mlsubmit.core.codes import finding
 from mlsubmit.report import html as html_report
-from mlsubmit.report import html_findings
+from mlsubmit.report import html_charts, html_findings
 from mlsubmit.report.compare import compare
 from mlsubmit.report.data import ReportData, ResultRow
 from mlsubmit.report.inputs import Price, SystemFacts
@@ -182,15 +182,15 @@ def test_text_and_markdown_tables_neutralise_control_characters() -> None:
 def test_time_axis_is_logarithmic_past_ten_times() -> None:
     """Open BERT at 5.9 minutes beside a 1,197-minute TPU run (v1.1): a log axis, so the short bar shows."""
     wide = [row("pod128", "open", minutes=(5.8, 5.9, 6.0)), row("tpu", "open", minutes=(1190, 1197, 1200))]
-    svg = html_report.chart_svg(wide, "t")
+    svg = html_charts.chart_svg(wide, "t")
     assert "time to train (minutes, log scale)" in svg and ">1,000<" in svg  # plain tick labels, not 10³
     narrow = [row("pod16", "open", minutes=(26, 27, 28)), row("pod64", "open", minutes=(8, 8.2, 8.4))]
-    assert "log scale" not in html_report.chart_svg(narrow, "t")  # 3.3x: linear
+    assert "log scale" not in html_charts.chart_svg(narrow, "t")  # 3.3x: linear
 
 
 def test_rings_are_drawn_over_dots() -> None:
     """A run the olympic mean drops is a ring drawn after (over) the kept runs' dots, and larger than them."""
-    svg = html_report.chart_svg([row("s", "open", minutes=(10, 10, 10, 10))], "t")
+    svg = html_charts.chart_svg([row("s", "open", minutes=(10, 10, 10, 10))], "t")
     ring, dot = 'style="fill-opacity: 0; stroke: #c2410c', 'style="fill: #1f3b5c'
     assert svg.count(ring) == 2 and svg.count(dot) == 2  # four runs at the same time: two dropped, two kept
     assert svg.rindex(dot) < svg.index(ring)  # SVG paints in document order
@@ -202,7 +202,7 @@ def test_one_division_gets_the_page_width_and_no_empty_panel() -> None:
     assert "no results" not in charts and '<div class="pair">' not in charts
     assert "(no open results)" not in charts and "<h3>closed</h3>" in charts  # no empty mention under each chart
     width = re.search(r'<svg[^>]*width="([\d.]+)pt"', charts)
-    assert width is not None and float(width.group(1)) == html_report.WIDE_WIDTH * 72
+    assert width is not None and float(width.group(1)) == html_charts.WIDE_WIDTH * 72
 
 
 def test_paths_are_relative_to_the_tree_and_wrap_at_separators(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -257,6 +257,6 @@ def test_results_table_names_units_and_colours_the_rcp_verdict() -> None:
 
 def test_close_runs_are_spread_apart_not_a_blob() -> None:
     """Ten runs within a minute of each other get ten different heights on their row."""
-    svg = html_report.chart_svg([row("s", "open", minutes=tuple(30 + i / 10 for i in range(10)))], "t")
+    svg = html_charts.chart_svg([row("s", "open", minutes=tuple(30 + i / 10 for i in range(10)))], "t")
     heights = set(re.findall(r'<use xlink:href="#[^"]+" x="[\d.]+" y="([\d.]+)"', svg))
     assert len(heights) >= 10, heights  # (tick marks add one or two; unspread, the runs would share one)

@@ -11,7 +11,7 @@ from mlsubmit.checker.rcp.verdict import RcpResult
 
 from mlsubmit.core.codes import finding
 from mlsubmit.report.inputs import read_system
-from mlsubmit.report.rcp_scaling import outcome, summarizer_status
+from mlsubmit.report.rcp_scaling import rcp_outcome, summarizer_status
 from mlsubmit.report.scoring import (
     RcpOutcome,
     RunResult,
@@ -157,11 +157,11 @@ def test_summarizer_rcp_column(reference: str, passed: bool, column: str) -> Non
 
 
 def test_rcp_outcome_when_the_reference_would_raise() -> None:
-    got = outcome(rcp_result("", False, mean=None, crash="KeyError: 'dlrm'"))
+    got = rcp_outcome(rcp_result("", False, mean=None, crash="KeyError: 'dlrm'"))
     assert got.status == "" and not got.evaluated and got.message == "the reference's RCP check stops here: msg"
     assert "KeyError" not in got.message  # no upstream exception text shown to a user
-    assert outcome(rcp_result("RCP found", True)).evaluated
-    assert not outcome(rcp_result("Could not detect global_batch_size", False, mean=None)).evaluated
+    assert rcp_outcome(rcp_result("RCP found", True)).evaluated
+    assert not rcp_outcome(rcp_result("Could not detect global_batch_size", False, mean=None)).evaluated
 
 
 def test_read_system_totals_and_broken_files(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_an_rcp_check_that_raises_leaves_the_score_unscaled(monkeypatch: pytest.
     def boom(*args: object, **kwargs: object) -> RcpResult:
         raise TypeError("'<' not supported between instances of 'int' and 'list'")
 
-    monkeypatch.setattr(rs, "judged", boom)
+    monkeypatch.setattr(rs, "rcp_verdict", boom)
     got = rs.evaluate("resnet", "1.1.0", [facts()])
     assert got.status == "" and not got.evaluated and "TypeError" in got.message
     assert settled_factor("closed", got, None) == 1.0

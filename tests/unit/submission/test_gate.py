@@ -169,10 +169,10 @@ def test_a_record_we_drop_and_the_reference_reads_keeps_the_unit_from_the_tools(
                    ':::MLLOG {"time_ms": NaN, "key": "submission_division", "value": "../evil", "metadata": {}}\n'
                    ':::MLLOG {"time_ms": "1.2.3", "key": "b", "value": 1, "metadata": {}}\n', encoding="utf-8")
     found = [_dropped(log, 2), _dropped(log, 3), _dropped(root / "systems" / "sys-a.json", 1)]
-    refused = handover.blocking(found, tmp_path, "Graphcore")
+    refused = handover.blocking_findings(found, tmp_path, "Graphcore")
     assert [(f.code, f.path, f.line) for f in refused] == [("PKG074", str(log), 2)]
     assert "our reader dropped this record (LOG006: time_ms is not a finite number)" in refused[0].message
-    assert handover.blocking(found, None) == []  # our codes alone: not these
+    assert handover.blocking_findings(found, None) == []  # our codes alone: not these
 
 
 def test_dropped_records_past_the_findings_cap_keep_the_unit_from_the_tools(tmp_path: Path) -> None:

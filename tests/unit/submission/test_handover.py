@@ -140,7 +140,7 @@ def test_each_confinement_wraps_the_command_and_says_what_it_is(tmp_path: Path) 
     hidden = [bwrap[i + 1] for i, a in enumerate(bwrap) if a == "--tmpfs"]
     assert any(home == h or home.startswith(h + os.sep) for h in hidden) and "/tmp" in hidden
     assert confine.Confinement("none", "").wrap(argv, tmp_path) == argv
-    assert confine.available().words.startswith(("confined with", "NOT confined"))
+    assert confine.available_confinement().words.startswith(("confined with", "NOT confined"))
 
 
 def test_the_launcher_sets_the_limits_and_runs_isolated(tmp_path: Path) -> None:
@@ -164,7 +164,7 @@ def test_the_launcher_sets_the_limits_and_runs_isolated(tmp_path: Path) -> None:
 
 
 def test_inside_the_confinement_only_the_working_folder_is_writable_and_no_network(tmp_path: Path) -> None:
-    found = confine.available()
+    found = confine.available_confinement()
     if found.kind == "none":
         pytest.skip("bubblewrap does not run here: the flow refuses to run without --unconfined")
     work, outside = tmp_path / "work", tmp_path / "outside"
@@ -180,6 +180,6 @@ def test_inside_the_confinement_only_the_working_folder_is_writable_and_no_netwo
 
 def test_without_bwrap_the_flow_says_the_tools_are_not_confined(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(confine.shutil, "which", lambda *_a, **_k: None)
-    found = confine.available.__wrapped__()
+    found = confine.available_confinement.__wrapped__()
     assert found.kind == "none" and not found.confined
     assert found.words.startswith("NOT confined: bwrap is not installed (package bubblewrap)")

@@ -21,7 +21,7 @@ from mlsubmit.checker.base import ledger, ledger_pg, ledger_rows
 
 from mlsubmit.cli import main
 from mlsubmit.core.errors import FatalError
-from mlsubmit.core.support.ledger_url import LedgerUrl, location, shown
+from mlsubmit.core.support.ledger_url import LedgerUrl, location, without_password
 
 SYSTEM = "ipu-pod16-POPART-closed"
 
@@ -105,8 +105,8 @@ def test_the_server_keeps_it_append_only_for_every_role(pg_server: Any, url: str
     with pytest.raises(FatalError, match=r"cannot add the runs: permission denied.*none of them was added"):
         ledger_rows.record(location(reader), [_entry(9)])
     with pytest.raises(FatalError, match="this role may read the ledger but not add runs to it"):
-        ledger_pg.ready(location(reader))
-    ledger_pg.ready(location(ci))
+        ledger_pg.require_ready(location(reader))
+    ledger_pg.require_ready(location(ci))
     assert main(["runs", "init", "--ledger", ci]) == 0  # already a ledger: left as it is
     assert len(ledger_rows.read(location(url))) == 5
 
@@ -169,8 +169,8 @@ def test_a_password_is_never_shown(pg_server: Any, url: str, tmp_path: Path,
     good, bad = pg_server.tcp_url(db), pg_server.tcp_url(db, password="wrong-" + secret)
     assert secret not in str(location(good)) and secret not in repr(location(good))
     assert str(location(good)).startswith("postgresql://mlsubmit_test:***@127.0.0.1:")
-    assert secret not in shown(f"postgresql:///{db}?password={secret}&sslmode=require")
-    assert "sslmode=require" in shown(f"postgresql:///{db}?password={secret}&sslmode=require")
+    assert secret not in without_password(f"postgresql:///{db}?password={secret}&sslmode=require")
+    assert "sslmode=require" in without_password(f"postgresql:///{db}?password={secret}&sslmode=require")
     from fixtures.demo import write_runs
 
     write_runs(tmp_path / "runs", "bert", SYSTEM, 2)

@@ -12,12 +12,12 @@ from mlsubmit.checker.base.options import CheckOptions
 from mlsubmit.checker.engine.pipeline import run_check
 from mlsubmit.checker.logs import sinks
 from mlsubmit.checker.logs.facts import FactsBuilder, extract
-from mlsubmit.checker.logs.limits import fitting
+from mlsubmit.checker.logs.limits import records_that_fit
 from mlsubmit.checker.logs.reader import Record, read_log, read_stream
 from mlsubmit.checker.rules import engine
 from mlsubmit.checker.rules.engine import RuleStream, check_records
 from mlsubmit.checker.rules.files import get_ruleset
-from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, short
+from mlsubmit.checker.rules.tally import SHOWN_VALUES, KeyTally, short_repr
 
 SD_EVAL = {"metric": "FID", "samples_count": 512000}
 RUNS = [
@@ -108,9 +108,9 @@ def test_repeated_values_are_printed_only_when_a_message_may_need_them(monkeypat
 
     def counting(value: object, limit: int = 120) -> str:
         printed.append(value)
-        return short(value, limit)
+        return short_repr(value, limit)
 
-    monkeypatch.setattr(tally, "short", counting)
+    monkeypatch.setattr(tally, "short_repr", counting)
     seen = KeyTally()
     for line in range(3):
         seen.add("x", line + 1)
@@ -162,7 +162,7 @@ def test_whole_log_rule_files_past_their_cap_are_a_finding(tmp_path: Path, monke
     monkeypatch.setattr(sinks, "WHOLE_BYTES", 5_000)  # a record is ~600 bytes as the budget counts it
     cut = [f for f in run_check([str(log)], options).report.files[str(log)] if f.code == "LOG012"]
     # how many fit depends on the records' text (their metadata names the writing script's path): ask the budget
-    fit, _ = fitting(read_log(log).records, 5_000)
+    fit, _ = records_that_fit(read_log(log).records, 5_000)
     assert 0 < fit < 10
     assert len(cut) == 1 and f"first {fit} records, of 41" in cut[0].message
 

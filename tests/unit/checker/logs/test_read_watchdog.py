@@ -18,7 +18,7 @@ STUCK = textwrap.dedent("""
 
     reader.open_log = lambda *a, **k: contextlib.nullcontext(Stuck())
     if sys.argv[1] == "worker":
-        with watchdog.watched("parent"):  # the parent has read before it forks, as check does
+        with watchdog.watch_reads("parent"):  # the parent has read before it forks, as check does
             pass
         if os.fork() == 0:
             reader.read_log("/mnt/hung/result_0.txt")

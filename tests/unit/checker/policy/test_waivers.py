@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.policy import waivers as waivers_module
+from mlsubmit.checker.policy.waiver_pass import applied_waivers, apply_waivers
 from mlsubmit.checker.policy.waiverfile import exact_pattern, path_glob, refuse_existing, starting_file, toml_string
-from mlsubmit.checker.policy.waivers import Waiver, applied, apply_waivers, header_lines, read_waivers
+from mlsubmit.checker.policy.waivers import Waiver, header_lines, read_waivers
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
@@ -135,7 +136,7 @@ def test_waived_errors_do_not_fail_and_are_counted_apart(tmp_path: Path) -> None
     assert out.exit_code() == 0 and out.verdict(LOG) == "pass"
     assert out.counts() == {"error": 0, "warning": 0, "info": 0, "waived": 1}
     assert not has_errors(out.all_findings(), strict=True)
-    assert applied(out) == [{"source": "waivers.toml", "index": 0, "reason": "granted",
+    assert applied_waivers(out) == [{"source": "waivers.toml", "index": 0, "reason": "granted",
                              "reference": "https://github.com/mlcommons/training_policies/pull/586", "who": "review",
                              "expires": "2027-01-31", "findings": 1, "codes": ["RULE004"]}]
 

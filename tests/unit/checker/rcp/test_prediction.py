@@ -46,7 +46,7 @@ def test_means_and_pruning_are_the_reference_checkers(reference: Any, ruleset: s
     for name, rec in ref.rcp_data.items():
         assert by_name[name].batch_size == rec["BS"] and by_name[name].mean == rec["RCP Mean"]
         assert dict(by_name[name].hyperparameters) == rec["Hyperparams"]
-    assert [p.name for p in ra.prune(ours)] == list(ref.pruned_rcp_data)
+    assert [p.name for p in ra.pruned_rcps(ours)] == list(ref.pruned_rcp_data)
 
 
 @pytest.mark.parametrize(("ruleset", "benchmark"), rcp_files())

@@ -30,7 +30,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_the_checks_verdict_is_reused(counted: list[str]) -> None:
     runs = rcp_runs([38, 37, 39, 38, 40], "reused")
     checked = rcp.evaluate_cached("resnet", "1.0.0", runs, bypass=False, closed=True, cache_dir=None)
-    assert rcp.judged("resnet", "1.0.0", list(runs)) is checked
+    assert rcp.rcp_verdict("resnet", "1.0.0", list(runs)) is checked
     assert len(counted) == 1
     assert checked.status == "pass"
 
@@ -39,8 +39,8 @@ def test_other_inputs_are_judged_afresh(counted: list[str]) -> None:
     runs = rcp_runs([20, 21, 19, 20, 22], "afresh")
     checked = rcp.evaluate_cached("resnet", "1.0.0", runs, bypass=False, closed=True, cache_dir=None)
     assert checked.status == "fail"
-    assert rcp.judged("resnet", "1.0.0", runs, bypass=True).status == "bypassed"
-    reordered = rcp.judged("resnet", "1.0.0", runs[::-1])  # another order: judged again (the runs come in it)
+    assert rcp.rcp_verdict("resnet", "1.0.0", runs, bypass=True).status == "bypassed"
+    reordered = rcp.rcp_verdict("resnet", "1.0.0", runs[::-1])  # another order: judged again (the runs come in it)
     assert reordered.status == checked.status and reordered.runs == checked.runs[::-1]
-    assert rcp.judged("resnet", "1.0.0", runs[:4]).runs != checked.runs
+    assert rcp.rcp_verdict("resnet", "1.0.0", runs[:4]).runs != checked.runs
     assert len(counted) == 4

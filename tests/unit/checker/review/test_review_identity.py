@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fixtures.synth_org import ROUND_MS, runs, system, write_org
-from mlsubmit.checker.review.donors import own
+from mlsubmit.checker.review.donors import is_own_entry
 from mlsubmit.checker.review.entries import read_entry
 from mlsubmit.checker.review.identity import chips, hardware, match, name_stem, processor
 from mlsubmit.checker.review.preview import check_preview, status_of
@@ -213,9 +213,10 @@ def test_borrow_never_takes_the_submitters_own_entry_under_another_org_folder(tm
     theirs = _org(tmp_path / "NVIDIA_CoreWeave", {"b": system(**H100, system_name="other")}, {("b", "bert"): 5.0},
                   org="NVIDIA_CoreWeave")
     original, candidate = read_entry(Path(ours) / "results/a/bert"), read_entry(Path(theirs) / "results/b/bert")
-    assert candidate.org == "NVIDIA_CoreWeave" and own(candidate, original)  # the descriptions' submitter: NVIDIA
+    # the descriptions' submitter: NVIDIA
+    assert candidate.org == "NVIDIA_CoreWeave" and is_own_entry(candidate, original)
     other = _org(tmp_path / "Dell", {"c": system(**{**H100, "submitter": "Dell"})}, {("c", "bert"): 5.0})
-    assert not own(read_entry(Path(other) / "results/c/bert"), original)
+    assert not is_own_entry(read_entry(Path(other) / "results/c/bert"), original)
 
 
 def test_an_available_result_that_is_the_previews_own_runs_is_a_warning(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
-from mlsubmit.checker.rounds.division import closed, reference_closed, stated, table
+from mlsubmit.checker.rounds.division import is_closed, reference_closed, scored_division, table
 
 
 def run(division: str | None) -> LogFacts:
@@ -20,9 +20,10 @@ def test_the_reference_takes_exactly_closed() -> None:
 
 def test_a_folder_is_closed_as_its_system_file_says_else_as_its_logs_say() -> None:
     # the package checker and the summarizer take the system file's division: open logs and closed runs alike
-    assert closed("closed", [run("open")]) and not closed("open", [run("closed")])
-    assert not closed("close", [run("closed")]) and not closed(" Closed ", [])  # PCL v1.0: judged as "close"
-    assert closed(None, [run("open"), run("closed")]) and not closed(None, [run(None)])  # no system file: the logs
+    assert is_closed("closed", [run("open")]) and not is_closed("open", [run("closed")])
+    assert not is_closed("close", [run("closed")]) and not is_closed(" Closed ", [])  # PCL v1.0: judged as "close"
+    # no system file: the logs
+    assert is_closed(None, [run("open"), run("closed")]) and not is_closed(None, [run(None)])
 
 
 def test_the_table_a_division_lands_in() -> None:
@@ -30,6 +31,6 @@ def test_the_table_a_division_lands_in() -> None:
 
 
 def test_the_report_scores_in_the_system_files_division_else_the_logs() -> None:
-    assert stated("close", [run("closed")]) == "close"
-    assert stated(None, [run("open"), run("closed"), run("closed")]) == "closed"
-    assert stated("", []) is None
+    assert scored_division("close", [run("closed")]) == "close"
+    assert scored_division(None, [run("open"), run("closed"), run("closed")]) == "closed"
+    assert scored_division("", []) is None

@@ -8,10 +8,11 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mlsubmit.checker.systems.descriptions import check_system_file, knowledge, summarize, validate
+from mlsubmit.checker.systems.descriptions import check_system_file, summarize, validate
 from mlsubmit.checker.systems.jsonfile import parse_json
+from mlsubmit.checker.systems.knowledge import knowledge
 
-from mlsubmit.core.codes import info
+from mlsubmit.core.codes import code_info
 from mlsubmit.core.findings import Finding, Severity
 from mlsubmit.core.support.schema_loader import load_schema
 
@@ -59,7 +60,7 @@ def test_every_code_named_by_the_schemas_is_catalogued() -> None:
 
     for name in SCHEMAS[:4]:
         for code in tags(load_schema(name)):
-            assert info(code).family == "SYS"
+            assert code_info(code).family == "SYS"
 
 
 def test_knowledge_file_loads_and_maps_rulesets_to_schemas() -> None:

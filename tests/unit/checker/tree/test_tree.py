@@ -8,8 +8,8 @@ import pytest
 from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts, Occurrence
 from mlsubmit.checker.rounds import benchmarks
-from mlsubmit.checker.rounds.division import closed as closed_division
-from mlsubmit.checker.tree.folders import bench_folders, bypass_flags, check_olympic, policy
+from mlsubmit.checker.rounds.division import is_closed as closed_division
+from mlsubmit.checker.tree.folders import bench_folders, bypass_flags, check_olympic, tree_policy
 from mlsubmit.checker.tree.init_time import check_init, init_limit
 from mlsubmit.checker.tree.results_folders import check_names
 
@@ -19,7 +19,7 @@ from mlsubmit.core.support.schema_loader import load_schema, validator
 def test_policy_is_valid_and_its_schema_is_a_valid_schema() -> None:
     schema = load_schema("tree-policy.schema.json")
     validator(schema).check_schema(schema)
-    assert "olympic_tolerance" not in policy()  # the benchmark table (benchmarks.yaml) is its one home
+    assert "olympic_tolerance" not in tree_policy()  # the benchmark table (benchmarks.yaml) is its one home
     assert (benchmarks.dropped("unet3d"), benchmarks.dropped("resnet")) == (4, 1)
 
 
