@@ -67,7 +67,8 @@ class Hyperparameters:
     """The closed hyperparameter table, over the records of the keys it reads."""
 
     def start(self, ref: LogRef, options: CheckOptions, whole: WholeLogReader) -> RecordsOfKeys:
-        return RecordsOfKeys(hp_keys(options.ruleset))
+        # the round's keys are worked out from its table when the first records arrive, after the log is opened
+        return RecordsOfKeys(functools.partial(hp_keys, options.ruleset))
 
     def finish(self, kept: RecordsOfKeys, log: ParsedLog, options: CheckOptions, found: list[Finding]
                ) -> list[Finding]:

@@ -25,6 +25,7 @@ from mlsubmit.checker.engine.checks import plan as plan_of
 from mlsubmit.checker.engine.checks import run_by, stage
 from mlsubmit.checker.engine.discover import discover
 from mlsubmit.checker.engine.kept_facts import FactsBudget
+from mlsubmit.checker.engine.log_checks import hp_keys
 from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene.scan import Scanned
 from mlsubmit.checker.hyperparameters import table as hp_tables
@@ -37,6 +38,7 @@ from mlsubmit.checker.policy.waiver_pass import WaiverPass
 from mlsubmit.checker.rcp.custom import parse as parse_rcps
 from mlsubmit.checker.rcp.verdict import answer_for
 from mlsubmit.checker.rounds.detect import round_name
+from mlsubmit.checker.rules.files import get_ruleset
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.errors import UsageError
@@ -166,7 +168,19 @@ def _check_uncached(todo: list[tuple[LogRef, CheckOptions, str | None]], code: l
         if processes == 1 or count < POOL_THRESHOLD or not hasattr(os, "fork"):
             with progress(count, label) as advance:  # the CLI's bar: on a terminal, after a few seconds
                 return [_advanced(keep(i, work(i)), advance) for i in range(count)]
+        _before_fork(todo)
         return pool.run_shared(count, work, processes, prepare, progress, label, keep)
+
+
+def _before_fork(todo: list[tuple[LogRef, CheckOptions, str | None]]) -> None:
+    """What each worker would otherwise read for itself, read once here: each round's rule files, HP table and the
+    keys it reads (a check in this process reads them as its first log asks)."""
+    for options in {options.ruleset: options for _, options, _ in todo}.values():
+        plan = plan_of(options.profile.value)
+        if plan.runs("rules"):
+            get_ruleset(options.ruleset)
+        if plan.runs("hyperparameters"):
+            hp_keys(options.ruleset)
 
 
 def _advanced(result: _R, advance: Callable[[], None]) -> _R:
@@ -336,16 +350,15 @@ def _plan(paths: list[str], options: CheckOptions) -> tuple[CheckOptions, CheckR
         )
     if options.changed_since:
         options = _only_changed(targets, options)
-    run = CheckRun(targets, report=Report(strict=options.strict))
-    if plan_of(options.profile.value).runs("hyperparameters"):  # said once; loads the HP table before forking
-        run.report.extend(coverage_findings(options.ruleset))
-    return options, run
+    return options, CheckRun(targets, report=Report(strict=options.strict))
 
 
 def _finish(run: CheckRun, options: CheckOptions, waiving: WaiverPass | None = None) -> None:
     """File the logs' findings, then the system files and the tree-level checks of every organisation; then the
     policy over them all, once per finding (levels, selections, run errors a folder judges, waivers)."""
     plan, policy, name = plan_of(options.profile.value), in_force(options), round_name(options.ruleset)
+    if plan.runs("hyperparameters"):  # said once, first of the tree's findings
+        run.report.extend(coverage_findings(options.ruleset))
     for ref in run.targets.all_logs():
         run.report.add_file(ref.display, run.results[ref.display].findings)
     in_sets = bool(run.targets.raw_folders) and plan.run_errors == "folder" and bool(stage(plan, "raw"))

@@ -23,11 +23,17 @@ MAX_KEPT = 100_000  # records of the table's keys kept for the HP check (a real 
 class RecordsOfKeys:
     """The records whose key is in `keys`, in order, at most MAX_KEPT and HP_BYTES of them."""
 
-    def __init__(self, keys: frozenset[str]) -> None:
-        self.keys = keys
+    def __init__(self, keys: frozenset[str] | Callable[[], frozenset[str]]) -> None:
+        self._keys = keys  # a callable is asked when the first records arrive: the log is opened before it
         self.records: list[Record] = []
         self.size = 0  # limits.records_size of `records`, within HP_BYTES
         self.seen = 0  # records of the keys, kept or not
+
+    @property
+    def keys(self) -> frozenset[str]:
+        if callable(self._keys):
+            self._keys = self._keys()
+        return self._keys
 
     def feed(self, batch: list[Record]) -> None:
         keys = self.keys

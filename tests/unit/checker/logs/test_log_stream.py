@@ -219,6 +219,21 @@ def test_what_check_keeps_of_values_is_bounded_by_bytes_too(monkeypatch: pytest.
     assert len(kept.records) == 3 and "first 3 records of its keys, of 6" in kept.cut("x")[0].message
 
 
+def test_records_of_keys_asks_for_its_keys_when_the_first_records_arrive() -> None:
+    """The HP check's keys come from the round's table, read once the log is open (issue 56: the log first)."""
+    asked: list[str] = []
+
+    def keys() -> frozenset[str]:
+        asked.append("keys")
+        return frozenset({"global_batch_size"})
+
+    kept = sinks.RecordsOfKeys(keys)
+    assert asked == []
+    kept.feed(_wide(2, "global_batch_size"))
+    kept.feed(_wide(1, "other_key"))
+    assert asked == ["keys"] and len(kept.records) == 2
+
+
 def test_the_engine_prefix_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     records = _records(RunSpec(benchmark="resnet", ruleset="1.0.0"))
     log = [*records[:-3], *_wide(50, "some_key"), *records[-3:]]
