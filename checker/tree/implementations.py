@@ -25,18 +25,21 @@ if TYPE_CHECKING:
 CODES = frozenset({"TREE011", "TREE012", "TREE013", "TREE048", "TREE052"})
 
 
-def _raise(exc: OSError) -> None:
-    raise exc
-
-
 def _files_named(root: Path, names: tuple[str, ...]) -> dict[str, list[Path]]:
-    """Every file under root with one of `names`, by name, in walk order; OSError for a folder that cannot be
-    listed (os.walk would pass over it, and its README.md would be reported missing)."""
+    """Every file under root with one of `names`, by name, depth first in name order (as os.walk goes, links to
+    folders not entered, but with a stack of its own: os.walk recurses, and a thousand nested folders ended the
+    check in RecursionError). OSError for a folder that cannot be listed: os.walk would pass over it, and its
+    README.md would be reported missing."""
     found: dict[str, list[Path]] = {name: [] for name in names}
-    for folder, subfolders, files in os.walk(root, onerror=_raise):
-        subfolders.sort()
-        for name in sorted(set(files) & set(names)):
-            found[name].append(Path(folder) / name)
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as listing:
+            entries = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in listing)
+        for name, is_dir in entries:
+            if not is_dir and name in found:
+                found[name].append(folder / name)
+        stack.extend(folder / name for name, is_dir in reversed(entries) if is_dir)
     return found
 
 
