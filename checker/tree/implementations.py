@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING
 
 from mlsubmit.checker.base.targets import BenchFolder, OrgTree
 from mlsubmit.checker.logs.facts import LogFacts
-from mlsubmit.checker.rounds import benchmarks
 from mlsubmit.checker.tree.configfile import code_folder
 from mlsubmit.checker.tree.folders import listdir
-from mlsubmit.checker.tree.shared import listed_folders, only_logs_changed, tree_facts
+from mlsubmit.checker.tree.shared import known_folders, listed_folders, only_logs_changed, tree_facts
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
@@ -101,8 +100,7 @@ def _no_implementation(root: Path, bench: str, shown: str, benchmarks: set[str])
 
 def with_results(folders: list[BenchFolder], ruleset: str) -> set[str]:
     """The benchmarks of the round that have a results folder holding logs."""
-    known = set(benchmarks.allowed(ruleset))
-    return {f.name for f in folders if f.logs and f.name in known}
+    return {f.name for f in known_folders(folders, ruleset) if f.logs}
 
 
 def prepare(org: OrgTree, options: CheckOptions) -> None:

@@ -31,7 +31,7 @@ from mlsubmit.checker.tree.folders import (
     prepared_folders,
     rcp_findings,
 )
-from mlsubmit.checker.tree.shared import prepare_folders
+from mlsubmit.checker.tree.shared import listed_folders, prepare_rcp
 
 from mlsubmit.core.codes import finding
 from mlsubmit.core.findings import Finding, Severity
@@ -200,5 +200,6 @@ def check(org: OrgTree, facts: Mapping[str, LogFacts], options: CheckOptions) ->
 
 
 def prepare(org: OrgTree, options: CheckOptions) -> None:
-    """The folder listing and the RCP statistics, beside the log checks."""
-    prepare_folders(org, options)
+    """The folder listing and the RCP statistics of the benchmarks whose system file says closed, beside the log
+    checks (the pipeline runs this only with a pool, so a run answered from --cache skips it)."""
+    prepare_rcp(org, listed_folders(org), options)

@@ -126,15 +126,6 @@ def known_folders(folders: list[BenchFolder], ruleset: str) -> list[BenchFolder]
     return [f for f in folders if f.name in known]
 
 
-def prepare_folders(org: OrgTree, options: CheckOptions) -> list[BenchFolder]:
-    """What the reference tree check needs that no log decides, done beside the log checks (the pipeline runs this
-    only with a pool, so a run answered from --cache skips it): the folder listing and the RCP statistics of the
-    benchmarks whose system file says closed."""
-    every = org.prepared.folders = bench_folders(org)
-    prepare_rcp(org, every, options)
-    return every
-
-
 def prepare_rcp(org: OrgTree, folders: list[BenchFolder], options: CheckOptions) -> None:
     """The RCP statistics of the benchmarks whose system file says closed (each system file read once)."""
     folders = known_folders(folders, options.ruleset)
