@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from mlsubmit.checker import read_log  # noqa: E402
 from mlsubmit.checker.logs.facts import LogFacts, extract  # noqa: E402
 from mlsubmit.checker.rcp import planning, risk  # noqa: E402
-from mlsubmit.checker.rcp.verdict import evaluate  # noqa: E402
+from mlsubmit.checker.rcp.verdict import RcpResult, evaluate  # noqa: E402
 from mlsubmit.checker.rounds import benchmarks  # noqa: E402
 
 BANDS = ((0.0, 0.01), (0.01, 0.1), (0.1, 0.5), (0.5, 0.9), (0.9, 0.99), (0.99, 1.0001))
@@ -54,6 +54,18 @@ def closed_set(ruleset: str, folder: Path) -> list[LogFacts] | None:
     return [replace(f, path=os.path.join(str(folder), f"result_{i}.txt")) for i, f in enumerate(facts)]
 
 
+
+def judged_sets(corpus: Path) -> Iterator[tuple[str, Path, list[LogFacts], RcpResult]]:
+    """(ruleset, folder, its runs in start order, the RCP checker's verdict on all of them) of every closed set with
+    its N runs that the checker judges (pass, fail or error)."""
+    for ruleset, folder in folders(corpus):
+        facts = closed_set(ruleset, folder)
+        if facts is None:
+            continue
+        verdict = evaluate(folder.name, ruleset, facts, closed=True)
+        if verdict.status in ("pass", "fail", "error"):
+            yield ruleset, folder, facts, verdict
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", default=os.environ.get("MLSUBMIT_CORPUS", str(ROOT.parent / "shared"
@@ -61,13 +73,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     rows: list[tuple[float, bool, str, int]] = []
     failed_sets, sets, spent, calls = [], 0, 0.0, 0
-    for ruleset, folder in folders(Path(args.corpus)):
-        facts = closed_set(ruleset, folder)
-        if facts is None:
-            continue
-        verdict = evaluate(folder.name, ruleset, facts, closed=True)
-        if verdict.status not in ("pass", "fail", "error"):
-            continue
+    for ruleset, folder, facts, verdict in judged_sets(Path(args.corpus)):
         sets += 1
         name = str(folder.relative_to(args.corpus))
         if not verdict.passed:

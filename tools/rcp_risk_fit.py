@@ -32,15 +32,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from mlsubmit.checker.rcp import planning, risk  # noqa: E402
-from mlsubmit.checker.rcp.verdict import evaluate  # noqa: E402
 from mlsubmit.checker.rounds import benchmarks  # noqa: E402
 from mlsubmit.checker.rounds import window as rule  # noqa: E402
 from mlsubmit.checker.upstream.rcp_adapted import Window  # noqa: E402
-from rcp_calibration import closed_set, folders  # noqa: E402
+from rcp_calibration import BANDS, judged_sets  # noqa: E402
 
 INNER_DRAWS = 2_000  # draws per prediction of the nested fits of the calibration map
 PRIOR_SD = 1.0  # the calibration map's prior: a ~ N(0, 1), b ~ N(1, 1)
-BANDS = ((0.0, 0.01), (0.01, 0.1), (0.1, 0.5), (0.5, 0.9), (0.9, 0.99), (0.99, 1.0001))
 POOL = 20.0  # runs' worth of the pooled rate each benchmark's rate of not converging is shrunk towards
 STRENGTHS = (2.0, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0)  # the Beta prior's strengths tried (runs' worth)
 DOFS = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)  # the spread prior's worth tried (runs)
@@ -62,13 +60,7 @@ class Set:
 
 def corpus_sets(corpus: Path) -> list[Set]:
     out = []
-    for ruleset, folder in folders(corpus):
-        facts = closed_set(ruleset, folder)
-        if facts is None:
-            continue
-        verdict = evaluate(folder.name, ruleset, facts, closed=True)
-        if verdict.status not in ("pass", "fail", "error"):
-            continue
+    for ruleset, folder, facts, verdict in judged_sets(corpus):
         runs, batch = planning.runs_of(facts, ruleset)
         win = planning.window_for(ruleset, folder.name, batch)
         if win is None or win.kind == "above":
