@@ -9,12 +9,10 @@ the hygiene cache (content-hashed, faults are misses).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import os
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
@@ -22,6 +20,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 import pytest
+from fixtures.project_tools import load_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlsubmit.checker.hygiene import prefilter as secretfilter
@@ -29,23 +28,13 @@ from mlsubmit.checker.hygiene import scan as hygiene
 from mlsubmit.checker.hygiene import secrets as codescan
 from mlsubmit.checker.hygiene.scan import SECRET_PLUGINS
 
-ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = ("training_results_v4.0", "training_results_v5.0", "training_results_v5.1")
-
-
-def _gen_round() -> Any:
-    spec = importlib.util.spec_from_file_location("gen_round", ROOT / "tools" / "gen_round.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_round"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("round")
-    return out, _gen_round().write_round(out, scale=0.01, seed=7, runs=1)
+    return out, load_tool("gen_round").write_round(out, scale=0.01, seed=7, runs=1)
 
 
 def _scanned_files(roots: list[Path]) -> list[Path]:

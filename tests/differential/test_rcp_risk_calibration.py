@@ -16,31 +16,19 @@ predictions are independent but few.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from fixtures.project_tools import load_tool
 
 pytestmark = pytest.mark.corpus
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "tools"))
-    spec = importlib.util.spec_from_file_location("rcp_risk_fit", ROOT / "tools" / "rcp_risk_fit.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rcp_risk_fit"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def measured(corpus: Path) -> tuple[ModuleType, list, list]:  # type: ignore[type-arg]
-    tool = _tool()
+    tool = load_tool("rcp_risk_fit")
     sets = tool.corpus_sets(corpus)
     return tool, sets, tool.cross_validate(sets)
 

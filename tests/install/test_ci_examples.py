@@ -8,7 +8,6 @@ the one value the test sets, as a user does), then the check; the reports are th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -24,6 +23,7 @@ import git
 import jsonschema
 import pytest
 import yaml
+from fixtures.project_tools import load_tool
 from fixtures.synth import RunSpec, write_run
 from fixtures.synth_org import system
 
@@ -329,11 +329,7 @@ def test_pre_commit_system_hook_checks_a_system_file_as_one(
 
 
 def _gate() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mlsubmit_gate", ROOT / "tools" / "gate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("gate", "mlsubmit_gate")
 
 
 def test_the_repository_gate_config_is_valid() -> None:

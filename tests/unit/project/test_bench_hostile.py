@@ -3,23 +3,15 @@ check makes), written small here; the figures themselves are measured by `make b
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
+from fixtures.project_tools import load_tool
 from mlsubmit.checker.logs.reader import Record, read_log
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_hostile", ROOT / "tools" / "bench_hostile.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_hostile", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("bench_hostile")
 
 
 def test_repeated_gzip_members_read_as_one_log(tmp_path: Path) -> None:

@@ -3,19 +3,16 @@ names."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
+
+from fixtures.project_tools import load_tool
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_sizes", ROOT / "tools" / "check_sizes.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("check_sizes")
 
 
 def _function(name: str, lines: int) -> str:

@@ -11,11 +11,11 @@ import importlib.util
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from fixtures.project_tools import load_tool
 
 ROOT = Path(__file__).resolve().parents[3]
 ANY_PIN = re.compile(r"(?:\brev: |\bMLSUBMIT_REV: [\"']?)([0-9a-f]{7,40})\b")
@@ -23,12 +23,7 @@ ANY_PIN = re.compile(r"(?:\brev: |\bMLSUBMIT_REV: [\"']?)([0-9a-f]{7,40})\b")
 
 @functools.cache
 def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("release_tool", ROOT / "tools" / "release.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("release", "release_tool")
 
 
 def _version(pyproject_text: str) -> str:
