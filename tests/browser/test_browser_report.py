@@ -145,6 +145,15 @@ def assert_drawn(shot: Path, size: tuple[int, int]) -> None:
     assert sum(count for count, colour in colours if sum(colour) < 720) > 0.03 * size[0] * size[1]
 
 
+def screenshot(chromium: str, page: Path, shot: Path, size: tuple[int, int]) -> None:
+    """The page shot at `size` (kept with MLSUBMIT_SCREENSHOTS): loaded without console messages, and drawn."""
+    proc = browse(chromium, page.as_uri(), f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}")
+    assert shot.is_file(), proc.stderr[-2000:]
+    keep_screenshot(shot)
+    assert console_messages(proc) == []
+    assert_drawn(shot, size)
+
+
 def test_per_dollar_page(chromium: str, tmp_path: Path) -> None:
     """Issue #16: Graphcore against a DGX A100 priced by its description, with the comparison chart."""
     from fixtures.per_dollar_round import build_round
@@ -157,12 +166,7 @@ def test_per_dollar_page(chromium: str, tmp_path: Path) -> None:
     argv = ["report", "--ruleset", RULESET, "--prices", str(prices), "--html", str(page), "-o",
             str(tmp_path / "t.txt"), str(root / "Graphcore"), str(root / "NVIDIA")]  # fmt: skip
     assert main(argv) in (0, 1)
-    shot = tmp_path / "per-dollar.png"
-    proc = browse(chromium, page.as_uri(), "--window-size=1280,1800", f"--screenshot={shot}")
-    assert shot.is_file(), proc.stderr[-2000:]
-    keep_screenshot(shot)
-    assert console_messages(proc) == []
-    assert_drawn(shot, (1280, 1800))
+    screenshot(chromium, page, tmp_path / "per-dollar.png", (1280, 1800))
     dom = browse(chromium, page.as_uri(), "--dump-dom").stdout
     section = dom[dom.index('<h2 id="per-dollar">') : dom.index('<h2 id="charts">')]
     assert section.count("<svg") == 2 and "1.26x" in section and "no price" in section
@@ -203,12 +207,7 @@ def test_v1_1_round_page(chromium: str, corpus: Path, tmp_path: Path) -> None:
         0,
         1,
     )
-    shot = tmp_path / "v1.1-charts.png"
-    proc = browse(chromium, page.as_uri(), "--window-size=1280,3000", f"--screenshot={shot}")
-    assert shot.is_file(), proc.stderr[-2000:]
-    keep_screenshot(shot)
-    assert console_messages(proc) == []
-    assert_drawn(shot, (1280, 3000))
+    screenshot(chromium, page, tmp_path / "v1.1-charts.png", (1280, 3000))
     text = page.read_text(encoding="utf-8")
     assert "time to train (minutes, log scale)" in text and str(tree) not in text[text.index('id="findings"') :]
 

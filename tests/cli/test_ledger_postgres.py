@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.demo import BERT_SYSTEM, TAG, write_example, write_runs
+from fixtures.demo import BERT_SYSTEM, ledger_config_text, write_example, write_runs
 from mlsubmit.checker.base import ledger, ledger_rows
 
 from mlsubmit.core.support.ledger_url import location
@@ -35,17 +35,7 @@ def url(pg_server: Any, run_cli: Cli) -> str:
 
 def _config(root: Path, where: str) -> Path:
     config = root / "ledger.toml"
-    config.write_text(f'''org = "Graphcore"
-ruleset = "{RULESET}"
-out = "submission"
-systems = "systems"
-
-[[results]]
-system = "{BERT_SYSTEM}"
-benchmark = "bert"
-ledger = "{where}"
-implementation = {{ repo = "ipu-benchmarks", rev = "{TAG}", path = "bert/popart", name = "popart" }}
-''', encoding="utf-8")
+    config.write_text(ledger_config_text(where, RULESET), encoding="utf-8")
     return config
 
 

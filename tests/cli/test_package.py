@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, tree_digest
-from fixtures.demo import Example, write_example
+from fixtures.demo import Example, repository_systems, write_example
 
 from mlsubmit.core.support.schema_loader import errors as schema_errors
 from mlsubmit.core.support.schema_loader import load_schema
@@ -26,14 +26,9 @@ Cli = Callable[..., tuple[int, str, str]]
 OUT = "build/submission"
 
 
-def systems_folder() -> Path | None:
-    found = ROOT / "systems"
-    return found if (found / "ipu-pod16-POPART-closed.json").is_file() else None
-
-
 @pytest.fixture
 def example(tmp_path: Path) -> Example:
-    return write_example(tmp_path / "work", systems_folder())
+    return write_example(tmp_path / "work", repository_systems())
 
 
 def inputs_digest(ex: Example) -> dict[str, str]:
@@ -106,7 +101,7 @@ def test_archive_is_byte_identical_across_builds(example: Example, run_cli: Cli,
 def test_errors_keep_the_tree_from_being_finalised(tmp_path: Path, run_cli: Cli) -> None:
     # two runs that did not converge: more than olympic scoring drops, so the folder fails (TREE007); one alone
     # would be a warning of its run, accepted at its folder (TREE008)
-    ex = write_example(tmp_path / "w", systems_folder(), non_converged=(6, 7))
+    ex = write_example(tmp_path / "w", repository_systems(), non_converged=(6, 7))
     code, out, err = run_cli("package", ex.config, "--archive", "--color", "never")
     assert code == 1 and "TREE007" in out and "PKG006" in out and "was NOT written" in err
     assert not (ex.root / OUT).exists()

@@ -10,22 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from fixtures.demo import write_example
+from fixtures.demo import repository_systems, write_example
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 Cli = Callable[..., tuple[int, str, str]]
 
 
-def _systems() -> Path | None:
-    found = ROOT / "systems"
-    return found if (found / "ipu-pod16-POPART-closed.json").is_file() else None
-
-
 def test_an_unpacked_archive_is_checked_in_its_round_with_no_flags(
     tmp_path: Path, run_cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    example = write_example(tmp_path / "work", _systems())
+    example = write_example(tmp_path / "work", repository_systems())
     code, _out, err = run_cli("package", example.config, "--archive", "--color", "never")
     assert code == 0, err
     built = example.root / "build" / "submission"

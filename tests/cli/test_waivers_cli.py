@@ -200,11 +200,10 @@ def test_explain_knows_the_waiver_codes(run_cli: Cli) -> None:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_package_builds_past_a_waived_error_and_records_the_waiver(tmp_path: Path, run_cli: Cli) -> None:
-    from fixtures.demo import write_example
+    from fixtures.demo import repository_systems, write_example
 
-    systems = ROOT / "systems"
-    ex = write_example(tmp_path / "w", systems if (systems / "ipu-pod16-POPART-closed.json").is_file() else None,
-                       non_converged=(6, 7))  # two: more than olympic scoring drops, so the folder fails
+    # two runs that do not converge: more than olympic scoring drops, so the folder fails
+    ex = write_example(tmp_path / "w", repository_systems(), non_converged=(6, 7))
     assert run_cli("package", ex.config)[0] == 1
     (ex.root / "waivers.toml").write_text(grant("TREE007") + grant("PKG007") + grant("TREE020"), encoding="utf-8")
     code, out, err = run_cli("package", ex.config, "--waivers", ex.root / "waivers.toml", "--color", "never")

@@ -12,19 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.synth_org import runs, system, write_org
+from fixtures.synth_org import two_pod_org
 
 SUFFIXES = (".csv", ".json", "_detailed.csv", "_detailed.json")
-
-
-def _tree(root: Path) -> Path:
-    pod16 = system(system_name="IPU-POD16", accelerators_per_node="16")
-    pod64 = system(system_name="IPU-POD64", accelerators_per_node="64", division="open")
-    return write_org(root / "Org", {"pod16": pod16, "pod64": pod64}, {
-        ("pod16", "resnet"): runs([14.0, 14.5, 15.0, 14.25, 14.75], ruleset="1.1.0", evals=35,
-                                  hyperparameters={"global_batch_size": 3264}),
-        ("pod64", "resnet"): runs([4.0, 4.5, 5.0, 4.25, 4.75], ruleset="1.1.0", evals=40),
-    })  # fmt: skip
 
 
 _REFERENCE = """
@@ -45,8 +35,8 @@ for name, argv, must_run in (("mlperf_logging.package_checker", [tree, usage, "1
 
 
 @pytest.mark.slow
-def test_summary_files_equal_the_reference_on_a_synthetic_tree(run_cli: Any, tmp_path: Path) -> None:
-    tree = _tree(tmp_path / "src")
+def test_summary_files_equal_the_reference_on_a_synthetictwo_pod_org(run_cli: Any, tmp_path: Path) -> None:
+    tree = two_pod_org(tmp_path / "src")
     (tree / "results" / "pod16" / "bert").mkdir()  # closed, no logs: the reference's RCP step raises, no columns
     (tree / "results" / "pod4").mkdir()  # a system folder without a system file: no row
     (tree / "results" / "pod64" / "resnet" / "scaling.json").write_text('{"scaling_factor": 1.5}')  # open: kept

@@ -10,22 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from fixtures.demo import Example, write_example
+from fixtures.demo import Example, repository_systems, write_example
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 Cli = Callable[..., tuple[int, str, str]]
 OUT = "build/submission"
 
 
-def systems_folder() -> Path | None:
-    found = ROOT / "systems"
-    return found if (found / "ipu-pod16-POPART-closed.json").is_file() else None
-
-
 @pytest.fixture
 def example(tmp_path: Path) -> Example:
-    return write_example(tmp_path / "work", systems_folder())
+    return write_example(tmp_path / "work", repository_systems())
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.synth_org import runs, system, write_org
+from fixtures.synth_org import runs, system, two_pod_org, write_org
 
 from mlsubmit.core.errors import UsageError
 from mlsubmit.report.summary import Table, spec_cells, url_prefix
@@ -59,19 +59,9 @@ def test_summary_name_must_end_in_csv(run_cli: Any, tmp_path: Path) -> None:
     assert code == 2 and "must end in .csv" in err
 
 
-def _tree(root: Path) -> Path:
-    pod16 = system(system_name="IPU-POD16", accelerators_per_node="16")
-    pod64 = system(system_name="IPU-POD64", accelerators_per_node="64", division="open")
-    return write_org(root / "Org", {"pod16": pod16, "pod64": pod64}, {
-        ("pod16", "resnet"): runs([14.0, 14.5, 15.0, 14.25, 14.75], ruleset="1.1.0", evals=35,
-                                  hyperparameters={"global_batch_size": 3264}),
-        ("pod64", "resnet"): runs([4.0, 4.5, 5.0, 4.25, 4.75], ruleset="1.1.0", evals=40),
-    })  # fmt: skip
-
-
 @pytest.fixture
 def summarized(run_cli: Any, tmp_path: Path) -> tuple[Path, Path, int]:
-    tree = _tree(tmp_path)
+    tree = two_pod_org(tmp_path)
     code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-csv", tmp_path / "chair.csv")
     assert code in (0, 1), err
     return tree, tmp_path / "chair.csv", code
@@ -131,14 +121,14 @@ def test_against_a_file_that_is_no_summary_is_exit_2(run_cli: Any, summarized: t
 def test_summary_xlsx_without_openpyxl_is_exit_2(run_cli: Any, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openpyxl", None)  # as when it is not installed
-    tree = _tree(tmp_path)
+    tree = two_pod_org(tmp_path)
     code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx")
     assert code == 2 and "openpyxl" in err and not (tmp_path / "out.xlsx").exists()
 
 
 def test_summary_xlsx_holds_the_wide_table_per_division(run_cli: Any, tmp_path: Path) -> None:
     openpyxl = pytest.importorskip("openpyxl", reason="--summary-xlsx needs openpyxl (pip install openpyxl)")
-    tree = _tree(tmp_path)  # status "onprem": the section "Available on-premise"
+    tree = two_pod_org(tmp_path)  # status "onprem": the section "Available on-premise"
     code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx",
                            "--summary-csv", tmp_path / "out.csv")  # fmt: skip
     assert code in (0, 1), err
@@ -181,7 +171,7 @@ def test_against_a_system_only_the_chair_has_names_its_submitter(run_cli: Any,
 
 
 def test_an_unreadable_chair_file_is_exit_2_before_any_summary_is_written(run_cli: Any, tmp_path: Path) -> None:
-    tree = _tree(tmp_path)
+    tree = two_pod_org(tmp_path)
     code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-csv", tmp_path / "ours.csv",
                            "--against", tmp_path / "no-such-chair.csv")  # fmt: skip
     assert code == 2 and "--against" in err and "cannot read it" in err
@@ -209,7 +199,7 @@ def test_summary_xlsx_without_openpyxl_writes_no_csv_either(run_cli: Any, tmp_pa
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Exit 2 is said before the check: no summary CSV files are left behind by a command that failed."""
     monkeypatch.setitem(sys.modules, "openpyxl", None)
-    tree = _tree(tmp_path)
+    tree = two_pod_org(tmp_path)
     code, _, err = run_cli("report", "--ruleset", "1.1.0", tree, "--summary-xlsx", tmp_path / "out.xlsx",
                            "--summary-csv", tmp_path / "out.csv")  # fmt: skip
     assert code == 2 and "openpyxl" in err

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fixtures.demo import BERT_SYSTEM, TAG, write_example, write_runs
+from fixtures.demo import BERT_SYSTEM, ledger_config_text, write_example, write_runs
 
 from mlsubmit.cli import main
 
@@ -15,17 +15,7 @@ RULESET = "1.1.0"
 
 def _config(root: Path) -> Path:
     config = root / "ledger.toml"
-    config.write_text(f'''org = "Graphcore"
-ruleset = "{RULESET}"
-out = "submission"
-systems = "systems"
-
-[[results]]
-system = "{BERT_SYSTEM}"
-benchmark = "bert"
-ledger = "ledger.db"
-implementation = {{ repo = "ipu-benchmarks", rev = "{TAG}", path = "bert/popart", name = "popart" }}
-''', encoding="utf-8")
+    config.write_text(ledger_config_text("ledger.db", RULESET), encoding="utf-8")
     return config
 
 
