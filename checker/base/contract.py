@@ -17,18 +17,13 @@ if TYPE_CHECKING:
     from mlsubmit.checker.base.options import CheckOptions, CodeTask
     from mlsubmit.checker.base.targets import LogRef, OrgTree, RawFolder
     from mlsubmit.checker.logs.facts import LogFacts
-    from mlsubmit.checker.logs.reader import ParsedLog, Record
+    from mlsubmit.checker.logs.reader import ParsedLog
     from mlsubmit.checker.logs.sinks import WholeLogReader
 
     from mlsubmit.core.findings import Finding
 
 STAGES = ("log", "prepare", "code", "org", "raw", "file")  # raw: a folder of raw job output, judged as run sets;
 # file: a system description given on its own
-PREPARING = ("prepare", "code")  # work done for a later stage of the same check, which reports its findings
-
-
-class Sink(Protocol):
-    def feed(self, batch: list[Record]) -> None: ...
 
 
 _State = TypeVar("_State")
